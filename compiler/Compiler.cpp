@@ -1,0 +1,189 @@
+//===- Compiler.cpp - The moegen compiler API -----------------------------===//
+
+#include "compiler/Compiler.h"
+
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/transforms/Passes.h"
+#include "dialects/moe/SpecConversion.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassInstrumentation.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace moegen {
+namespace {
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Writes text to dumpDir/name, creating the directory on first use.
+llvm::Error writeDump(llvm::StringRef dir, llvm::StringRef name, llvm::StringRef text) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return makeError("cannot create --dump-ir directory '" + dir + "': " + ec.message());
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return makeError("cannot write '" + path + "': " + ec.message());
+  os << text;
+  return llvm::Error::success();
+}
+
+/// Prints the module after every top-level pass into the dump directory.
+class DumpAfterEachPass : public mlir::PassInstrumentation {
+public:
+  DumpAfterEachPass(std::string dir, int &counter) : dir(std::move(dir)), counter(counter) {}
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (!llvm::isa<mlir::ModuleOp>(op))
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    op->print(os);
+    char prefix[8];
+    snprintf(prefix, sizeof(prefix), "%02d-", counter++);
+    std::string name = pass->getArgument().str();
+    if (name.empty()) // the adaptor that runs the nested gpu.module pipeline
+      name = "lower-kernel-modules";
+    llvm::consumeError(writeDump(dir, prefix + name + ".mlir", text));
+  }
+
+private:
+  std::string dir;
+  int &counter;
+};
+
+/// A context with everything the pipeline needs and a handler that collects
+/// diagnostics as text.
+struct CompileSession {
+  mlir::MLIRContext ctx;
+  std::string diagnostics;
+  std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
+
+  CompileSession() : ctx(mlir::MLIRContext::Threading::DISABLED) {
+    mlir::DialectRegistry registry;
+    registerMoegenDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+    handler = std::make_unique<mlir::ScopedDiagnosticHandler>(&ctx, [this](mlir::Diagnostic &d) {
+      llvm::raw_string_ostream os(diagnostics);
+      os << d.getLocation() << ": "
+         << (d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "note: ") << d
+         << "\n";
+      for (mlir::Diagnostic &note : d.getNotes())
+        os << note.getLocation() << ": note: " << note << "\n";
+      return mlir::success();
+    });
+  }
+
+  llvm::Error fail(llvm::StringRef what) {
+    return makeError(diagnostics.empty() ? what.str() : llvm::StringRef(diagnostics).rtrim());
+  }
+};
+
+/// Builds the moe-dialect module of a spec, with locations from its source.
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(CompileSession &s, const MoeSpec &spec,
+                                              const CompileOptions &options) {
+  auto target = moe::TargetAttr::get(&s.ctx, options.chip, options.codeObjectVersion);
+  return moe::buildLayerModule(&s.ctx, spec, target);
+}
+
+llvm::Error checkTarget(const CompileOptions &options) {
+  if (options.chip != "gfx950")
+    return makeError("unsupported --target '" + options.chip + "'; moegen generates gfx950");
+  if (options.codeObjectVersion != 5 && options.codeObjectVersion != 6)
+    return makeError("code object version must be 5 or 6, got " +
+                     llvm::Twine(options.codeObjectVersion));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options) {
+  if (llvm::Error e = checkTarget(options))
+    return e;
+  CompileSession s;
+  auto module = buildModule(s, spec, options);
+  mlir::PassManager pm(&s.ctx);
+  pm.addPass(createMoeVerifySchedule());
+  if (mlir::failed(pm.run(*module)))
+    return s.fail("schedule verification failed");
+  return llvm::Error::success();
+}
+
+llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOptions &options) {
+  if (llvm::Error e = checkTarget(options))
+    return std::move(e);
+  auto start = std::chrono::steady_clock::now();
+  CompileSession s;
+  auto module = buildModule(s, spec, options);
+  int dumpCounter = 0;
+  if (!options.dumpDir.empty()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    if (llvm::Error e = writeDump(options.dumpDir, "00-input.mlir", text))
+      return std::move(e);
+    dumpCounter = 1;
+  }
+  mlir::PassManager pm(&s.ctx);
+  buildMoegenPipeline(pm);
+  if (!options.dumpDir.empty())
+    pm.addInstrumentation(std::make_unique<DumpAfterEachPass>(options.dumpDir, dumpCounter));
+  if (mlir::failed(pm.run(*module)))
+    return s.fail("the moegen pipeline failed");
+
+  CompiledLayer layer;
+  layer.frontendMs = msSince(start);
+  CodeObjectOptions coOptions{options.chip, options.codeObjectVersion, options.optLevel};
+  std::optional<TargetInfo> info = TargetInfo::forChip(options.chip, options.codeObjectVersion);
+  ScheduleIssues issues;
+  std::vector<PlannedKernel> planned = planLayerKernels(spec, *info, issues);
+  for (const PlannedKernel &k : planned) {
+    auto kernelModule = module->lookupSymbol<mlir::gpu::GPUModuleOp>(k.signature.symbol);
+    if (!kernelModule)
+      return makeError("internal error: kernel module @" + k.signature.symbol + " is missing");
+    auto kernelStart = std::chrono::steady_clock::now();
+    llvm::Error dumpError = llvm::Error::success();
+    StageDumper dump;
+    if (!options.dumpDir.empty())
+      dump = [&](llvm::StringRef stage, llvm::StringRef text) {
+        std::string ext = stage == "isa" ? ".s" : stage == "llvm" ? ".ll" : ".opt.ll";
+        if (llvm::Error e = writeDump(options.dumpDir, k.signature.symbol + ext, text))
+          dumpError = llvm::joinErrors(std::move(dumpError), std::move(e));
+      };
+    auto code = emitCodeObject(kernelModule, coOptions, dump);
+    if (dumpError)
+      return std::move(dumpError);
+    if (!code)
+      return code.takeError();
+    CompiledKernel ck;
+    ck.family = k.family;
+    ck.signature = k.signature;
+    ck.code = std::move(*code);
+    ck.compileMs = msSince(kernelStart);
+    auto resources = readCodeObjectInfo(ck.code.hsaco);
+    if (!resources)
+      return resources.takeError();
+    for (KernelResources &r : resources->kernels)
+      if (r.symbol == k.signature.symbol)
+        ck.resources = r;
+    layer.kernels.push_back(std::move(ck));
+  }
+  return layer;
+}
+
+} // namespace moegen

@@ -1,0 +1,52 @@
+//===- Compiler.h - The moegen compiler API ---------------------*- C++ -*-===//
+//
+// Compiles a MoeSpec into gfx950 code objects, one per kernel of the layer.
+// Used by the CLI and the runtime's JIT. Thread-safe: every call works in its
+// own MLIR context.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_COMPILER_COMPILER_H
+#define MOEGEN_COMPILER_COMPILER_H
+
+#include "compiler/spec/Spec.h"
+#include "compiler/target/CodeObject.h"
+#include "compiler/target/CodeObjectInfo.h"
+#include "templates/LayerKernels.h"
+
+#include "llvm/Support/Error.h"
+
+namespace moegen {
+
+struct CompileOptions {
+  std::string chip = "gfx950";
+  int codeObjectVersion = 6;
+  int optLevel = 3;
+  /// When set, the IR after every pipeline stage is written here:
+  /// NN-<stage>.mlir for the MLIR passes, then <kernel>.ll (translated),
+  /// <kernel>.opt.ll (after O3) and <kernel>.s (ISA).
+  std::string dumpDir;
+};
+
+struct CompiledKernel {
+  std::string family; // "sort", "stage1", ...
+  KernelSignature signature;
+  CodeObject code;
+  KernelResources resources;
+  double compileMs = 0; // LLVM IR translation, O3, codegen and link of this kernel
+};
+
+struct CompiledLayer {
+  std::vector<CompiledKernel> kernels;
+  double frontendMs = 0; // verification, template expansion and lowering, for all kernels
+};
+
+/// Runs moe-verify-schedule on `spec`; the error lists every diagnostic
+/// ("<loc>: error: stage1: k_batch=3 does not divide K=3584 (model_dim)").
+llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options);
+
+/// Verifies and compiles every kernel of the layer.
+llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOptions &options);
+
+} // namespace moegen
+
+#endif // MOEGEN_COMPILER_COMPILER_H

@@ -1,0 +1,95 @@
+//===- Pipeline.cpp - The moegen pass pipeline ----------------------------===//
+
+#include "compiler/pipeline/Pipeline.h"
+
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Conversion/AMDGPUToROCDL/AMDGPUToROCDL.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace moegen {
+
+void buildMoegenFrontendPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createMoeVerifySchedule());
+  pm.addPass(createMoeInstantiateTemplates());
+}
+
+void buildGfx950LoweringPipeline(mlir::OpPassManager &pm) {
+  mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
+  kernels.addPass(mlir::createSCFToControlFlowPass());
+  mlir::ConvertAMDGPUToROCDLPassOptions amdgpuOptions;
+  amdgpuOptions.chipset = "gfx950";
+  kernels.addPass(mlir::createConvertAMDGPUToROCDLPass(amdgpuOptions));
+  mlir::ConvertGpuOpsToROCDLOpsOptions gpuOptions;
+  gpuOptions.chipset = "gfx950";
+  gpuOptions.useBarePtrCallConv = true;
+  gpuOptions.runtime = mlir::gpu::amd::Runtime::HIP;
+  kernels.addPass(mlir::createConvertGpuOpsToROCDLOps(gpuOptions));
+  pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+}
+
+void buildMoegenPipeline(mlir::OpPassManager &pm) {
+  buildMoegenFrontendPipeline(pm);
+  buildGfx950LoweringPipeline(pm);
+}
+
+void registerMoegenDialects(mlir::DialectRegistry &registry) {
+  registry.insert<moe::MoeDialect, mlir::gpu::GPUDialect, mlir::scf::SCFDialect,
+                  mlir::arith::ArithDialect, mlir::memref::MemRefDialect,
+                  mlir::amdgpu::AMDGPUDialect, mlir::vector::VectorDialect,
+                  mlir::LLVM::LLVMDialect, mlir::ROCDL::ROCDLDialect, mlir::cf::ControlFlowDialect,
+                  mlir::math::MathDialect, mlir::func::FuncDialect, mlir::ub::UBDialect,
+                  mlir::index::IndexDialect>();
+  // convert-gpu-to-rocdl gathers the LLVM lowering patterns of every dialect
+  // through these interfaces.
+  mlir::arith::registerConvertArithToLLVMInterface(registry);
+  mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
+  mlir::registerConvertFuncToLLVMInterface(registry);
+  mlir::index::registerConvertIndexToLLVMInterface(registry);
+  mlir::registerConvertMathToLLVMInterface(registry);
+  mlir::registerConvertMemRefToLLVMInterface(registry);
+  mlir::ub::registerConvertUBToLLVMInterface(registry);
+  mlir::vector::registerConvertVectorToLLVMInterface(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::registerROCDLDialectTranslation(registry);
+  mlir::registerGPUDialectTranslation(registry);
+}
+
+void registerMoegenPassesAndPipelines() {
+  registerMoegenPasses();
+  mlir::PassPipelineRegistration<>("moegen-pipeline",
+                                   "The whole moegen pipeline: verify, instantiate, lower",
+                                   [](mlir::OpPassManager &pm) { buildMoegenPipeline(pm); });
+  mlir::PassPipelineRegistration<>(
+      "moegen-frontend", "moe-verify-schedule and moe-instantiate-templates",
+      [](mlir::OpPassManager &pm) { buildMoegenFrontendPipeline(pm); });
+  mlir::PassPipelineRegistration<>(
+      "moegen-lower-gfx950", "Lower every kernel gpu.module to the LLVM dialect for gfx950",
+      [](mlir::OpPassManager &pm) { buildGfx950LoweringPipeline(pm); });
+}
+
+} // namespace moegen

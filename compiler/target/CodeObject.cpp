@@ -1,0 +1,200 @@
+//===- CodeObject.cpp - LLVM dialect kernels to gfx950 code objects -------===//
+
+#include "compiler/target/CodeObject.h"
+
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/Driver.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <mutex>
+
+LLD_HAS_DRIVER(elf)
+
+extern "C" {
+void LLVMInitializeAMDGPUTargetInfo();
+void LLVMInitializeAMDGPUTarget();
+void LLVMInitializeAMDGPUTargetMC();
+void LLVMInitializeAMDGPUAsmPrinter();
+void LLVMInitializeAMDGPUAsmParser();
+void LLVMInitializeAMDGPUDisassembler();
+}
+
+namespace moegen {
+
+static constexpr llvm::StringLiteral kTriple = "amdgcn-amd-amdhsa";
+
+void initializeAMDGPUTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUAsmParser();
+    LLVMInitializeAMDGPUDisassembler();
+  });
+}
+
+static llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+static std::string printModule(const llvm::Module &m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  return text;
+}
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const CodeObjectOptions &options) {
+  initializeAMDGPUTarget();
+  llvm::Triple triple(kTriple);
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("AMDGPU target not available in this LLVM: " + error);
+  llvm::TargetOptions to;
+  auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+               : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                       : llvm::CodeGenOptLevel::Default;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, options.chip, /*Features=*/"", to, llvm::Reloc::PIC_, std::nullopt, level));
+  if (!tm)
+    return makeError("cannot create a target machine for " + options.chip);
+  return tm;
+}
+
+static void optimize(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel >= 3   ? llvm::OptimizationLevel::O3
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                                  : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+static llvm::Expected<std::string> emit(llvm::Module &m, llvm::TargetMachine &tm,
+                                        llvm::CodeGenFileType type) {
+  llvm::SmallString<0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return makeError("the AMDGPU target cannot emit this file type");
+  pm.run(m);
+  return std::string(out.str());
+}
+
+/// Links a relocatable object into a code object with liblld. lld keeps
+/// global state, so links are serialized; its ELF driver reads and writes
+/// files, so the object goes through a private temporary directory.
+static llvm::Expected<std::vector<char>> linkCodeObject(llvm::StringRef object) {
+  static std::mutex lldMutex;
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("moegen-link", dir))
+    return makeError("cannot create a temporary directory for linking: " + ec.message());
+  llvm::SmallString<128> objPath(dir), outPath(dir);
+  llvm::sys::path::append(objPath, "kernel.o");
+  llvm::sys::path::append(outPath, "kernel.hsaco");
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(outPath);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objPath, ec);
+    if (ec)
+      return makeError("cannot write " + objPath + ": " + ec.message());
+    os << object;
+  }
+  std::string diagnostics;
+  llvm::raw_string_ostream diag(diagnostics);
+  const char *args[] = {"ld.lld", "-shared", "--no-undefined", objPath.c_str(), "-o",
+                        outPath.c_str()};
+  lld::Result result;
+  {
+    std::lock_guard<std::mutex> lock(lldMutex);
+    result = lld::lldMain(args, diag, diag, {{lld::Gnu, &lld::elf::link}});
+  }
+  if (result.retCode != 0)
+    return makeError("lld failed to link the code object: " + diagnostics);
+  auto buffer = llvm::MemoryBuffer::getFile(outPath, /*IsText=*/false);
+  if (!buffer)
+    return makeError("cannot read the linked code object: " + buffer.getError().message());
+  return std::vector<char>((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+}
+
+llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
+                                          const CodeObjectOptions &options,
+                                          const StageDumper &dump) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> m =
+      mlir::translateModuleToLLVMIR(module, llvmContext, module.getName());
+  if (!m)
+    return makeError("cannot translate gpu.module @" + module.getName() + " to LLVM IR");
+  auto tm = createTargetMachine(options);
+  if (!tm)
+    return tm.takeError();
+  m->setTargetTriple(llvm::Triple(kTriple));
+  m->setDataLayout((*tm)->createDataLayout());
+  m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", options.abi * 100);
+  if (dump)
+    dump("llvm", printModule(*m));
+
+  optimize(*m, **tm, options.optLevel);
+  if (dump)
+    dump("llvm-opt", printModule(*m));
+
+  CodeObject result;
+  {
+    llvm::SmallVector<char, 0> bc;
+    llvm::raw_svector_ostream os(bc);
+    llvm::WriteBitcodeToFile(*m, os);
+    result.bitcode.assign(bc.begin(), bc.end());
+  }
+  // Code generation mutates the module, so the assembly is printed from a copy.
+  std::unique_ptr<llvm::Module> forAsm = llvm::CloneModule(*m);
+  auto isa = emit(*forAsm, **tm, llvm::CodeGenFileType::AssemblyFile);
+  if (!isa)
+    return isa.takeError();
+  result.isa = std::move(*isa);
+  if (dump)
+    dump("isa", result.isa);
+  auto object = emit(*m, **tm, llvm::CodeGenFileType::ObjectFile);
+  if (!object)
+    return object.takeError();
+  auto hsaco = linkCodeObject(*object);
+  if (!hsaco)
+    return hsaco.takeError();
+  result.hsaco = std::move(*hsaco);
+  return result;
+}
+
+} // namespace moegen

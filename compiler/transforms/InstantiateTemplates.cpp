@@ -1,0 +1,67 @@
+//===- InstantiateTemplates.cpp - moe-instantiate-templates ---------------===//
+
+#include "compiler/transforms/Passes.h"
+
+#include "dialects/moe/SpecConversion.h"
+#include "templates/LayerKernels.h"
+
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace moegen {
+#define GEN_PASS_DEF_MOEINSTANTIATETEMPLATES
+#include "compiler/transforms/Passes.h.inc"
+
+namespace {
+
+/// A gpu.module holding one kernel, for the module's target.
+mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
+                                          moe::TargetAttr target) {
+  mlir::MLIRContext *ctx = b.getContext();
+  // Optimization happens on the LLVM module (O3) in the code-object emitter;
+  // the attribute records the chip and the code object version.
+  auto rocdlTarget = mlir::ROCDL::ROCDLTargetAttr::get(
+      ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.getChip(), /*features=*/"",
+      std::to_string(target.getAbi() * 100));
+  auto module = mlir::gpu::GPUModuleOp::create(b, name, b.getArrayAttr({rocdlTarget}));
+  return module;
+}
+
+struct InstantiateTemplatesPass
+    : impl::MoeInstantiateTemplatesBase<InstantiateTemplatesPass> {
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    moe::TargetAttr target = moe::getTarget(module);
+    if (!target) {
+      module.emitError("missing the moe.target attribute");
+      return signalPassFailure();
+    }
+    std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
+    llvm::SmallVector<moe::LayerOp> layers(module.getOps<moe::LayerOp>());
+    for (moe::LayerOp layer : layers) {
+      MoeSpec spec = moe::specFromLayer(layer);
+      ScheduleIssues issues;
+      std::vector<PlannedKernel> kernels = planLayerKernels(spec, *info, issues);
+      if (!issues.empty()) {
+        layer.emitError() << "moe-instantiate-templates needs a verified schedule: "
+                          << issues.front().str();
+        return signalPassFailure();
+      }
+      mlir::ImplicitLocOpBuilder b(layer.getLoc(), layer);
+      for (const PlannedKernel &k : kernels) {
+        // Each kernel takes the location of the op of its family.
+        for (mlir::Operation &op : layer.getBody().front())
+          if (op.getName().stripDialect() == k.family)
+            b.setLoc(op.getLoc());
+        b.setInsertionPoint(layer);
+        auto kernelModule = createKernelModule(b, k.signature.symbol, target);
+        kernelModule->setAttr("moe.family", b.getStringAttr(k.family));
+        buildLayerKernel(b, kernelModule, spec, *info, k);
+      }
+      layer.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace moegen

@@ -1,0 +1,35 @@
+//===- Passes.td - moegen compiler passes ------------------*- tablegen -*-===//
+#ifndef MOEGEN_COMPILER_TRANSFORMS_PASSES_TD
+#define MOEGEN_COMPILER_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MoeVerifySchedule : Pass<"moe-verify-schedule", "::mlir::ModuleOp"> {
+  let summary = "Reject schedules the kernel templates cannot generate";
+  let description = [{
+    Asks each kernel template of every `moe.layer` (sort, stage1, stage2)
+    whether the layer's problem, formats and schedules are valid on the
+    module's `moe.target`: k_batch and k_wave dividing K, K per wave a
+    multiple of tile_k, tile_k a multiple of the MX block and MFMA K, tiles
+    fitting the MFMA shape, LDS within the chip's limit, supported format
+    pairs. Each violation is an error naming the stage, the parameter and the
+    numbers. Runs before any code is generated.
+  }];
+  let dependentDialects = ["::moegen::moe::MoeDialect"];
+}
+
+def MoeInstantiateTemplates : Pass<"moe-instantiate-templates", "::mlir::ModuleOp"> {
+  let summary = "Expand every moe.layer into gpu.module kernels";
+  let description = [{
+    Replaces each `moe.layer` with one `gpu.module` per kernel (sorting, and
+    the stage kernels as their templates land), each carrying a
+    `#rocdl.target` built from the module's `moe.target`. Expects a verified
+    schedule (run moe-verify-schedule first).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::ROCDL::ROCDLDialect", "::mlir::amdgpu::AMDGPUDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // MOEGEN_COMPILER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,93 @@
+//===- SpecConversion.cpp - MoeSpec <-> moe dialect -----------------------===//
+
+#include "dialects/moe/SpecConversion.h"
+
+#include "compiler/spec/DslParser.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace moegen::moe {
+
+Type toType(MLIRContext *ctx, DType t) {
+  switch (t) {
+  case DType::BF16: return BFloat16Type::get(ctx);
+  case DType::F32: return Float32Type::get(ctx);
+  case DType::MXFP8: return MXType::get(ctx, Float8E4M3FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
+  case DType::MXFP4: return MXType::get(ctx, Float4E2M1FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
+  }
+  return {};
+}
+
+DType fromType(Type t) {
+  if (auto mx = dyn_cast<MXType>(t))
+    return isa<Float4E2M1FNType>(mx.getElementType()) ? DType::MXFP4 : DType::MXFP8;
+  return t.isBF16() ? DType::BF16 : DType::F32;
+}
+
+ScheduleAttr toAttr(MLIRContext *ctx, const StageSchedule &s) {
+  return ScheduleAttr::get(ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU,
+                           static_cast<KBatchModeKind>(s.kBatchMode),
+                           static_cast<FusedQuantKind>(s.fusedQuant),
+                           static_cast<ReduceModeKind>(s.reduce));
+}
+
+StageSchedule fromAttr(ScheduleAttr a) {
+  StageSchedule s;
+  s.tileM = a.getTileM();
+  s.tileN = a.getTileN();
+  s.tileK = a.getTileK();
+  s.kBatch = a.getKBatch();
+  s.kWave = a.getKWave();
+  s.wavesPerEU = a.getWavesPerEu();
+  s.kBatchMode = static_cast<KBatchMode>(a.getKBatchMode());
+  s.fusedQuant = static_cast<FusedQuant>(a.getFusedQuant());
+  s.reduce = static_cast<ReduceMode>(a.getReduce());
+  return s;
+}
+
+OwningOpRef<ModuleOp> buildLayerModule(MLIRContext *ctx, const MoeSpec &spec, TargetAttr target) {
+  ctx->getOrLoadDialect<MoeDialect>();
+  Location loc = FileLineColLoc::get(ctx, spec.name + ".moe", 1, 1);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  (*module)->setAttr(kTargetAttrName, target);
+  OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
+  const Problem &p = spec.problem;
+  auto problem = ProblemAttr::get(ctx, p.modelDim, p.interDim, p.experts, p.topk,
+                                  static_cast<GateUpLayoutKind>(p.gateUp), p.doweightStage1);
+  auto formats = FormatsAttr::get(ctx, toType(ctx, spec.formats.activation),
+                                  toType(ctx, spec.formats.weight),
+                                  toType(ctx, spec.formats.output));
+  auto activation = ActivationAttr::get(ctx, printActivation(spec.activation));
+  auto layer = LayerOp::create(b, loc, spec.name, problem, formats, activation);
+  b.setInsertionPointToStart(&layer.getBody().front());
+  SortOp::create(b, loc, "sort", spec.stage1.tileM);
+  Stage1Op::create(b, loc, "stage1", toAttr(ctx, spec.stage1));
+  Stage2Op::create(b, loc, "stage2", toAttr(ctx, spec.stage2));
+  return module;
+}
+
+MoeSpec specFromLayer(LayerOp layer) {
+  MoeSpec spec;
+  spec.name = layer.getSymName().str();
+  ProblemAttr p = layer.getProblem();
+  spec.problem = {p.getModelDim(), p.getInterDim(), p.getExperts(), p.getTopk(),
+                  static_cast<GateUpLayout>(p.getGateUp()), p.getDoweightStage1()};
+  FormatsAttr f = layer.getFormats();
+  spec.formats = {fromType(f.getActivation()), fromType(f.getWeight()), fromType(f.getOutput())};
+  spec.activation = layer.getActivation().getExpr();
+  for (Operation &op : layer.getBody().front()) {
+    if (auto s1 = dyn_cast<Stage1Op>(op))
+      spec.stage1 = fromAttr(s1.getSchedule());
+    if (auto s2 = dyn_cast<Stage2Op>(op))
+      spec.stage2 = fromAttr(s2.getSchedule());
+  }
+  return spec;
+}
+
+TargetAttr getTarget(ModuleOp module) {
+  return module->getAttrOfType<TargetAttr>(kTargetAttrName);
+}
+
+} // namespace moegen::moe

@@ -1,0 +1,47 @@
+//===- KernelBuilder.cpp - Shared helpers of the kernel builders ----------===//
+
+#include "templates/KernelBuilder.h"
+
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+
+using namespace mlir;
+
+namespace moegen {
+
+MemRefType globalBufferType(MLIRContext *ctx, Type elementType) {
+  // 2^31 bytes at most: offsets stay in 32 bits, as buffer instructions need.
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Global);
+  return MemRefType::get({(int64_t(1) << 31) / bytes}, elementType, MemRefLayoutAttrInterface(),
+                         space);
+}
+
+MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  return MemRefType::get({count}, elementType, MemRefLayoutAttrInterface(), space);
+}
+
+gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                            const KernelSignature &sig, ArrayRef<Type> elementTypes,
+                            ArrayRef<MemRefType> ldsBuffers, int64_t wavesPerEU) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> argTypes;
+  for (auto [arg, elem] : llvm::zip_equal(sig.args, elementTypes)) {
+    switch (arg.kind) {
+    case KernelArgKind::Pointer: argTypes.push_back(globalBufferType(ctx, elem)); break;
+    case KernelArgKind::I32: argTypes.push_back(b.getI32Type()); break;
+    case KernelArgKind::F32: argTypes.push_back(b.getF32Type()); break;
+    }
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> lds(ldsBuffers.begin(), ldsBuffers.end());
+  auto func = gpu::GPUFuncOp::create(b, sig.symbol, b.getFunctionType(argTypes, {}), lds);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(sig.blockSize), 1, 1}));
+  if (wavesPerEU > 0)
+    func->setAttr(ROCDL::ROCDLDialect::WavesPerEuAttrHelper::getNameStr(), b.getI32IntegerAttr(wavesPerEU));
+  b.setInsertionPointToStart(&func.getBody().front());
+  return func;
+}
+
+} // namespace moegen

@@ -1,0 +1,81 @@
+//===- KernelBuilder.h - Shared helpers of the kernel builders --*- C++ -*-===//
+#ifndef MOEGEN_TEMPLATES_KERNELBUILDER_H
+#define MOEGEN_TEMPLATES_KERNELBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <string>
+#include <vector>
+
+namespace moegen {
+
+/// How the host passes one kernel argument. Pointers are 64-bit device
+/// addresses (bare pointers); scalars are 32-bit.
+enum class KernelArgKind : uint8_t { Pointer, I32, F32 };
+
+struct KernelArg {
+  std::string name;
+  KernelArgKind kind;
+};
+
+/// What the runtime needs to launch a kernel besides its code: the symbol,
+/// the argument list in order, and the fixed workgroup size.
+struct KernelSignature {
+  std::string symbol;
+  std::vector<KernelArg> args;
+  int64_t blockSize = 0;
+};
+
+/// A global buffer argument: a bare pointer typed as a flat memref. The
+/// static size is only an upper bound for indexing; the real extent comes
+/// from the other arguments.
+mlir::MemRefType globalBufferType(mlir::MLIRContext *ctx, mlir::Type elementType);
+
+/// A workgroup (LDS) buffer of `count` elements.
+mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, int64_t count);
+
+/// Creates an empty kernel in `module` with the signature's arguments (and
+/// the given LDS buffers), its known block size and optional waves_per_eu,
+/// and leaves `b` at the start of its body.
+mlir::gpu::GPUFuncOp createKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                  const KernelSignature &sig,
+                                  llvm::ArrayRef<mlir::Type> elementTypes,
+                                  llvm::ArrayRef<mlir::MemRefType> ldsBuffers,
+                                  int64_t wavesPerEU = 0);
+
+/// Small arithmetic helpers over index and i32 values.
+struct Arith {
+  mlir::ImplicitLocOpBuilder &b;
+  mlir::Value idx(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, v); }
+  mlir::Value i32(int64_t v) { return mlir::arith::ConstantIntOp::create(b, v, 32); }
+  mlir::Value f32(float v) {
+    return mlir::arith::ConstantFloatOp::create(b, b.getF32Type(), llvm::APFloat(v));
+  }
+  mlir::Value add(mlir::Value x, mlir::Value y) { return mlir::arith::AddIOp::create(b, x, y); }
+  mlir::Value sub(mlir::Value x, mlir::Value y) { return mlir::arith::SubIOp::create(b, x, y); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return mlir::arith::MulIOp::create(b, x, y); }
+  mlir::Value divu(mlir::Value x, mlir::Value y) { return mlir::arith::DivUIOp::create(b, x, y); }
+  mlir::Value remu(mlir::Value x, mlir::Value y) { return mlir::arith::RemUIOp::create(b, x, y); }
+  mlir::Value shl(mlir::Value x, mlir::Value y) { return mlir::arith::ShLIOp::create(b, x, y); }
+  mlir::Value bitOr(mlir::Value x, mlir::Value y) { return mlir::arith::OrIOp::create(b, x, y); }
+  mlir::Value cmp(mlir::arith::CmpIPredicate p, mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, p, x, y);
+  }
+  mlir::Value select(mlir::Value c, mlir::Value x, mlir::Value y) {
+    return mlir::arith::SelectOp::create(b, c, x, y);
+  }
+  mlir::Value toIndex(mlir::Value v) {
+    return mlir::arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+  }
+  mlir::Value toI32(mlir::Value v) {
+    return mlir::arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+  }
+};
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_KERNELBUILDER_H

@@ -1,0 +1,26 @@
+//===- LayerKernels.cpp - The kernels that implement a layer --------------===//
+
+#include "templates/LayerKernels.h"
+
+#include "templates/sort/SortKernel.h"
+
+namespace moegen {
+
+std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInfo &target,
+                                            ScheduleIssues &issues) {
+  std::vector<PlannedKernel> kernels;
+  SortPlan sort = planSort(spec, target, issues);
+  kernels.push_back({"sort", sortKernelSignature(sortKernelSymbol(sort), sort)});
+  return kernels;
+}
+
+mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
+                                      mlir::gpu::GPUModuleOp module, const MoeSpec &spec,
+                                      const TargetInfo &target, const PlannedKernel &k) {
+  ScheduleIssues issues; // verified before: planning again cannot fail
+  if (k.family == "sort")
+    return buildSortKernel(b, module, k.signature.symbol, planSort(spec, target, issues));
+  return nullptr;
+}
+
+} // namespace moegen

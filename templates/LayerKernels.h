@@ -1,0 +1,29 @@
+//===- LayerKernels.h - The kernels that implement a layer ------*- C++ -*-===//
+#ifndef MOEGEN_TEMPLATES_LAYERKERNELS_H
+#define MOEGEN_TEMPLATES_LAYERKERNELS_H
+
+#include "templates/KernelBuilder.h"
+#include "templates/ScheduleIssue.h"
+#include "templates/TargetInfo.h"
+
+namespace moegen {
+
+/// One kernel of a layer: its family ("sort", "stage1", ...) and signature.
+struct PlannedKernel {
+  std::string family;
+  KernelSignature signature;
+};
+
+/// The kernels moegen generates for `spec`, in launch order. Kernel families
+/// whose templates have not landed yet are absent.
+std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInfo &target,
+                                            ScheduleIssues &issues);
+
+/// Builds the kernel `k` of `spec` into `module`.
+mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
+                                      mlir::gpu::GPUModuleOp module, const MoeSpec &spec,
+                                      const TargetInfo &target, const PlannedKernel &k);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_LAYERKERNELS_H

@@ -1,0 +1,18 @@
+//===- LayerRules.cpp - Every rule of every kernel of a layer -------------===//
+
+#include "templates/LayerRules.h"
+
+#include "templates/gemm/GemmPlan.h"
+#include "templates/sort/SortPlan.h"
+
+namespace moegen {
+
+ScheduleIssues checkLayer(const MoeSpec &spec, const TargetInfo &target) {
+  ScheduleIssues issues;
+  planSort(spec, target, issues);
+  planGemm(spec, StageId::Stage1, target, issues);
+  planGemm(spec, StageId::Stage2, target, issues);
+  return issues;
+}
+
+} // namespace moegen

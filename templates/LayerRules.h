@@ -1,0 +1,17 @@
+//===- LayerRules.h - Every rule of every kernel of a layer -----*- C++ -*-===//
+#ifndef MOEGEN_TEMPLATES_LAYERRULES_H
+#define MOEGEN_TEMPLATES_LAYERRULES_H
+
+#include "templates/ScheduleIssue.h"
+#include "templates/TargetInfo.h"
+
+namespace moegen {
+
+/// Asks each kernel template of the layer (sort, stage1, stage2) for the rules
+/// `spec` breaks on `target`. Empty means every kernel can be generated. This
+/// is the check behind moe-verify-schedule; a tuner calls it to enumerate.
+ScheduleIssues checkLayer(const MoeSpec &spec, const TargetInfo &target);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_LAYERRULES_H

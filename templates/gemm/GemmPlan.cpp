@@ -1,0 +1,146 @@
+//===- GemmPlan.cpp - The MoE GEMM template's plan and rules --------------===//
+
+#include "templates/gemm/GemmPlan.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace moegen {
+
+int64_t halfBytesPerElement(DType t) {
+  switch (t) {
+  case DType::MXFP4: return 1;
+  case DType::MXFP8: return 2;
+  case DType::BF16: return 4;
+  case DType::F32: return 8;
+  }
+  return 8;
+}
+
+DType stageAFormat(const MoeSpec &spec, StageId) { return spec.formats.activation; }
+
+namespace {
+
+struct Rules {
+  std::string family;
+  ScheduleIssues &issues;
+  void fail(const char *param, const std::string &msg) { issues.push_back({family, param, msg}); }
+};
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// The MFMA for an (A, B) format pair on gfx950, or nullopt if the template
+/// has none.
+std::optional<MfmaShape> selectMfma(DType a, DType b) {
+  bool mxA = a == DType::MXFP4 || a == DType::MXFP8;
+  bool mxB = b == DType::MXFP4 || b == DType::MXFP8;
+  if (mxA && mxB)
+    return MfmaShape{MfmaKind::ScaledF8F6F4_16x16x128, 16, 16, 128};
+  // bf16 activations: weights are dequantized in registers to bf16, which is
+  // exact for fp4 times an e8m0 power of two.
+  if (a == DType::BF16 && (b == DType::MXFP4 || b == DType::BF16))
+    return MfmaShape{MfmaKind::BF16_16x16x32, 16, 16, 32};
+  return std::nullopt;
+}
+
+} // namespace
+
+GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
+                  ScheduleIssues &issues) {
+  Rules r{toString(stage).str(), issues};
+  GemmPlan p;
+  p.stage = stage;
+  p.schedule = spec.stage(stage);
+  const StageSchedule &s = p.schedule;
+  p.aFormat = stageAFormat(spec, stage);
+  p.bFormat = spec.formats.weight;
+  p.k = spec.stageK(stage);
+  p.n = spec.stageN(stage);
+  const char *kName = stage == StageId::Stage1 ? "model_dim" : "inter_dim";
+
+  // Formats.
+  std::optional<MfmaShape> mfma = selectMfma(p.aFormat, p.bFormat);
+  if (!mfma) {
+    r.fail("formats", "activation_dtype=" + toString(p.aFormat).str() + " with weight_dtype=" +
+                          toString(p.bFormat).str() + " is not supported on " + target.chip +
+                          " (supported: bf16, mxfp8 or mxfp4 activations with mxfp4 weights; "
+                          "mxfp8 x mxfp8; bf16 x bf16)");
+    mfma = MfmaShape{MfmaKind::BF16_16x16x32, 16, 16, 32};
+  }
+  p.mfma = *mfma;
+  if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None) {
+    DType want = s.fusedQuant == FusedQuant::FP4 ? DType::MXFP4 : DType::MXFP8;
+    if (spec.formats.activation != want)
+      r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() +
+                                " writes the intermediate as " + toString(want).str() +
+                                ", but stage2 reads activation_dtype=" +
+                                toString(spec.formats.activation).str());
+  }
+
+  // Tile shape against the MFMA shape.
+  if (s.tileM % p.mfma.m != 0)
+    r.fail("tile_m", "tile_m=" + str(s.tileM) + " is not a multiple of the MFMA M=" +
+                         str(p.mfma.m));
+  if (s.tileN % p.mfma.n != 0)
+    r.fail("tile_n", "tile_n=" + str(s.tileN) + " is not a multiple of the MFMA N=" +
+                         str(p.mfma.n));
+  if (s.tileM > 256 || s.tileN > 256)
+    r.fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) +
+                       " exceeds the template's 256x256 output tile");
+  int64_t kAlign = std::lcm<int64_t>(32, p.mfma.k);
+  if (s.tileK % kAlign != 0)
+    r.fail("tile_k", "tile_k=" + str(s.tileK) + " is not a multiple of " + str(kAlign) +
+                         " (the MX block of 32 and the MFMA K=" + str(p.mfma.k) + ")");
+  if (p.n % s.tileN != 0)
+    r.fail("tile_n", "tile_n=" + str(s.tileN) + " does not divide N=" + str(p.n) + " (" +
+                         (stage == StageId::Stage1 ? "inter_dim" : "model_dim") + ")");
+
+  // Split-K.
+  p.kSlice = p.k / s.kBatch;
+  p.kPerWave = p.kSlice / s.kWave;
+  if (p.k % s.kBatch != 0) {
+    r.fail("k_batch", "k_batch=" + str(s.kBatch) + " does not divide K=" + str(p.k) + " (" +
+                          kName + ")");
+  } else if (p.kSlice % s.kWave != 0) {
+    r.fail("k_wave", "k_wave=" + str(s.kWave) + " does not divide K/k_batch=" + str(p.k) + "/" +
+                         str(s.kBatch) + "=" + str(p.kSlice));
+  } else if (p.kPerWave % s.tileK != 0) {
+    r.fail("tile_k", "K/(k_batch*k_wave)=" + str(p.k) + "/(" + str(s.kBatch) + "*" +
+                         str(s.kWave) + ")=" + str(p.kPerWave) +
+                         " is not a multiple of tile_k=" + str(s.tileK));
+  }
+  p.kIterations = s.tileK > 0 ? p.kPerWave / s.tileK : 0;
+
+  // Waves: up to 4 waves split tile_n (at least 16 columns each), k_wave
+  // groups of them split K.
+  p.nWaves = std::clamp<int64_t>(s.tileN / 32, 1, 4);
+  p.waves = p.nWaves * s.kWave;
+  p.threads = p.waves * target.waveSize;
+  if (p.threads > target.maxThreadsPerWorkgroup)
+    r.fail("k_wave", "k_wave=" + str(s.kWave) + " with tile_n=" + str(s.tileN) + " needs " +
+                         str(p.waves) + " waves (" + str(p.threads) +
+                         " threads), over the workgroup limit of " +
+                         str(target.maxThreadsPerWorkgroup));
+  if (s.wavesPerEU > target.maxWavesPerEU)
+    r.fail("waves_per_eu", "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " +
+                               str(target.maxWavesPerEU));
+
+  // LDS.
+  bool mxA = p.aFormat == DType::MXFP4 || p.aFormat == DType::MXFP8;
+  int64_t aTile = s.tileM * s.tileK * halfBytesPerElement(p.aFormat) / 2;
+  int64_t aScales = mxA ? s.tileM * (s.tileK / 32) : 0;
+  p.ldsMainLoop = 2 * s.kWave * (aTile + aScales);
+  int64_t halves = stage == StageId::Stage1 ? 2 : 1; // gate and up accumulators
+  int64_t accPerWave = 64 * (s.tileM / 16) * (s.tileN / p.nWaves / 16) * 4 * halves * 4;
+  p.ldsReduction = s.kWave > 1 ? p.waves * accPerWave : 0;
+  p.ldsEpilogue = s.tileM * s.tileN * 4;
+  p.ldsBytes = std::max({p.ldsMainLoop, p.ldsReduction, p.ldsEpilogue});
+  if (p.ldsBytes > target.ldsBytes)
+    r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (main loop " +
+                      str(p.ldsMainLoop) + ", k_wave reduction " + str(p.ldsReduction) +
+                      ", epilogue " + str(p.ldsEpilogue) + "), over the " +
+                      str(target.ldsBytes) + "-byte limit of " + target.chip);
+  return p;
+}
+
+} // namespace moegen

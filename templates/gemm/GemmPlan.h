@@ -1,0 +1,62 @@
+//===- GemmPlan.h - The MoE GEMM template's plan and rules ------*- C++ -*-===//
+//
+// Stage 1 and stage 2 share one GEMM main-loop template: rows gathered through
+// the sorted token ids, MX (or bf16) A tiles staged in LDS, preshuffled weights
+// read straight into registers, MFMA accumulation, split-K across workgroups
+// (k_batch) and across waves (k_wave). The plan holds every constant the
+// kernel builder derives from a schedule; `planGemm` also checks the rules, so
+// the verifier, a tuner's enumeration and codegen ask the same code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_TEMPLATES_GEMM_GEMMPLAN_H
+#define MOEGEN_TEMPLATES_GEMM_GEMMPLAN_H
+
+#include "compiler/spec/Spec.h"
+#include "templates/ScheduleIssue.h"
+#include "templates/TargetInfo.h"
+
+namespace moegen {
+
+enum class MfmaKind : uint8_t {
+  ScaledF8F6F4_16x16x128, // v_mfma_scale_f32_16x16x128_f8f6f4 (MX A and B)
+  BF16_16x16x32,          // v_mfma_f32_16x16x32_bf16 (bf16 A, weights dequantized to bf16)
+};
+
+struct MfmaShape {
+  MfmaKind kind;
+  int64_t m, n, k;
+};
+
+struct GemmPlan {
+  StageId stage;
+  StageSchedule schedule;
+  DType aFormat, bFormat;
+  MfmaShape mfma;
+  int64_t k = 0;          // the stage's reduction length
+  int64_t n = 0;          // output columns (stage 1: per gate and per up half)
+  int64_t kSlice = 0;     // K per workgroup = k / k_batch
+  int64_t kPerWave = 0;   // K per wave group = kSlice / k_wave
+  int64_t kIterations = 0; // main-loop trips = kPerWave / tile_k
+  int64_t nWaves = 0;     // waves splitting tile_n
+  int64_t waves = 0;      // nWaves * k_wave
+  int64_t threads = 0;    // waves * 64
+  // LDS use in bytes: the main loop's double-buffered A tiles (with scales),
+  // the k_wave reduction scratch and the epilogue staging, which reuse the
+  // same allocation; ldsBytes is their maximum.
+  int64_t ldsMainLoop = 0, ldsReduction = 0, ldsEpilogue = 0, ldsBytes = 0;
+};
+
+/// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).
+int64_t halfBytesPerElement(DType t);
+
+/// The A format of a stage: the activation dtype (stage 2 reads stage 1's
+/// output, quantized to the same dtype).
+DType stageAFormat(const MoeSpec &spec, StageId stage);
+
+/// Plans the GEMM of `stage` and appends every rule the spec breaks.
+GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
+                  ScheduleIssues &issues);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_GEMM_GEMMPLAN_H

@@ -1,0 +1,123 @@
+//===- CompileCommand.cpp - moegen compile --------------------------------===//
+//
+//   moegen compile SPEC.moe [--target gfx950] [--code-object-version 5|6]
+//                  [--set stage1.k_batch=2 ...] [-o DIR] [--dump-ir DIR]
+//
+// Writes one .hsaco per kernel into DIR (default: the current directory) and
+// prints the resource report. An invalid spec or schedule exits non-zero
+// with its diagnostics and writes nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/moegen/Args.h"
+#include "tools/moegen/Commands.h"
+#include "tools/moegen/Report.h"
+
+#include "compiler/Compiler.h"
+#include "compiler/spec/DslParser.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+
+namespace moegen::cli {
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so a reader never sees a half-written code object.
+static llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char> bytes) {
+  llvm::SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+    return llvm::createStringError(ec, "cannot create '" + path + "': " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(bytes.data(), bytes.size());
+    os.flush();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(tmp);
+      return llvm::createStringError(os.error(), "cannot write '" + path + "'");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return llvm::createStringError(ec, "cannot write '" + path + "': " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+int runCompile(int argc, const char **argv) {
+  ArgReader args("compile", argc, argv);
+  std::string specPath, outDir = ".", dumpDir, value;
+  std::vector<std::string> overrides;
+  CompileOptions options;
+  while (!args.done() && !args.failed()) {
+    if (args.flag("--target", value))
+      options.chip = value;
+    else if (args.flag("--code-object-version", value)) {
+      if (value != "5" && value != "6")
+        args.error("--code-object-version: expected 5 or 6, got '" + value + "'");
+      options.codeObjectVersion = value == "5" ? 5 : 6;
+    } else if (args.flag("--set", value))
+      overrides.push_back(value);
+    else if (args.flag("-o", value))
+      outDir = value;
+    else if (args.flag("--dump-ir", value))
+      options.dumpDir = value;
+    else if (auto p = args.positional()) {
+      if (!specPath.empty())
+        args.error("more than one spec given ('" + specPath + "' and '" + *p + "')");
+      specPath = *p;
+    } else
+      args.unknown();
+  }
+  if (!args.failed() && specPath.empty())
+    args.error("no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");
+  if (args.failed())
+    return 2;
+
+  auto spec = parseMoeSpecFile(specPath);
+  if (!spec) {
+    llvm::errs() << llvm::toString(spec.takeError());
+    return 1;
+  }
+  for (const std::string &o : overrides) {
+    if (llvm::Error e = applySpecOverride(*spec, o)) {
+      llvm::errs() << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+  }
+  // Verify first: an invalid schedule must not leave any file behind, not
+  // even the --dump-ir directory.
+  if (llvm::Error e = verifyLayer(*spec, options)) {
+    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  auto layer = compileLayer(*spec, options);
+  if (!layer) {
+    llvm::WithColor::error(llvm::errs(), "moegen compile") << llvm::toString(layer.takeError())
+                                                           << "\n";
+    return 1;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
+    llvm::WithColor::error(llvm::errs(), "moegen compile")
+        << "cannot create '" << outDir << "': " << ec.message() << "\n";
+    return 1;
+  }
+  std::vector<ReportRow> rows;
+  for (const CompiledKernel &k : layer->kernels) {
+    llvm::SmallString<256> path(outDir);
+    llvm::sys::path::append(path, k.signature.symbol + ".hsaco");
+    if (llvm::Error e = writeFileAtomically(path, k.code.hsaco)) {
+      llvm::WithColor::error(llvm::errs(), "moegen compile") << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+    rows.push_back({k.resources, k.compileMs});
+  }
+  llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ", " << options.chip
+               << ", code object v" << options.codeObjectVersion << "): " << rows.size()
+               << " kernel(s) in " << outDir << "\n";
+  printReport(llvm::outs(), rows);
+  return 0;
+}
+
+} // namespace moegen::cli
