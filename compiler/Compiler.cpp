@@ -66,6 +66,14 @@ private:
   int &counter;
 };
 
+/// "file:line:col: " for source locations, "name: " for named ones.
+void printLocation(llvm::raw_ostream &os, mlir::Location loc) {
+  if (auto fl = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
+    os << fl.getFilename().getValue() << ":" << fl.getLine() << ":" << fl.getColumn() << ": ";
+  else if (auto nl = llvm::dyn_cast<mlir::NameLoc>(loc))
+    os << nl.getName().getValue() << ": ";
+}
+
 /// A context with everything the pipeline needs and a handler that collects
 /// diagnostics as text.
 struct CompileSession {
@@ -78,13 +86,16 @@ struct CompileSession {
     registerMoegenDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
+    ctx.printOpOnDiagnostic(false);
     handler = std::make_unique<mlir::ScopedDiagnosticHandler>(&ctx, [this](mlir::Diagnostic &d) {
       llvm::raw_string_ostream os(diagnostics);
-      os << d.getLocation() << ": "
-         << (d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "note: ") << d
+      printLocation(os, d.getLocation());
+      os << (d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "note: ") << d
          << "\n";
-      for (mlir::Diagnostic &note : d.getNotes())
-        os << note.getLocation() << ": note: " << note << "\n";
+      for (mlir::Diagnostic &note : d.getNotes()) {
+        printLocation(os, note.getLocation());
+        os << "note: " << note << "\n";
+      }
       return mlir::success();
     });
   }

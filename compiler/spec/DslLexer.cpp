@@ -33,9 +33,11 @@ llvm::StringRef spelling(TokenKind kind) {
 Token Lexer::peek() {
   const char *savedCur = cur;
   int savedDepth = parenDepth;
+  TokenKind savedLast = last;
   Token t = next();
   cur = savedCur;
   parenDepth = savedDepth;
+  last = savedLast;
   return t;
 }
 
@@ -67,7 +69,27 @@ Token Lexer::lexNumber(const char *start) {
   return make(TokenKind::Number, start);
 }
 
+static bool continuesLine(TokenKind k) {
+  switch (k) {
+  case TokenKind::Plus:
+  case TokenKind::Minus:
+  case TokenKind::Star:
+  case TokenKind::Slash:
+  case TokenKind::Comma:
+  case TokenKind::Equal:
+  case TokenKind::LParen:
+  case TokenKind::Semicolon: return true;
+  default: return false;
+  }
+}
+
 Token Lexer::next() {
+  Token t = lex();
+  last = t.kind;
+  return t;
+}
+
+Token Lexer::lex() {
   while (cur < buf.end()) {
     char c = *cur;
     if (c == '#') {
@@ -75,7 +97,7 @@ Token Lexer::next() {
         ++cur;
       continue;
     }
-    if (c == '\n' && parenDepth == 0)
+    if (c == '\n' && parenDepth == 0 && !continuesLine(last))
       break;
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
       ++cur;

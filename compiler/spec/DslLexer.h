@@ -34,8 +34,9 @@ struct Token {
   llvm::SMLoc loc() const { return llvm::SMLoc::getFromPointer(text.data()); }
 };
 
-/// Splits a buffer into tokens. Newlines are tokens unless inside parentheses,
-/// so an expression may continue on the next line within (...). `#` starts a
+/// Splits a buffer into tokens. Newlines end statements, except inside
+/// parentheses and after a token that cannot end one (an operator, ',' or
+/// '='), so an expression may continue on the next line. `#` starts a
 /// comment to the end of the line.
 class Lexer {
 public:
@@ -47,10 +48,12 @@ public:
 private:
   Token make(TokenKind kind, const char *start) { return {kind, llvm::StringRef(start, cur - start)}; }
   Token lexNumber(const char *start);
+  Token lex();
 
   llvm::StringRef buf;
   const char *cur;
   int parenDepth = 0;
+  TokenKind last = TokenKind::Newline;
 };
 
 llvm::StringRef spelling(TokenKind kind);

@@ -37,8 +37,7 @@ static void printStage(std::ostringstream &os, const char *name, const StageSche
   os << "  " << name << " {\n";
   os << "    tile = " << s.tileM << "x" << s.tileN << "x" << s.tileK << "\n";
   os << "    k_batch = " << s.kBatch << "\n";
-  if (s.kBatch > 1)
-    os << "    k_batch_mode = " << toString(s.kBatchMode).str() << "\n";
+  os << "    k_batch_mode = " << toString(s.kBatchMode).str() << "\n";
   os << "    k_wave = " << s.kWave << "\n";
   os << "    waves_per_eu = " << s.wavesPerEU << "\n";
   if (id == StageId::Stage1)

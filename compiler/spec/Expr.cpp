@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 namespace moegen {
 
@@ -152,20 +151,21 @@ static int precedence(ExprKind k) {
   }
 }
 
-/// Shortest decimal text that parses back to exactly `v`.
+/// Shortest decimal text that parses back to exactly `v`; plain notation
+/// ("10.0", "0.044715") for ordinary magnitudes, exponent notation otherwise.
 static std::string formatNumber(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream os;
-    os.precision(digits);
-    os << v;
-    if (std::strtod(os.str().c_str(), nullptr) == v) {
-      std::string s = os.str();
-      if (s.find_first_of(".eEn") == std::string::npos)
-        s += ".0";
-      return s;
-    }
+  char buf[64];
+  double mag = std::fabs(v);
+  bool plain = v == 0 || (mag >= 1e-4 && mag < 1e15);
+  for (int digits = plain ? 1 : 1; digits <= 17; ++digits) {
+    if (plain)
+      snprintf(buf, sizeof(buf), "%.*f", digits, v);
+    else
+      snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
   }
-  return std::to_string(v);
+  return buf;
 }
 
 static void print(const ActivationExpr &act, const ExprNode &n, std::string &out) {

@@ -84,7 +84,9 @@ LogicalResult ActivationAttr::verify(function_ref<InFlightDiagnostic()> emitErro
   auto act = moegen::parseActivation(text);
   if (!act) {
     std::string msg = llvm::toString(act.takeError());
-    return emitError() << "invalid activation: " << StringRef(msg).trim();
+    // The first line holds "activation:line:col: error: ..."; the rest is the
+    // source excerpt, which the attribute's own location already shows.
+    return emitError() << "invalid activation: " << StringRef(msg).split('\n').first;
   }
   return success();
 }

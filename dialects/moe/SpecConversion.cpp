@@ -47,9 +47,18 @@ StageSchedule fromAttr(ScheduleAttr a) {
   return s;
 }
 
+/// The location of a part of the spec: where the .moe file wrote it, else the
+/// layer's name.
+static Location locationOf(MLIRContext *ctx, const MoeSpec &spec, llvm::StringRef key) {
+  auto it = spec.locations.find(key.str());
+  if (it == spec.locations.end())
+    return NameLoc::get(StringAttr::get(ctx, spec.name + "." + key));
+  return FileLineColLoc::get(ctx, it->second.file, it->second.line, it->second.col);
+}
+
 OwningOpRef<ModuleOp> buildLayerModule(MLIRContext *ctx, const MoeSpec &spec, TargetAttr target) {
   ctx->getOrLoadDialect<MoeDialect>();
-  Location loc = FileLineColLoc::get(ctx, spec.name + ".moe", 1, 1);
+  Location loc = locationOf(ctx, spec, "layer");
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   (*module)->setAttr(kTargetAttrName, target);
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
@@ -62,9 +71,10 @@ OwningOpRef<ModuleOp> buildLayerModule(MLIRContext *ctx, const MoeSpec &spec, Ta
   auto activation = ActivationAttr::get(ctx, printActivation(spec.activation));
   auto layer = LayerOp::create(b, loc, spec.name, problem, formats, activation);
   b.setInsertionPointToStart(&layer.getBody().front());
-  SortOp::create(b, loc, "sort", spec.stage1.tileM);
-  Stage1Op::create(b, loc, "stage1", toAttr(ctx, spec.stage1));
-  Stage2Op::create(b, loc, "stage2", toAttr(ctx, spec.stage2));
+  // Sorting pads to stage 1's tile_m, so it answers for the stage1 block.
+  SortOp::create(b, locationOf(ctx, spec, "stage1"), "sort", spec.stage1.tileM);
+  Stage1Op::create(b, locationOf(ctx, spec, "stage1"), "stage1", toAttr(ctx, spec.stage1));
+  Stage2Op::create(b, locationOf(ctx, spec, "stage2"), "stage2", toAttr(ctx, spec.stage2));
   return module;
 }
 

@@ -11,6 +11,7 @@
 namespace moegen::cli {
 
 int runCompile(int argc, const char **argv); // CompileCommand.cpp
+int runFmt(int argc, const char **argv);     // FmtCommand.cpp
 int runInspect(int argc, const char **argv); // InspectCommand.cpp
 int runRef(int argc, const char **argv);     // RefCommand.cpp
 int runLookup(int argc, const char **argv);  // LookupCommand.cpp

@@ -18,6 +18,8 @@ struct Command {
 const Command kCommands[] = {
     {"compile", "compile a .moe layer into gfx950 code objects and print the report",
      moegen::cli::runCompile},
+    {"fmt", "print a .moe file in canonical form, or as the moe dialect (--emit mlir)",
+     moegen::cli::runFmt},
     {"inspect", "print the report (and --disasm the ISA) of a .hsaco", moegen::cli::runInspect},
 #ifdef MOEGEN_HAVE_REF_COMMAND
     {"ref", "generate inputs and reference outputs of a layer as .npy files", moegen::cli::runRef},

@@ -1,0 +1,407 @@
+// RUN: moegen-opt %s --moe-verify-schedule --split-input-file --verify-diagnostics | FileCheck %s
+// Each rule of the kernel templates, once failing and once passing at its edge.
+// Passing layers come out unchanged:
+// CHECK-COUNT-17: moe.layer @l
+// The Kimi-K3 TP8 a4w4 schedule passes.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 2, waves_per_eu = 4, k_batch_mode = atomic, fused_quant = fp4, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// k_batch must divide K of its stage (stage1 K = model_dim).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: k_batch=3 does not divide K=3584 (model_dim)}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 3, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: k_batch=7 divides 3584 and leaves 512 = 2 * 256 per workgroup.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 7, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// stage2 K = inter_dim.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: k_batch=5 does not divide K=384 (inter_dim)}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 5, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: k_batch=3 splits inter_dim 384 into 128 = tile_k.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 3, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// k_wave must divide K/k_batch.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: k_wave=3 does not divide K/k_batch=3584/7=512}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 7, k_wave = 3, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: k_wave=2 of 512.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 7, k_wave = 2, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// K/(k_batch*k_wave) must be a multiple of tile_k.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: K/(k_batch*k_wave)=3584/(14*1)=256 is not a multiple of tile_k=512}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 512, k_batch = 14, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: exactly one tile_k per workgroup.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 14, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// tile_k must be a multiple of the MX block (32) and the scaled MFMA K (128).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: tile_k=192 is not a multiple of 128 (the MX block of 32 and the MFMA K=128)}}
+    // expected-error @below {{stage1: K/(k_batch*k_wave)=3584/(1*1)=3584 is not a multiple of tile_k=192}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 192, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: tile_k=128, one scaled MFMA K step.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// bf16 activations use the bf16 MFMA (K=32): tile_k a multiple of 32.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: tile_k=48 is not a multiple of 32 (the MX block of 32 and the MFMA K=32)}}
+    // expected-error @below {{stage1: K/(k_batch*k_wave)=3584/(1*1)=3584 is not a multiple of tile_k=48}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 48, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: bf16 activations with tile_k=32.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 32, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// tile_m must be a multiple of the MFMA M (16).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    // expected-error @below {{'moe.sort' op block_m must be a positive power of two, got 24}}
+    moe.sort @sort block_m = 24
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 24, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// tile_m of stage2 must be a multiple of the MFMA M (16).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: tile_m=40 is not a multiple of the MFMA M=16}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 40, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: tile_m=16.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 16, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// tile_n must be a multiple of the MFMA N (16).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: tile_n=24 is not a multiple of the MFMA N=16}}
+    // expected-error @below {{stage2: tile_n=24 does not divide N=3584 (model_dim)}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 24, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// tile_n must divide N (stage1 N = inter_dim).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: tile_n=256 does not divide N=384 (inter_dim)}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 256, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: tile_n=128 divides 384.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Output tiles are at most 256x256.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: tile 32x512 exceeds the template's 256x256 output tile}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 512, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: tile_n=256.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 256, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// At most 1024 threads per workgroup: 4 N-waves x k_wave.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 5120, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: k_wave=5 with tile_n=128 needs 20 waves (1280 threads), over the workgroup limit of 1024}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 256, k_batch = 1, k_wave = 5, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: 16 waves = 1024 threads.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 4096, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 256, k_batch = 1, k_wave = 4, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// stage1's tile_m is also the sorting block, so it must be a power of two.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    // expected-error @below {{'moe.sort' op block_m must be a positive power of two, got 160}}
+    moe.sort @sort block_m = 160
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 160, tile_n = 32, tile_k = 288, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// LDS over 160 KiB: bf16 A tiles double-buffered, 2 * 128 * 352 * 2 bytes.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3520, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 128
+    // expected-error @below {{stage1: needs 180224 bytes of LDS (main loop 180224, k_wave reduction 0, epilogue 16384), over the 163840-byte limit of gfx950}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 352, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 64, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: 2 * 128 * 320 * 2 = 163840 bytes.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3520, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 128
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 320, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 64, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// LDS in stage2, where a power-of-two tile_m is not required by sorting.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 2304, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: needs 184320 bytes of LDS (main loop 184320, k_wave reduction 0, epilogue 81920), over the 163840-byte limit of gfx950}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 288, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: exactly 163840 bytes.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 2304, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// The sorting kernel keeps two i32 per expert in LDS.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 20481, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    // expected-error @below {{sort: experts=20481 need 163848 bytes of LDS, over the 163840-byte limit}}
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: 20480 experts.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 20480, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Format pairs the target does not support.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = bf16, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: activation_dtype=mxfp4 with weight_dtype=bf16 is not supported on gfx950}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: activation_dtype=mxfp4 with weight_dtype=bf16 is not supported on gfx950}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Supported: mxfp8 x mxfp8, and bf16 x bf16.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f8E4M3FN>, weight = !moe.mx<f8E4M3FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = bf16, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 64, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// A fused quantization must produce the activation dtype stage2 reads.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f8E4M3FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    // expected-error @below {{stage1: fused_quant=fp4 writes the intermediate as mxfp4, but stage2 reads activation_dtype=mxfp8}}
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = fp4, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: fp8 fused quantization for mxfp8 activations.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f8E4M3FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = fp8, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
