@@ -61,11 +61,11 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
   if (auto it = root.find("amdhsa.target"); it != root.end())
     info.target = it->second.getString().str();
-  if (auto it = root.find("amdhsa.version"); it != root.end()) {
-    auto &v = it->second.getArray();
-    if (v.size() >= 2)
-      info.codeObjectVersion = v[1].getUInt() + 4; // {1, 1} is v5, {1, 2} is v6
-  }
+  // The metadata version is 1.2 for both v5 and v6; the ELF header's ABI
+  // version tells them apart (ELFABIVERSION_AMDGPU_HSA_V5 = 3, V6 = 4).
+  uint8_t abiVersion = elf->getHeader().e_ident[llvm::ELF::EI_ABIVERSION];
+  if (abiVersion >= llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V2)
+    info.codeObjectVersion = abiVersion + 2;
   auto kernelsIt = root.find("amdhsa.kernels");
   if (kernelsIt == root.end())
     return info;
