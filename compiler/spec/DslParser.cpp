@@ -104,10 +104,13 @@ bool Parser::endOfStatement() {
 }
 
 bool Parser::parseInt(Token t, llvm::StringRef what, int64_t &out) {
-  if (t.kind != TokenKind::Number || t.text.getAsInteger(10, out))
+  // Parse into a local: a rejected value must leave the spec unchanged.
+  int64_t value;
+  if (t.kind != TokenKind::Number || t.text.getAsInteger(10, value))
     return fail(t.loc(), "expected a positive integer for '" + what + "', found '" + t.text + "'");
-  if (out <= 0)
+  if (value <= 0)
     return fail(t.loc(), "'" + what + "' must be positive, got " + t.text);
+  out = value;
   return true;
 }
 
@@ -221,8 +224,13 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
 
   if (section == Section::Top) {
     Problem &p = spec.problem;
-    if (k == "activation")
-      return parseActivation(spec.activation);
+    if (k == "activation") {
+      ActivationExpr act;
+      if (!parseActivation(act))
+        return false;
+      spec.activation = std::move(act);
+      return true;
+    }
     Token v = lex.next();
     if (k == "model_dim")
       return parseInt(v, k, p.modelDim);

@@ -88,9 +88,10 @@ llvm::StringRef funcName(ExprFunc func);
 std::optional<ExprFunc> funcByName(llvm::StringRef name);
 unsigned funcArity(ExprFunc func);
 
-/// Evaluates the expression. The f32 form rounds every intermediate to float
-/// (what a kernel computing in f32 does, up to its transcendental accuracy);
-/// the f64 form is the exact-math reference for error budgets.
+/// Evaluates the expression. The f32 form takes f32 inputs and returns the
+/// exact value rounded once to f32 (within 1 ulp of the formula): the target a
+/// kernel's f32 epilogue approximates. The f64 form is the reference for error
+/// budgets.
 float evalActivationF32(const ActivationExpr &act, float g, float u);
 double evalActivationF64(const ActivationExpr &act, double g, double u);
 
