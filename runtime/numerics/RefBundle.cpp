@@ -1,0 +1,267 @@
+//===- RefBundle.cpp - Inputs and reference outputs on disk ---------------===//
+
+#include "runtime/numerics/RefBundle.h"
+
+#include "runtime/numerics/InputGen.h"
+#include "runtime/numerics/Npy.h"
+#include "runtime/numerics/Preshuffle.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace moegen::num {
+
+namespace {
+
+class BundleWriter {
+public:
+  BundleWriter(llvm::StringRef dir) : dir(dir.str()) {}
+
+  llvm::Error tensor(llvm::StringRef name, const HostTensor &t, llvm::StringRef what) {
+    std::vector<std::string> written;
+    if (auto err = writeTensor(dir, name, t, &written))
+      return err;
+    note(name, what, written);
+    return llvm::Error::success();
+  }
+
+  template <typename T>
+  llvm::Error array(llvm::StringRef name, llvm::StringRef descr, std::vector<int64_t> shape,
+                    llvm::ArrayRef<T> values, llvm::StringRef what) {
+    std::string path = join((name + ".npy").str());
+    if (auto err = writeNpyOf(path, descr, shape, values))
+      return err;
+    note(name, what, {path});
+    return llvm::Error::success();
+  }
+
+  std::vector<std::string> files;
+  llvm::json::Array entries;
+  std::string join(const std::string &file) const {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, file);
+    return std::string(p);
+  }
+
+private:
+  void note(llvm::StringRef name, llvm::StringRef what, const std::vector<std::string> &paths) {
+    llvm::json::Array fileNames;
+    for (const std::string &p : paths) {
+      files.push_back(p);
+      fileNames.push_back(llvm::sys::path::filename(p).str());
+    }
+    entries.push_back(
+        llvm::json::Object{{"name", name}, {"description", what}, {"files", std::move(fileNames)}});
+  }
+  std::string dir;
+};
+
+/// Rows of a weight's scale matrix in the order the kernel reads them: the
+/// gate/up interleave of w1 when the spec asks for it.
+llvm::Expected<std::vector<uint8_t>> kernelScaleRows(const HostTensor &w, bool interleave) {
+  if (!interleave)
+    return w.scales;
+  return interleaveGateUp(w.scales, w.shape[0], w.shape[1], w.scaleCols());
+}
+
+llvm::Error writeWeight(BundleWriter &bw, llvm::StringRef name, const HostTensor &w,
+                        bool interleave) {
+  if (auto err = bw.tensor(name, w, "logical weights [E, N, K], GGUU rows for w1"))
+    return err;
+  const int64_t E = w.shape[0], N = w.shape[1];
+  const int64_t rowBytes = packedBytes(w.format, w.shape[2]);
+  auto shuf = shuffleWeight16x16(w.data, E, N, rowBytes, interleave);
+  if (!shuf)
+    return shuf.takeError();
+  if (auto err = bw.array<uint8_t>(
+          (name + "_shuffled").str(), "|u1", {E, N, rowBytes}, *shuf,
+          interleave ? "bytes in the (16,16) preshuffle of the GUGU-interleaved rows"
+                     : "bytes in the (16,16) preshuffle layout"))
+    return err;
+  if (!isMx(w.format))
+    return llvm::Error::success();
+  auto rows = kernelScaleRows(w, interleave);
+  if (!rows)
+    return rows.takeError();
+  std::vector<uint8_t> s = e8m0Shuffle(*rows, E * N, w.scaleCols());
+  return bw.array<uint8_t>((name + "_scale_shuffled").str(), "|u1",
+                           {e8m0ShuffledRows(E * N), e8m0ShuffledCols(w.scaleCols())}, s,
+                           "e8m0 scales of [E*N, K/32] in the e8m0_shuffle layout");
+}
+
+/// Scale rows gathered into sorted order (row of sorted position p = scales
+/// of `rowOf(entry)`), padding rows 0.
+std::vector<uint8_t> sortedScaleRows(const HostTensor &t, const MoeSorting &s, bool perPair) {
+  const int64_t sc = t.scaleCols();
+  std::vector<uint8_t> out(s.sortedTokenIds.size() * sc, 0);
+  for (int64_t p = 0; p < s.numValidIds[0]; ++p) {
+    if (!s.isValidRow(p))
+      continue;
+    int32_t e = s.sortedTokenIds[p];
+    int64_t row =
+        perPair ? MoeSorting::tokenOf(e) * s.topk + MoeSorting::slotOf(e) : MoeSorting::tokenOf(e);
+    std::copy_n(&t.scales[row * sc], sc, &out[p * sc]);
+  }
+  return out;
+}
+
+llvm::Error writeSortedScales(BundleWriter &bw, llvm::StringRef name,
+                              llvm::ArrayRef<uint8_t> sorted, int64_t rows, int64_t cols,
+                              llvm::StringRef what) {
+  if (auto err = bw.array<uint8_t>(name, "|u1", {rows, cols}, sorted,
+                                   (what + " by sorted position (logical)").str()))
+    return err;
+  std::vector<uint8_t> s = e8m0Shuffle(sorted, rows, cols);
+  return bw.array<uint8_t>((name + "_shuffled").str(), "|u1",
+                           {e8m0ShuffledRows(rows), e8m0ShuffledCols(cols)}, s,
+                           (what + " by sorted position, e8m0_shuffle layout").str());
+}
+
+} // namespace
+
+std::string RefBundleSummary::text() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "tokens " << tokens << ", sorted rows " << sortedRows << " (" << validRows << " valid), "
+     << files.size() << " files\n";
+  os << "layer vs exact f64:  cosine diff " << llvm::format("%.3e", vsExact.cosineDiff)
+     << ", rel frobenius " << llvm::format("%.3e", vsExact.relFrobenius) << ", max abs "
+     << llvm::format("%.3e", vsExact.maxAbs) << ", non-finite " << vsExact.nonFinite << "\n";
+  os << "f32 vs f64 accumulation (stage-2 sums before rounding): cosine diff "
+     << llvm::format("%.3e", f32VsF64.cosineDiff) << ", max abs "
+     << llvm::format("%.3e", f32VsF64.maxAbs) << "\n";
+  return s;
+}
+
+llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64_t tokens,
+                                                      llvm::StringRef outDir,
+                                                      const RefBundleOptions &opts) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return llvm::createStringError(ec, "cannot create %s: %s", outDir.str().c_str(),
+                                   ec.message().c_str());
+  GenOptions gen;
+  gen.seed = opts.seed;
+  auto in = generateInputs(spec, tokens, gen);
+  if (!in)
+    return in.takeError();
+  auto layer = referenceLayer(spec, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2, opts.ref);
+  if (!layer)
+    return layer.takeError();
+  RefOptions other = opts.ref;
+  other.accum = opts.ref.accum == Accum::F32 ? Accum::F64 : Accum::F32;
+  auto alt = referenceLayer(spec, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2, other);
+  if (!alt)
+    return alt.takeError();
+  std::vector<double> x(in->hidden.begin(), in->hidden.end());
+  auto exact = referenceLayerF64(spec, x, in->topkIds, in->topkWeights, in->w1, in->w2);
+  if (!exact)
+    return exact.takeError();
+
+  const Problem &p = spec.problem;
+  const int64_t M = tokens, K = p.modelDim, I = p.interDim;
+  const MoeSorting &s = layer->sorting;
+  const int64_t sortedRows = static_cast<int64_t>(s.sortedTokenIds.size());
+  const bool interleave = p.gateUp == GateUpLayout::Interleaved;
+  BundleWriter bw(outDir);
+  auto run = [&]() -> llvm::Error {
+    if (auto err = bw.array<float>("hidden", "<f4", {M, K}, in->hidden,
+                                   "layer input (bf16-representable values)"))
+      return err;
+    if (auto err = bw.tensor("a1", in->a1, "stage-1 A in the activation format, token-major"))
+      return err;
+    if (isMx(in->a1.format))
+      if (auto err = writeSortedScales(bw, "a1_scale_sorted", sortedScaleRows(in->a1, s, false),
+                                       sortedRows, in->a1.scaleCols(), "a1 scales"))
+        return err;
+    if (auto err = bw.array<int32_t>("topk_ids", "<i4", {M, p.topk}, in->topkIds,
+                                     "router expert ids [M, topk]"))
+      return err;
+    if (auto err = bw.array<float>("topk_weights", "<f4", {M, p.topk}, in->topkWeights,
+                                   "router weights [M, topk]"))
+      return err;
+    if (auto err = writeWeight(bw, "w1", in->w1, interleave))
+      return err;
+    if (auto err = writeWeight(bw, "w2", in->w2, false))
+      return err;
+    if (auto err = bw.array<int32_t>("sorted_token_ids", "<i4", {sortedRows}, s.sortedTokenIds,
+                                     "(slot << 24) | token; padding (topk << 24) | M"))
+      return err;
+    if (auto err = bw.array<float>("sorted_weights", "<f4", {sortedRows}, s.sortedWeights,
+                                   "topk weight per sorted row, 0 for padding"))
+      return err;
+    if (auto err = bw.array<int32_t>("sorted_expert_ids", "<i4",
+                                     {static_cast<int64_t>(s.sortedExpertIds.size())},
+                                     s.sortedExpertIds, "expert per block, -1 past the used"))
+      return err;
+    if (auto err = bw.array<int32_t>("num_valid_ids", "<i4", {2},
+                                     llvm::ArrayRef<int32_t>(s.numValidIds, 2),
+                                     "{padded rows used, tokens}"))
+      return err;
+    const Stage1Result &s1 = layer->stage1;
+    if (auto err = bw.tensor("stage1_out", s1.out, "stage-1 output [M, topk, I]"))
+      return err;
+    if (auto err = bw.tensor("stage1_pre", s1.preRound,
+                             "stage-1 values before output encoding [M, topk, I]"))
+      return err;
+    if (!s1.sortedScales.empty())
+      if (auto err = writeSortedScales(bw, "stage1_out_scale_sorted", s1.sortedScales, sortedRows,
+                                       I / kMxBlock, "fused-quant scales"))
+        return err;
+    if (auto err = bw.tensor("a2", layer->a2, "stage-2 A [M, topk, I]"))
+      return err;
+    if (isMx(layer->a2.format))
+      if (auto err = writeSortedScales(bw, "a2_scale_sorted", sortedScaleRows(layer->a2, s, true),
+                                       sortedRows, layer->a2.scaleCols(), "a2 scales"))
+        return err;
+    const Stage2Result &s2 = layer->stage2;
+    if (auto err = bw.tensor("out", s2.out, "layer output [M, K]"))
+      return err;
+    if (auto err = bw.tensor("stage2_pre", s2.preRound, "stage-2 sums before rounding [M, K]"))
+      return err;
+    if (auto err =
+            bw.tensor("stage2_per_slot", s2.perSlot, "weighted per-slot stage-2 rows [M, topk, K]"))
+      return err;
+    return bw.array<double>("out_exact_f64", "<f8", {M, K}, *exact,
+                            "the layer in f64 without intermediate quantization");
+  };
+  if (auto err = run())
+    return std::move(err);
+
+  RefBundleSummary sum;
+  sum.tokens = M;
+  sum.sortedRows = sortedRows;
+  sum.validRows = 0;
+  for (bool v : layer->stage1.sortedRowValid)
+    sum.validRows += v;
+  CompareOptions loose;
+  loose.maxMismatch = 1.0;
+  sum.vsExact = compareValues(*exact, decodeF64(layer->stage2.out), K, {}, loose);
+  // Before output rounding, where the summation order is still visible.
+  sum.f32VsF64 = compareValues(decodeF64(alt->stage2.preRound), decodeF64(layer->stage2.preRound),
+                               K, {}, loose);
+
+  llvm::json::Object manifest{
+      {"spec", spec.name},
+      {"tokens", M},
+      {"seed", static_cast<int64_t>(opts.seed)},
+      {"accumulation", opts.ref.accum == Accum::F32 ? "f32" : "f64"},
+      {"fused_quant_rounding", toString(fusedQuantRoundingFor(spec, opts.ref))},
+      {"metrics", llvm::json::Object{{"cosine_diff_vs_exact", sum.vsExact.cosineDiff},
+                                     {"rel_frobenius_vs_exact", sum.vsExact.relFrobenius},
+                                     {"max_abs_vs_exact", sum.vsExact.maxAbs}}},
+      {"tensors", std::move(bw.entries)}};
+  std::string path = bw.join("manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write %s: %s", path.c_str(), ec.message().c_str());
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  bw.files.push_back(path);
+  sum.files = bw.files;
+  return sum;
+}
+
+} // namespace moegen::num

@@ -1,0 +1,121 @@
+//===- KernelNameTest.cpp - FlyDSL kernel names to schedules --------------===//
+
+#include "runtime/dispatch/KernelName.h"
+#include "runtime/dispatch/TunedTable.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace moegen;
+using namespace moegen::dispatch;
+
+namespace {
+
+MappedSchedule mapOk(llvm::StringRef name) {
+  auto m = kernelNameToSchedule(name);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return {};
+  }
+  return *m;
+}
+
+TEST(KernelName, Stage1Fused) {
+  MappedSchedule m = mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w4_kw2_fp4");
+  EXPECT_EQ(m.stage, StageId::Stage1);
+  EXPECT_EQ(m.schedule.tileM, 32);
+  EXPECT_EQ(m.schedule.tileN, 32);
+  EXPECT_EQ(m.schedule.tileK, 256);
+  EXPECT_EQ(m.schedule.wavesPerEU, 4);
+  EXPECT_EQ(m.schedule.kWave, 2);
+  EXPECT_EQ(m.schedule.kBatch, 1);
+  EXPECT_EQ(m.schedule.fusedQuant, FusedQuant::FP4);
+  EXPECT_EQ(m.activation, DType::MXFP4);
+  EXPECT_EQ(m.gateUp, GateUpLayout::Separated);
+  EXPECT_TRUE(m.droppedHints.empty());
+}
+
+TEST(KernelName, Stage1Defaults) {
+  // No _w: aiter's default waves_per_eu is 1; k_batch and k_wave 1.
+  MappedSchedule m = mapOk("flydsl_moe1_abf16_wfp4_bf16_t32x128x256");
+  EXPECT_EQ(m.schedule.wavesPerEU, 1);
+  EXPECT_EQ(m.schedule.kWave, 1);
+  EXPECT_EQ(m.schedule.fusedQuant, FusedQuant::None);
+  EXPECT_EQ(m.activation, DType::BF16);
+  MappedSchedule g = mapOk("flydsl_moe1_afp8_wfp4_bf16_t32x64x256_w3_kb2_bnt0_gui_xcd4_kw2_fp8");
+  EXPECT_EQ(g.gateUp, GateUpLayout::Interleaved);
+  EXPECT_EQ(g.schedule.kBatch, 2);
+  EXPECT_EQ(g.schedule.kBatchMode, KBatchMode::Atomic);
+  EXPECT_EQ(g.schedule.fusedQuant, FusedQuant::FP8);
+  EXPECT_EQ(g.droppedHints.size(), 2u); // bnt0, xcd4
+}
+
+TEST(KernelName, Stage2) {
+  MappedSchedule a = mapOk("flydsl_moe2_afp4_wfp4_bf16_t32x128x128_reduce");
+  EXPECT_EQ(a.stage, StageId::Stage2);
+  EXPECT_EQ(a.schedule.reduce, ReduceMode::Reduce);
+  EXPECT_EQ(a.schedule.tileN, 128);
+  MappedSchedule b = mapOk("flydsl_moe2_layout_afp4_wfp4_bf16_t64x256x128_reduce_sbm64_sp1601");
+  EXPECT_EQ(b.schedule.tileM, 64);
+  EXPECT_EQ(b.schedule.reduce, ReduceMode::Reduce);
+  EXPECT_EQ(b.droppedHints.size(), 3u); // layout, sbm64, sp1601
+  MappedSchedule c = mapOk("flydsl_moe2_afp4_wfp4_bf16_t64x128x256_atomic_persist_async_w4_cumul3");
+  EXPECT_EQ(c.schedule.reduce, ReduceMode::Atomic);
+  EXPECT_EQ(c.schedule.wavesPerEU, 4);
+  MappedSchedule d = mapOk("flydsl_mxmoe_g1_a4w4_16x256x256_nt");
+  EXPECT_EQ(d.schedule.fusedQuant, FusedQuant::FP4);
+  EXPECT_EQ(d.schedule.tileM, 16);
+  MappedSchedule e = mapOk("flydsl_mxmoe_g2_a4w4_16x256x256_atomic_nt");
+  EXPECT_EQ(e.schedule.reduce, ReduceMode::Atomic);
+}
+
+TEST(KernelName, UnmappableNamesAreReported) {
+  auto expectError = [](llvm::StringRef name, llvm::StringRef fragment) {
+    auto m = kernelNameToSchedule(name);
+    ASSERT_FALSE(!!m) << name.str();
+    std::string msg = llvm::toString(m.takeError());
+    EXPECT_NE(msg.find(fragment.str()), std::string::npos) << msg;
+  };
+  expectError("moe_ck2stages_gemm2_256x32x128x128_1x4_MulABScaleExpertWeightShuffled_v3",
+              "CK 2-stage kernel");
+  expectError("opus_moe1_afp8_wfp4_bf16_t128x256_gs_qgb2_fp8", "Opus kernel");
+  expectError("swiglu_mxfp4_bf16_cktile", "CK-Tile kernel");
+  expectError("_ZN5aiter47fmoe_stage1_bf16_pertokenFp8_g1u1_32x64_4tg_pf3E", "asm kernel");
+  expectError("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_kb2_go", "mock_gate_only");
+  expectError("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_zz3", "character 39: unknown token 'zz3'");
+  expectError("flydsl_moe1_afp4_wfp4_bf16_t32x32", "expected a tile");
+  expectError("flydsl_moe2_afp4_wfp4_bf16_t32x128x128", "'atomic' or 'reduce'");
+  expectError("flydsl_moe1_afp4_wint4_bf16_t32x32x256", "weight dtype 'int4'");
+  expectError("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_w4", "appears twice");
+  expectError("flydsl_mxmoe_g2_a4w4_16x256x256_f4out", "_f4out");
+}
+
+TEST(KernelName, KimiTablesMap) {
+  // Every FlyDSL kernel of the Kimi-K3 tables maps to a moegen schedule.
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  int mapped = 0;
+  for (const char *file :
+       {"kimik3_a4w4_tuned_fmoe.csv", "kimik3_fp4_tuned_fmoe.csv", "kimik3_a8w4_tuned_fmoe.csv"}) {
+    llvm::SmallString<256> p(src ? src : ".");
+    llvm::sys::path::append(p, "data", "aiter-configs", file);
+    auto t = TunedTable::load(p);
+    ASSERT_TRUE(!!t) << llvm::toString(t.takeError());
+    for (const auto &row : t->rows())
+      for (const char *col : {"kernelName1", "kernelName2"}) {
+        std::string name = row->get(col);
+        if (!llvm::StringRef(name).starts_with("flydsl_"))
+          continue;
+        auto m = kernelNameToSchedule(name);
+        EXPECT_TRUE(!!m) << row->location() << ": " << llvm::toString(m.takeError());
+        ++mapped;
+      }
+  }
+  EXPECT_GT(mapped, 100);
+}
+
+} // namespace
