@@ -2,6 +2,7 @@
 
 #include "templates/LayerKernels.h"
 
+#include "templates/gemm/GemmKernel.h"
 #include "templates/sort/SortKernel.h"
 
 namespace moegen {
@@ -11,6 +12,11 @@ std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInf
   std::vector<PlannedKernel> kernels;
   SortPlan sort = planSort(spec, target, issues);
   kernels.push_back({"sort", sortKernelSignature(sortKernelSymbol(sort), sort)});
+  for (StageId stage : {StageId::Stage1, StageId::Stage2}) {
+    GemmPlan plan = planGemm(spec, stage, target, issues);
+    kernels.push_back({toString(stage).str(),
+                       gemmKernelSignature(gemmKernelSymbol(spec, plan), spec, plan)});
+  }
   return kernels;
 }
 
@@ -20,6 +26,11 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
   ScheduleIssues issues; // verified before: planning again cannot fail
   if (k.family == "sort")
     return buildSortKernel(b, module, k.signature.symbol, planSort(spec, target, issues));
+  if (k.family == "stage1" || k.family == "stage2") {
+    StageId stage = k.family == "stage1" ? StageId::Stage1 : StageId::Stage2;
+    return buildGemmKernel(b, module, k.signature.symbol, spec,
+                           planGemm(spec, stage, target, issues));
+  }
   return nullptr;
 }
 

@@ -121,6 +121,16 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
                          str(p.waves) + " waves (" + str(p.threads) +
                          " threads), over the workgroup limit of " +
                          str(target.maxThreadsPerWorkgroup));
+  int64_t nPerWave = s.tileN / p.nWaves;
+  if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None && nPerWave % 32 != 0)
+    r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() + " needs 32-column " +
+                              "blocks per wave, but tile_n=" + str(s.tileN) + " gives " +
+                              str(nPerWave) + " columns to each of " + str(p.nWaves) +
+                              " waves");
+  if (stage == StageId::Stage2 && s.kBatch > 1 && s.reduce != ReduceMode::Atomic)
+    r.fail("k_batch", "k_batch=" + str(s.kBatch) +
+                          " splits K across workgroups, which only reduce=atomic combines; "
+                          "use reduce=atomic or k_batch=1");
   if (s.wavesPerEU > target.maxWavesPerEU)
     r.fail("waves_per_eu", "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " +
                                str(target.maxWavesPerEU));

@@ -1,0 +1,547 @@
+//===- GemmKernel.cpp - The stage-1 and stage-2 MoE GEMM kernels ----------===//
+
+#include "templates/gemm/GemmKernel.h"
+
+#include "compiler/spec/DslParser.h"
+#include "templates/epilogue/ActivationLowering.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/ADT/Hashing.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using arith::CmpIPredicate;
+
+namespace moegen {
+
+std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
+  const StageSchedule &s = p.schedule;
+  const Problem &pr = spec.problem;
+  // The hash covers everything that changes the code besides the words.
+  llvm::hash_code h = llvm::hash_combine(pr.modelDim, pr.interDim, pr.experts, pr.topk,
+                                         pr.doweightStage1, printActivation(spec.activation),
+                                         s.wavesPerEU, static_cast<int>(s.kBatchMode));
+  std::string name = "moe_" + toString(p.stage).str() + "_" + precisionTag(spec.formats);
+  if (p.stage == StageId::Stage1)
+    name += pr.gateUp == GateUpLayout::Separated ? "_gguu" : "_gugu";
+  name += "_t" + std::to_string(s.tileM) + "x" + std::to_string(s.tileN) + "x" +
+          std::to_string(s.tileK) + "_kb" + std::to_string(s.kBatch) + "_kw" +
+          std::to_string(s.kWave);
+  if (p.stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None)
+    name += "_" + toString(s.fusedQuant).str();
+  if (p.stage == StageId::Stage2)
+    name += "_" + toString(s.reduce).str();
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
+  return name + "_" + hex;
+}
+
+KernelSignature gemmKernelSignature(StringRef symbol, const MoeSpec &spec, const GemmPlan &p) {
+  using K = KernelArgKind;
+  KernelSignature sig{symbol.str(),
+                      {{"a", K::Pointer},
+                       {"a_scale", K::Pointer},
+                       {"w", K::Pointer},
+                       {"w_scale", K::Pointer},
+                       {"sorted_ids", K::Pointer},
+                       {"sorted_experts", K::Pointer},
+                       {"sorted_weights", K::Pointer},
+                       {"num_valid_ids", K::Pointer},
+                       {"out", K::Pointer}},
+                      p.threads};
+  if (p.stage == StageId::Stage1)
+    sig.args.push_back({"out_scale", K::Pointer});
+  sig.args.push_back({"tokens", K::I32});
+  return sig;
+}
+
+namespace {
+
+bool isMX(DType t) { return t == DType::MXFP4 || t == DType::MXFP8; }
+
+struct GemmBuilder {
+  ImplicitLocOpBuilder &b;
+  Arith a;
+  const MoeSpec &spec;
+  const GemmPlan &p;
+  const StageSchedule &s;
+  bool stage1;
+  int64_t K, N, I, topk;
+  int64_t nPerWave, mTiles, nTiles, halves, numAcc;
+
+  // Kernel arguments.
+  Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
+      outScale, tokensI32, tokens;
+  // Per-thread coordinates.
+  Value lane, laneRow, laneGroup, waveN, waveK, bidN, bidM, bidK, expert;
+  Value ldsReduce;
+
+  GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p)
+      : b(b), a{b}, spec(spec), p(p), s(p.schedule), stage1(p.stage == StageId::Stage1) {
+    K = p.k;
+    N = p.n;
+    I = spec.problem.interDim;
+    topk = spec.problem.topk;
+    nPerWave = s.tileN / p.nWaves;
+    mTiles = s.tileM / 16;
+    nTiles = nPerWave / 16;
+    halves = stage1 ? 2 : 1;
+    numAcc = mTiles * nTiles * halves;
+  }
+
+  Type f32() { return b.getF32Type(); }
+  VectorType accType() { return VectorType::get({4}, f32()); }
+  Value load(Value mem, Value idx) { return memref::LoadOp::create(b, mem, ValueRange{idx}); }
+  void store(Value v, Value mem, Value idx) { memref::StoreOp::create(b, v, mem, ValueRange{idx}); }
+  Value vload(VectorType t, Value mem, Value idx) {
+    return vector::LoadOp::create(b, t, mem, ValueRange{idx});
+  }
+  Value andI(Value x, int64_t m) { return arith::AndIOp::create(b, x, a.idx(m)); }
+  Value shr(Value x, int64_t n) { return arith::ShRUIOp::create(b, x, a.idx(n)); }
+
+  /// Byte offset of (row, col) in the e8m0_shuffle layout with `cols` logical columns.
+  Value scaleOffset(Value row, Value col, int64_t cols) {
+    int64_t paddedCols = (cols + 7) / 8 * 8;
+    Value r0 = shr(row, 5), r1 = andI(shr(row, 4), 1), r2 = andI(row, 15);
+    Value c0 = shr(col, 3), c1 = andI(shr(col, 2), 1), c2 = andI(col, 3);
+    Value off = a.mul(r0, a.idx(32 * paddedCols));
+    off = a.add(off, a.mul(c0, a.idx(256)));
+    off = a.add(off, a.mul(c2, a.idx(64)));
+    off = a.add(off, a.mul(r2, a.idx(4)));
+    off = a.add(off, a.mul(c1, a.idx(2)));
+    return a.add(off, r1);
+  }
+
+  Value loadScale(Value mem, Value row, Value col, int64_t cols) {
+    Value byte = load(mem, scaleOffset(row, col, cols));
+    return arith::BitcastOp::create(b, b.getType<Float8E8M0FNUType>(), byte);
+  }
+
+  struct RowInfo {
+    Value sortedPos, token, slot, valid;
+  };
+  RowInfo rowInfo(Value rowInTile) {
+    RowInfo r;
+    r.sortedPos = a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile);
+    Value fused = a.toIndex(load(sortedIds, r.sortedPos));
+    r.token = andI(fused, 0xFFFFFF);
+    r.slot = shr(fused, 24);
+    r.valid = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, r.token, tokens),
+                                    a.cmp(CmpIPredicate::ult, r.slot, a.idx(topk)));
+    return r;
+  }
+
+  /// The weight row (in w's row order) of output column n of a stage-1 half
+  /// (0 gate, 1 up) or of stage 2. `n` is a multiple of 16.
+  Value weightRow(Value n, int half) {
+    if (!stage1)
+      return n;
+    if (spec.problem.gateUp == GateUpLayout::Separated)
+      return half ? a.add(n, a.idx(I)) : n;
+    Value group = a.mul(a.divu(n, a.idx(16)), a.idx(32));
+    return half ? a.add(group, a.idx(16)) : group;
+  }
+  int64_t weightRows() const { return stage1 ? 2 * I : N; }
+
+  // --- Operand loads ------------------------------------------------------
+
+  /// A operand of m-tile rows `aRow` (per lane) at K offset kk.
+  Value loadA(Value aRow, Value kk) {
+    Value group = laneGroup;
+    switch (p.aFormat) {
+    case DType::MXFP4: {
+      Value off = a.add(a.mul(aRow, a.idx(K / 2)), a.add(a.divu(kk, a.idx(2)), a.mul(group, a.idx(16))));
+      Value bytes = vload(VectorType::get({16}, b.getI8Type()), aBuf, off);
+      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
+                                       bytes);
+    }
+    case DType::MXFP8: {
+      Value base = a.add(a.mul(aRow, a.idx(K)), a.add(kk, a.mul(group, a.idx(16))));
+      VectorType v16 = VectorType::get({16}, b.getI8Type());
+      Value lo = vload(v16, aBuf, base);
+      Value hi = vload(v16, aBuf, a.add(base, a.idx(64)));
+      SmallVector<int64_t> mask;
+      for (int i = 0; i < 32; ++i)
+        mask.push_back(i);
+      Value both = vector::ShuffleOp::create(b, lo, hi, mask);
+      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
+                                       both);
+    }
+    default: {
+      Value off = a.add(a.mul(aRow, a.idx(K)), a.add(kk, a.mul(group, a.idx(8))));
+      return vload(VectorType::get({8}, b.getBF16Type()), aBuf, off);
+    }
+    }
+  }
+
+  /// Byte offset of the 16-byte chunk `chunk` (16 bytes = 32 fp4 / 16 fp8
+  /// elements along K) of weight row `row0 + lane%16` of the expert.
+  Value weightChunk(Value row0, Value chunk) {
+    int64_t rowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
+    Value expertBase = a.mul(expert, a.idx(weightRows() * rowBytes));
+    Value off = a.add(expertBase, a.mul(a.divu(row0, a.idx(16)), a.idx(16 * rowBytes)));
+    off = a.add(off, a.mul(chunk, a.idx(256)));
+    return a.add(off, a.mul(laneRow, a.idx(16)));
+  }
+
+  /// B operand (MX) of weight rows row0..row0+15 at K offset kk.
+  Value loadB(Value row0, Value kk) {
+    VectorType v16 = VectorType::get({16}, b.getI8Type());
+    if (p.bFormat == DType::MXFP4) {
+      Value chunk = a.add(a.divu(kk, a.idx(32)), laneGroup);
+      Value bytes = vload(v16, wBuf, weightChunk(row0, chunk));
+      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
+                                       bytes);
+    }
+    Value chunk = a.add(a.divu(kk, a.idx(16)), laneGroup);
+    Value lo = vload(v16, wBuf, weightChunk(row0, chunk));
+    Value hi = vload(v16, wBuf, weightChunk(row0, a.add(chunk, a.idx(4))));
+    SmallVector<int64_t> mask;
+    for (int i = 0; i < 32; ++i)
+      mask.push_back(i);
+    Value both = vector::ShuffleOp::create(b, lo, hi, mask);
+    return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
+                                     both);
+  }
+
+  /// B operand of the bf16 MFMA from fp4 weights: 8 elements
+  /// k = kk + 8*(lane/16) + e of column row0 + lane%16, dequantized exactly
+  /// (fp4 times the e8m0 power of two) to bf16.
+  Value loadBDequant(Value row0, Value kk) {
+    Value off = a.add(weightChunk(row0, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
+    Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
+    Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
+    Value sbyte = load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32));
+    Value sb = arith::ExtUIOp::create(b, b.getI32Type(), sbyte);
+    // 2^(s-127) as f32 bits: s << 23, except 0 (2^-127, a subnormal) and 0xFF (NaN).
+    Value sbits = a.shl(sb, a.i32(23));
+    sbits = a.select(a.cmp(CmpIPredicate::eq, sb, a.i32(0)), a.i32(0x00400000), sbits);
+    sbits = a.select(a.cmp(CmpIPredicate::eq, sb, a.i32(255)), a.i32(0x7FC00000), sbits);
+    Value scale = arith::BitcastOp::create(b, f32(), sbits);
+    SmallVector<Value> elems;
+    for (int e = 0; e < 8; ++e) {
+      Value byte = vector::ExtractOp::create(b, bytes, ArrayRef<int64_t>{e / 2});
+      Value v = arith::ExtUIOp::create(b, b.getI32Type(), byte);
+      if (e % 2)
+        v = arith::ShRUIOp::create(b, v, a.i32(4));
+      Value code = arith::AndIOp::create(b, v, a.i32(7));
+      Value sign = a.shl(arith::AndIOp::create(b, v, a.i32(8)), a.i32(28));
+      // e2m1 -> f32 bits: code 1 is 0.5; code >= 2 has exponent (code>>1)-1
+      // and mantissa bit code&1.
+      Value expo = a.shl(a.add(arith::ShRUIOp::create(b, code, a.i32(1)), a.i32(126)), a.i32(23));
+      Value mant = a.shl(arith::AndIOp::create(b, code, a.i32(1)), a.i32(22));
+      Value mag = a.bitOr(expo, mant);
+      mag = a.select(a.cmp(CmpIPredicate::ult, code, a.i32(2)),
+                     a.select(a.cmp(CmpIPredicate::eq, code, a.i32(1)), a.i32(0x3F000000),
+                              a.i32(0)),
+                     mag);
+      Value val = arith::BitcastOp::create(b, f32(), a.bitOr(mag, sign));
+      val = arith::MulFOp::create(b, val, scale);
+      elems.push_back(arith::TruncFOp::create(b, b.getBF16Type(), val));
+    }
+    return vector::FromElementsOp::create(b, VectorType::get({8}, b.getBF16Type()), elems);
+  }
+
+  // --- Main loop ----------------------------------------------------------
+
+  int accIndex(int64_t mt, int64_t nt, int half) const {
+    return static_cast<int>((half * mTiles + mt) * nTiles + nt);
+  }
+
+  /// The K loop: returns the accumulators of this wave's K range.
+  SmallVector<Value> mainLoop() {
+    // Rows of the A operand this lane reads, per m-tile (lane%16 of each).
+    SmallVector<Value> aRows, aScaleRows;
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      RowInfo r = rowInfo(a.add(a.idx(mt * 16), laneRow));
+      Value row = stage1 ? r.token : a.add(a.mul(r.token, a.idx(topk)), r.slot);
+      row = a.select(r.valid, row, a.idx(0)); // padding rows read row 0, never stored
+      aRows.push_back(row);
+      aScaleRows.push_back(stage1 ? row : r.sortedPos);
+    }
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
+    Value kBase = a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave)));
+
+    Value zero = arith::ConstantOp::create(b, DenseElementsAttr::get(accType(), 0.0f));
+    SmallVector<Value> init(numAcc, zero);
+    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kIterations), a.idx(1), init);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    Value k0 = a.add(kBase, a.mul(loop.getInductionVar(), a.idx(s.tileK)));
+    bool mx = p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128;
+    for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
+      Value kk = a.add(k0, a.idx(ks * p.mfma.k));
+      Value block = a.add(a.divu(kk, a.idx(32)), laneGroup); // this lane's scale block
+      SmallVector<Value> aOps, aScales;
+      for (int64_t mt = 0; mt < mTiles; ++mt) {
+        aOps.push_back(loadA(aRows[mt], kk));
+        if (mx)
+          aScales.push_back(loadScale(aScale, aScaleRows[mt], block, K / 32));
+      }
+      for (int half = 0; half < halves; ++half) {
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          Value row0 = weightRow(a.add(colBase, a.idx(nt * 16)), half);
+          Value bOp, bScale;
+          if (mx) {
+            bOp = loadB(row0, kk);
+            Value scaleRow =
+                a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
+            bScale = loadScale(wScale, scaleRow, block, K / 32);
+          } else {
+            bOp = loadBDequant(row0, kk);
+          }
+          for (int64_t mt = 0; mt < mTiles; ++mt) {
+            int i = accIndex(mt, nt, half);
+            if (mx)
+              acc[i] = amdgpu::ScaledMFMAOp::create(
+                  b, accType(), b.getI32IntegerAttr(16), b.getI32IntegerAttr(16),
+                  b.getI32IntegerAttr(128), aOps[mt], bOp, acc[i], aScales[mt], bScale,
+                  b.getI32IntegerAttr(0), b.getI32IntegerAttr(0));
+            else
+              acc[i] = amdgpu::MFMAOp::create(b, accType(), b.getI32IntegerAttr(16),
+                                              b.getI32IntegerAttr(16), b.getI32IntegerAttr(32),
+                                              b.getI32IntegerAttr(1), aOps[mt], bOp, acc[i]);
+          }
+        }
+      }
+    }
+    scf::YieldOp::create(b, acc);
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// Sums the K-groups' accumulators through LDS, in K-group order.
+  SmallVector<Value> reduceKWaves(SmallVector<Value> acc) {
+    if (s.kWave == 1)
+      return acc;
+    Value wave = a.add(waveN, a.mul(waveK, a.idx(p.nWaves)));
+    auto slot = [&](Value w, int i) {
+      return a.mul(a.add(a.mul(a.add(a.mul(w, a.idx(numAcc)), a.idx(i)), a.idx(64)), lane),
+                   a.idx(4));
+    };
+    for (int i = 0; i < numAcc; ++i)
+      vector::StoreOp::create(b, acc[i], ldsReduce, ValueRange{slot(wave, i)});
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> sum;
+    for (int i = 0; i < numAcc; ++i) {
+      Value total = vload(accType(), ldsReduce, slot(waveN, i));
+      for (int64_t g = 1; g < s.kWave; ++g)
+        total = arith::AddFOp::create(
+            b, total, vload(accType(), ldsReduce, slot(a.add(waveN, a.idx(g * p.nWaves)), i)));
+      sum.push_back(total);
+    }
+    return sum;
+  }
+
+  // --- Epilogues ----------------------------------------------------------
+
+  Value element(Value acc, int64_t r) {
+    return vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r});
+  }
+
+  /// A global pointer to element `index` of a memref (for LLVM atomics).
+  Value elementPtr(Value mem, Type elemType, Value index) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
+    Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
+    Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
+    return LLVM::GEPOp::create(b, ptrType, elemType, ptr, ValueRange{idx});
+  }
+
+  Value shuffleXor(Value v, int32_t offset) {
+    return gpu::ShuffleOp::create(b, v, offset, 64, gpu::ShuffleMode::XOR).getShuffleResult();
+  }
+
+  void ifThen(Value cond, llvm::function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    body();
+  }
+
+  void epilogue(ArrayRef<Value> acc) {
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
+    Value isEven = a.cmp(CmpIPredicate::eq, andI(lane, 1), a.idx(0));
+    for (int64_t mt = 0; mt < mTiles; ++mt) {
+      for (int64_t r = 0; r < 4; ++r) {
+        // C/D layout: lane l, register r holds row 4*(l/16) + r, column l%16.
+        RowInfo row = rowInfo(a.add(a.idx(mt * 16 + r), a.mul(laneGroup, a.idx(4))));
+        Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
+        Value weight;
+        bool applyWeight = stage1 == spec.problem.doweightStage1;
+        if (applyWeight)
+          weight = load(sortedWeights, row.sortedPos);
+        SmallVector<Value> vals;
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          Value v;
+          if (stage1)
+            v = emitActivation(b, spec.activation, element(acc[accIndex(mt, nt, 0)], r),
+                               element(acc[accIndex(mt, nt, 1)], r));
+          else
+            v = element(acc[accIndex(mt, nt, 0)], r);
+          if (applyWeight)
+            v = arith::MulFOp::create(b, v, weight);
+          vals.push_back(v);
+        }
+        if (stage1 && s.fusedQuant != FusedQuant::None) {
+          storeQuantized(vals, row, pair, colBase, isEven);
+          continue;
+        }
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          Value col = a.add(a.add(colBase, a.idx(nt * 16)), laneRow);
+          Value bf = arith::TruncFOp::create(b, b.getBF16Type(), vals[nt]);
+          if (stage1 || s.reduce == ReduceMode::Reduce) {
+            int64_t width = stage1 ? I : N;
+            ifThen(row.valid, [&] { store(bf, out, a.add(a.mul(pair, a.idx(width)), col)); });
+            continue;
+          }
+          // Atomic top-k sum: adjacent columns live in adjacent lanes; the
+          // even lane adds both with one packed bf16 atomic.
+          Value other = arith::TruncFOp::create(b, b.getBF16Type(), shuffleXor(vals[nt], 1));
+          Value packed = vector::FromElementsOp::create(b, VectorType::get({2}, b.getBF16Type()),
+                                                        ValueRange{bf, other});
+          Value cond = arith::AndIOp::create(b, row.valid, isEven);
+          ifThen(cond, [&] {
+            Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
+            LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd, ptr, packed,
+                                      LLVM::AtomicOrdering::monotonic, "agent", 4);
+          });
+        }
+      }
+    }
+  }
+
+  /// Fused MX quantization of one output row's values (one per n-tile): per
+  /// 32-column block (two n-tiles, 16 lanes each), the e8m0 exponent of the
+  /// block's amax with the in-epilogue rule, then fp4/fp8 conversion.
+  void storeQuantized(ArrayRef<Value> vals, RowInfo &row, Value pair, Value colBase, Value isEven) {
+    bool fp4 = s.fusedQuant == FusedQuant::FP4;
+    Type i32 = b.getI32Type();
+    for (int64_t cb = 0; cb < nTiles / 2; ++cb) {
+      Value v0 = vals[2 * cb], v1 = vals[2 * cb + 1];
+      Value amax = arith::MaximumFOp::create(b, LLVM::FAbsOp::create(b, f32(), v0),
+                                             LLVM::FAbsOp::create(b, f32(), v1));
+      for (int32_t off : {8, 4, 2, 1})
+        amax = arith::MaximumFOp::create(b, amax, shuffleXor(amax, off));
+      // e = max(exponent of amax rounded to a power of two at 1.5x, minus the
+      // format's headroom (2 for e2m1's 6 = 1.5*2^2, 8 for e4m3's 448), 0).
+      Value bits = arith::BitcastOp::create(b, i32, amax);
+      Value rounded = arith::AndIOp::create(b, a.add(bits, a.i32(0x400000)), a.i32(0x7F800000));
+      Value e = a.sub(arith::ShRUIOp::create(b, rounded, a.i32(23)), a.i32(fp4 ? 2 : 8));
+      e = arith::MaxSIOp::create(b, e, a.i32(0));
+      Value firstCol = a.add(colBase, a.idx(cb * 32));
+      for (int64_t h = 0; h < 2; ++h) {
+        Value v = vals[2 * cb + h];
+        Value col = a.add(a.add(firstCol, a.idx(h * 16)), laneRow);
+        if (fp4) {
+          // v_cvt_scalef32_pk_fp4_f32 divides by the scale's exponent field.
+          Value scale = arith::BitcastOp::create(b, f32(), a.shl(e, a.i32(23)));
+          Value other = shuffleXor(v, 1);
+          Value src = vector::FromElementsOp::create(b, VectorType::get({2}, f32()),
+                                                     ValueRange{v, other});
+          Value packed = amdgpu::PackedScaledTruncOp::create(
+              b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), src, scale, 0, Value());
+          Value bytes =
+              vector::BitCastOp::create(b, VectorType::get({4}, b.getI8Type()), packed);
+          Value byte = vector::ExtractOp::create(b, bytes, ArrayRef<int64_t>{0});
+          Value cond = arith::AndIOp::create(b, row.valid, isEven);
+          ifThen(cond, [&] {
+            store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
+          });
+        } else {
+          // Scale by 2^(127-e) exactly, clamp to e4m3's 448 (the conversion
+          // does not saturate), convert.
+          Value inv = arith::BitcastOp::create(b, f32(), a.shl(a.sub(a.i32(254), e), a.i32(23)));
+          Value q = arith::MulFOp::create(b, v, inv);
+          q = arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, q, a.f32(-448.0f)),
+                                        a.f32(448.0f));
+          Value packed = amdgpu::PackedTrunc2xFp8Op::create(
+              b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), q, Value(), 0, Value());
+          Value f8 = vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{0});
+          Value byte = arith::BitcastOp::create(b, b.getI8Type(), f8);
+          ifThen(row.valid, [&] { store(byte, out, a.add(a.mul(pair, a.idx(I)), col)); });
+        }
+      }
+      // The lane of the block's first column writes the scale at the row's
+      // sorted position.
+      Value isFirst = a.cmp(CmpIPredicate::eq, laneRow, a.idx(0));
+      ifThen(isFirst, [&] {
+        Value byte = arith::TruncIOp::create(b, b.getI8Type(), e);
+        store(byte, outScale, scaleOffset(row.sortedPos, a.divu(firstCol, a.idx(32)), I / 32));
+      });
+    }
+  }
+
+  void build(gpu::GPUFuncOp func) {
+    Block &entry = func.getBody().front();
+    aBuf = entry.getArgument(0);
+    aScale = entry.getArgument(1);
+    wBuf = entry.getArgument(2);
+    wScale = entry.getArgument(3);
+    sortedIds = entry.getArgument(4);
+    sortedExperts = entry.getArgument(5);
+    sortedWeights = entry.getArgument(6);
+    numValid = entry.getArgument(7);
+    out = entry.getArgument(8);
+    outScale = stage1 ? entry.getArgument(9) : Value();
+    tokensI32 = entry.getArgument(stage1 ? 10 : 9);
+    if (s.kWave > 1)
+      ldsReduce = func.getWorkgroupAttributions()[0];
+
+    tokens = a.toIndex(tokensI32);
+    Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+    lane = andI(tid, 63);
+    laneRow = andI(lane, 15);
+    laneGroup = shr(lane, 4);
+    Value wave = shr(tid, 6);
+    waveN = a.remu(wave, a.idx(p.nWaves));
+    waveK = a.divu(wave, a.idx(p.nWaves));
+    bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    bidM = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+    bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+
+    // Blocks past the sorted rows in use have nothing to do.
+    Value used = a.toIndex(load(numValid, a.idx(0)));
+    Value active = a.cmp(CmpIPredicate::ult, a.mul(bidM, a.idx(s.tileM)), used);
+    ifThen(active, [&] {
+      expert = a.toIndex(load(sortedExperts, bidM));
+      Value known = a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts));
+      ifThen(known, [&] {
+        SmallVector<Value> acc = reduceKWaves(mainLoop());
+        if (s.kWave > 1)
+          ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)), [&] { epilogue(acc); });
+        else
+          epilogue(acc);
+      });
+    });
+    gpu::ReturnOp::create(b);
+  }
+};
+
+} // namespace
+
+gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
+                               const MoeSpec &spec, const GemmPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  bool stage1 = plan.stage == StageId::Stage1;
+  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  Type aElem = isMX(plan.aFormat) ? i8 : bf16;
+  Type outElem = stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8 : bf16;
+  SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};
+  if (stage1)
+    elems.push_back(i8);
+  elems.push_back(i32);
+  SmallVector<MemRefType> lds;
+  if (plan.schedule.kWave > 1)
+    lds.push_back(ldsBufferType(ctx, f32, plan.ldsReduction / 4));
+  KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds, plan.schedule.wavesPerEU);
+  GemmBuilder(b, spec, plan).build(func);
+  return func;
+}
+
+} // namespace moegen

@@ -1,0 +1,56 @@
+//===- GemmKernel.h - The stage-1 and stage-2 MoE GEMM kernels --*- C++ -*-===//
+//
+// One template builds both stages (see GemmPlan.h for the plan and rules).
+// Workgroup (bid.x, bid.y, bid.z) computes output columns
+// [bid.x * tile_n, +tile_n) of sorted block bid.y (tile_m sorted rows, one
+// expert) over the K slice bid.z of k_batch. Its waves are nWaves N-waves
+// times k_wave K-groups; each wave keeps (tile_m/16) x (tile_n/nWaves/16)
+// 16x16 f32 accumulators (twice in stage 1: gate and up) and reads its MFMA
+// operands straight from global memory with 16-byte loads: A rows gathered
+// through sorted_token_ids, weights in the (16,16) preshuffle, whose 16-byte
+// chunks are exactly one lane's MFMA operand. K-groups are reduced through
+// LDS in a fixed order (deterministic).
+//
+// Stage-1 arguments, in order:
+//   a          activations [T, K]: fp4x2 [T, K/2] / fp8 [T, K] bytes, or bf16
+//   a_scale    MX: e8m0 [T, K/32] in the e8m0_shuffle layout, row = token (unused for bf16)
+//   w          w1 [E, 2I, K] (16,16)-preshuffled bytes; rows GGUU or GUGU (16-row groups)
+//   w_scale    e8m0 [E*2I, K/32] in the e8m0_shuffle layout, rows in w's row order
+//   sorted_ids, sorted_experts, sorted_weights, num_valid_ids   (the sorting kernel's outputs)
+//   out        bf16 [T, topk, I]; with fused_quant fp4x2 [T*topk, I/2] / fp8 [T*topk, I] bytes
+//   out_scale  fused_quant: e8m0 [sortedRows, I/32] in the e8m0_shuffle layout, row = sorted position
+//   tokens     i32
+// Stage-2 arguments:
+//   a          stage-1 output [T*topk, I] (row token*topk + slot), format as stage 1's A
+//   a_scale    MX: e8m0 [sortedRows, I/32] e8m0_shuffle, row = sorted position
+//   w          w2 [E, model_dim, I] (16,16)-preshuffled bytes
+//   w_scale    e8m0 [E*model_dim, I/32] e8m0_shuffle
+//   sorted_ids, sorted_experts, sorted_weights, num_valid_ids
+//   out        bf16: reduce=atomic [T, model_dim] zeroed, accumulated with packed bf16
+//              atomics; reduce=reduce [T*topk, model_dim] per-slot rows
+//   tokens     i32
+// Launch: grid (N / tile_n, maxBlocks(tokens), k_batch), block plan.threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_TEMPLATES_GEMM_GEMMKERNEL_H
+#define MOEGEN_TEMPLATES_GEMM_GEMMKERNEL_H
+
+#include "templates/KernelBuilder.h"
+#include "templates/gemm/GemmPlan.h"
+
+namespace moegen {
+
+/// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
+/// formats in words, the problem and activation folded into a short hash.
+std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &plan);
+
+KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
+                                    const GemmPlan &plan);
+
+mlir::gpu::GPUFuncOp buildGemmKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                     llvm::StringRef symbol, const MoeSpec &spec,
+                                     const GemmPlan &plan);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_GEMM_GEMMKERNEL_H

@@ -1,0 +1,199 @@
+//===- QuantKernel.cpp - The activation quantization kernel ---------------===//
+
+#include "templates/quant/QuantKernel.h"
+
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using arith::CmpIPredicate;
+
+namespace moegen {
+
+KernelSignature quantKernelSignature(StringRef symbol, const QuantPlan &plan) {
+  using K = KernelArgKind;
+  KernelSignature sig{symbol.str(),
+                      {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}},
+                      plan.threads};
+  if (plan.order == QuantScaleOrder::Rows) {
+    sig.args.push_back({"rows", K::I32});
+  } else {
+    sig.args.push_back({"sorted_ids", K::Pointer});
+    sig.args.push_back({"num_valid_ids", K::Pointer});
+    sig.args.push_back({"tokens", K::I32});
+  }
+  return sig;
+}
+
+namespace {
+
+/// Emits the quantization of one 32-column block.
+struct BlockQuantizer {
+  ImplicitLocOpBuilder &b;
+  Arith a;
+  const QuantPlan &plan;
+  Value x, q, scales;
+
+  Value i32v(Value v) { return a.toI32(v); }
+  Value shrui(Value v, int64_t s) { return arith::ShRUIOp::create(b, v, a.i32(s)); }
+  Value andi(Value v, int64_t m) { return arith::AndIOp::create(b, v, a.i32(m)); }
+
+  /// Byte offset of scale (row, block) in the e8m0_shuffle layout:
+  /// r = 32*r0 + 16*r1 + r2, c = 8*c0 + 4*c1 + c2 ->
+  /// r0*(32*C') + c0*256 + c2*64 + r2*4 + c1*2 + r1.
+  Value scaleOffset(Value row, Value blk) {
+    Value r0 = a.divu(row, a.idx(32)), r1 = a.remu(a.divu(row, a.idx(16)), a.idx(2));
+    Value r2 = a.remu(row, a.idx(16));
+    Value c0 = a.divu(blk, a.idx(8)), c1 = a.remu(a.divu(blk, a.idx(4)), a.idx(2));
+    Value c2 = a.remu(blk, a.idx(4));
+    Value off = a.mul(r0, a.idx(32 * plan.scaleCols()));
+    off = a.add(off, a.mul(c0, a.idx(256)));
+    off = a.add(off, a.mul(c2, a.idx(64)));
+    off = a.add(off, a.mul(r2, a.idx(4)));
+    off = a.add(off, a.mul(c1, a.idx(2)));
+    return a.add(off, r1);
+  }
+
+  void storeScale(Value byteI32, Value scaleRow, Value blk) {
+    Value byte = arith::TruncIOp::create(b, b.getI8Type(), byteI32);
+    memref::StoreOp::create(b, byte, scales, scaleOffset(scaleRow, blk));
+  }
+
+  /// RoundUp from the bits of amax (sign clear): amax = m * 2^E with
+  /// m in [1, 2); max_elem = 1.5 * 2^2 (fp4) or 1.75 * 2^8 (fp8). The
+  /// smallest s with max_elem * 2^s >= amax is E - emax, or one more when
+  /// m exceeds 1.5 / 1.75. Below 2^-127 clamps to byte 0; inf/NaN give 0xFF.
+  Value roundUpScale(Value amaxBits) {
+    bool fp4 = plan.format == DType::MXFP4;
+    Value exp = shrui(amaxBits, 23);
+    Value mant = andi(amaxBits, 0x7FFFFF);
+    Value over = a.cmp(CmpIPredicate::ugt, mant, a.i32(fp4 ? 0x400000 : 0x600000));
+    Value byte = a.sub(exp, a.i32(fp4 ? 2 : 8));
+    byte = a.add(byte, a.select(over, a.i32(1), a.i32(0)));
+    byte = arith::MaxSIOp::create(b, byte, a.i32(0));
+    return a.select(a.cmp(CmpIPredicate::eq, exp, a.i32(255)), a.i32(255), byte);
+  }
+
+  /// Clamps x to +-448 * 2^(byte-127) so the non-saturating fp8 conversion
+  /// cannot produce NaN. RoundUp never exceeds it; the clamp keeps that a
+  /// property of this code rather than of the rule.
+  Value clampFp8(Value xf, Value byte) {
+    auto vt = cast<VectorType>(xf.getType());
+    Value biased = a.add(byte, a.i32(8));
+    Value bits = a.bitOr(a.shl(biased, a.i32(23)), a.i32(0x600000));
+    bits = a.select(a.cmp(CmpIPredicate::sge, biased, a.i32(255)), a.i32(0x7F800000), bits);
+    Value lim = arith::BitcastOp::create(b, b.getF32Type(), bits);
+    Value hi = vector::BroadcastOp::create(b, vt, lim);
+    Value lo = vector::BroadcastOp::create(b, vt, arith::NegFOp::create(b, lim));
+    return arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, xf, lo), hi);
+  }
+
+  /// Quantizes block `blk` of source row `srcRow`; the scale goes to scale
+  /// row `scaleRow`.
+  void emit(Value srcRow, Value scaleRow, Value blk) {
+    const int64_t n = QuantPlan::kBlock;
+    const bool fp4 = plan.format == DType::MXFP4;
+    Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i16 = b.getI16Type();
+    Value xOff = a.add(a.mul(srcRow, a.idx(plan.cols)), a.mul(blk, a.idx(n)));
+    Value v = vector::LoadOp::create(b, VectorType::get({n}, bf16), x, ValueRange{xOff},
+                                     /*nontemporal=*/false, llvm::MaybeAlign(16));
+
+    // amax on the integer bits: |x| orders like its bits, and NaN > inf >
+    // finite, so a NaN or inf in the block yields exponent 255.
+    Value bits = vector::BitCastOp::create(b, VectorType::get({n}, i16), v);
+    Value signMask = vector::BroadcastOp::create(b, VectorType::get({n}, i16),
+                                                 arith::ConstantIntOp::create(b, 0x7FFF, 16));
+    Value mag = arith::AndIOp::create(b, bits, signMask);
+    Value amax16 = vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag);
+    Value amaxBits = a.shl(arith::ExtUIOp::create(b, b.getI32Type(), amax16), a.i32(16));
+    Value byte = roundUpScale(amaxBits);
+    // The conversions read only the exponent field of the scale operand.
+    Value scale = arith::BitcastOp::create(b, f32, a.shl(byte, a.i32(23)));
+
+    Value xf = arith::ExtFOp::create(b, VectorType::get({n}, f32), v);
+    if (!fp4)
+      xf = clampFp8(xf, byte);
+
+    // fp4: 4 pairs per 32-bit word (byte i of the word = pair i, element 2i
+    // in the low nibble); fp8: 2 pairs per word.
+    const int64_t pairsPerWord = fp4 ? 4 : 2;
+    const int64_t words = n / 2 / pairsPerWord;
+    Type packedType = fp4 ? VectorType::get({8}, b.getType<Float4E2M1FNType>())
+                          : VectorType::get({4}, b.getType<Float8E4M3FNType>());
+    SmallVector<Value> packed;
+    for (int64_t w = 0; w < words; ++w) {
+      Value word;
+      for (int64_t p = 0; p < pairsPerWord; ++p) {
+        int64_t e = 2 * (w * pairsPerWord + p);
+        Value pair = vector::ExtractStridedSliceOp::create(b, xf, {e}, {2}, {1});
+        word = amdgpu::PackedScaledTruncOp::create(b, packedType, pair, scale, uint32_t(p), word);
+      }
+      Value asI32 = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), word);
+      packed.push_back(vector::ExtractOp::create(b, asI32, int64_t(0)));
+    }
+    Value data = vector::FromElementsOp::create(b, VectorType::get({words}, b.getI32Type()),
+                                                packed);
+    // q is addressed in 32-bit words: a block is 4 (fp4) or 8 (fp8) of them.
+    Value qOff = a.add(a.mul(srcRow, a.idx(plan.rowBytes() / 4)), a.mul(blk, a.idx(words)));
+    vector::StoreOp::create(b, data, q, ValueRange{qOff}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
+    storeScale(byte, scaleRow, blk);
+  }
+};
+
+} // namespace
+
+gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
+                                StringRef symbol, const QuantPlan &plan) {
+  Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+  KernelSignature sig = quantKernelSignature(symbol, plan);
+  const bool sorted = plan.order == QuantScaleOrder::Sorted;
+  SmallVector<Type> elems{bf16, i32, i8, i32};
+  if (sorted)
+    elems.append({i32, i32});
+  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, {});
+  Block &entry = func.getBody().front();
+  Value x = entry.getArgument(0), q = entry.getArgument(1), scales = entry.getArgument(2);
+
+  Arith a{b};
+  BlockQuantizer quant{b, a, plan, x, q, scales};
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);
+  Value nb = a.idx(plan.blocksPerRow());
+  Value row = a.divu(item, nb), blk = a.remu(item, nb);
+
+  if (!sorted) {
+    Value rows = a.toIndex(entry.getArgument(3));
+    auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, rows), false);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    quant.emit(row, row, blk);
+    b.setInsertionPointAfter(inRange);
+    gpu::ReturnOp::create(b);
+    return func;
+  }
+
+  Value sortedIds = entry.getArgument(3), numValid = entry.getArgument(4);
+  Value tokens = entry.getArgument(5);
+  Value validRows = a.toIndex(memref::LoadOp::create(b, numValid, a.idx(0)));
+  auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, validRows), false);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  Value id = memref::LoadOp::create(b, sortedIds, row);
+  Value token = quant.andi(id, 0xFFFFFF), slot = quant.shrui(id, 24);
+  Value routed = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
+                                       a.cmp(CmpIPredicate::ult, slot, a.i32(plan.topk)));
+  auto ifRouted = scf::IfOp::create(b, routed, /*withElseRegion=*/true);
+  b.setInsertionPointToStart(ifRouted.thenBlock());
+  Value src = a.toIndex(token);
+  if (plan.source == QuantSourceRows::Slots)
+    src = a.add(a.mul(src, a.idx(plan.topk)), a.toIndex(slot));
+  quant.emit(src, row, blk);
+  // Padding rows: scale byte 0, as the reference's sorted scales have.
+  b.setInsertionPointToStart(ifRouted.elseBlock());
+  quant.storeScale(a.i32(0), row, blk);
+  b.setInsertionPointAfter(inRange);
+  gpu::ReturnOp::create(b);
+  return func;
+}
+
+} // namespace moegen
