@@ -1,0 +1,412 @@
+//===- LayerCheck.cpp - Run a compiled layer and check every stage --------===//
+
+#include "runtime/check/LayerCheck.h"
+
+#include "runtime/numerics/InputGen.h"
+#include "runtime/numerics/KernelLayouts.h"
+#include "runtime/numerics/Preshuffle.h"
+#include "runtime/numerics/Reference.h"
+#include "templates/sort/SortPlan.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace moegen {
+namespace {
+
+using runtime::Backend;
+using runtime::DevicePtr;
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Device buffers of one run, freed at the end.
+class DeviceArena {
+public:
+  explicit DeviceArena(Backend &b) : b(b) {}
+  ~DeviceArena() {
+    for (DevicePtr p : owned)
+      llvm::consumeError(b.free(p));
+  }
+  llvm::Expected<DevicePtr> alloc(size_t bytes, bool zero = true) {
+    auto p = b.allocate(std::max<size_t>(bytes, 4));
+    if (!p)
+      return p.takeError();
+    owned.push_back(*p);
+    if (zero)
+      if (llvm::Error e = b.memset(*p, 0, std::max<size_t>(bytes, 4)))
+        return std::move(e);
+    return *p;
+  }
+  template <typename T> llvm::Expected<DevicePtr> upload(const std::vector<T> &host) {
+    auto p = alloc(host.size() * sizeof(T), /*zero=*/host.empty());
+    if (!p)
+      return p.takeError();
+    if (!host.empty())
+      if (llvm::Error e = b.copyToDevice(*p, host.data(), host.size() * sizeof(T)))
+        return std::move(e);
+    return *p;
+  }
+  template <typename T> llvm::Expected<std::vector<T>> download(DevicePtr p, size_t count) {
+    std::vector<T> host(count);
+    if (llvm::Error e = b.copyToHost(host.data(), p, count * sizeof(T)))
+      return std::move(e);
+    return host;
+  }
+
+private:
+  Backend &b;
+  std::vector<DevicePtr> owned;
+};
+
+/// Packs a kernel's arguments by name, in its signature's order.
+struct ArgPack {
+  const KernelSignature &sig;
+  std::map<std::string, DevicePtr> pointers;
+  std::map<std::string, int32_t> ints;
+
+  llvm::Expected<std::vector<uint8_t>> pack() const {
+    runtime::KernargPacker packer;
+    for (const KernelArg &arg : sig.args) {
+      if (arg.kind == KernelArgKind::Pointer) {
+        auto it = pointers.find(arg.name);
+        if (it == pointers.end())
+          return makeError("no buffer for argument '" + arg.name + "' of " + sig.symbol);
+        packer.add<uint64_t>(it->second);
+      } else {
+        auto it = ints.find(arg.name);
+        if (it == ints.end())
+          return makeError("no value for argument '" + arg.name + "' of " + sig.symbol);
+        packer.add<int32_t>(it->second);
+      }
+    }
+    return std::vector<uint8_t>(packer.bytes().begin(), packer.bytes().end());
+  }
+};
+
+const CompiledKernel *findKernel(const CompiledLayer &layer, llvm::StringRef family) {
+  for (const CompiledKernel &k : layer.kernels)
+    if (k.family == family)
+      return &k;
+  return nullptr;
+}
+
+llvm::Error launch(Backend &b, const CompiledKernel &k, const ArgPack &args, runtime::Dim3 grid) {
+  runtime::CodeBundle bundle;
+  bundle.Name = k.signature.symbol;
+  bundle.Hsaco.assign(k.code.hsaco.begin(), k.code.hsaco.end());
+  bundle.Bitcode.assign(k.code.bitcode.begin(), k.code.bitcode.end());
+  auto module = b.loadCode(bundle);
+  if (!module)
+    return module.takeError();
+  auto kernel = b.getKernel(*module, k.signature.symbol);
+  if (!kernel)
+    return kernel.takeError();
+  auto kernarg = args.pack();
+  if (!kernarg)
+    return kernarg.takeError();
+  runtime::Dim3 block{static_cast<uint32_t>(k.signature.blockSize), 1, 1};
+  if (llvm::Error e = b.launch(*kernel, grid, block, 0, *kernarg))
+    return makeError(k.signature.symbol + ": " + llvm::toString(std::move(e)));
+  return b.synchronize();
+}
+
+/// Scale rows of [experts * rows, cols] in the weight's row order (GUGU when
+/// interleaved), in the e8m0_shuffle layout.
+llvm::Expected<std::vector<uint8_t>> weightScales(const num::HostTensor &w, int64_t experts,
+                                                  int64_t rows, bool interleave) {
+  std::vector<uint8_t> scales = w.scales;
+  int64_t cols = w.scaleCols();
+  if (interleave) {
+    auto inter = num::interleaveGateUp(scales, experts, rows, cols);
+    if (!inter)
+      return inter.takeError();
+    scales = std::move(*inter);
+  }
+  return num::e8m0Shuffle(scales, experts * rows, cols);
+}
+
+StageCheck exactCheck(llvm::StringRef name, int64_t mismatches, int64_t compared) {
+  StageCheck c;
+  c.stage = name.str();
+  c.result.compared = compared;
+  c.result.mismatches = mismatches;
+  c.result.passed = mismatches == 0;
+  c.tolerance.rtol = c.tolerance.atol = 0;
+  return c;
+}
+
+} // namespace
+
+num::CompareOptions stageTolerance(DType format, bool quantized) {
+  num::CompareOptions o;
+  if (!quantized) {
+    // bf16 output: one rounding (2^-8 relative) plus f32 accumulation order
+    // and the activation's hardware exp/rcp.
+    o.rtol = 2e-2;
+    o.atol = 1e-3;
+    o.maxMismatch = 1e-3;
+    o.maxCosineDiff = 1e-4;
+    return o;
+  }
+  // A quantized output can land one code away when the value before
+  // rounding sits at a rounding boundary: allow it on a small fraction.
+  bool fp4 = format == DType::MXFP4;
+  o.rtol = fp4 ? 0.34 : 0.13;
+  o.atol = 1e-6;
+  o.maxMismatch = 2e-2;
+  o.maxCosineDiff = fp4 ? 1e-2 : 1e-3;
+  return o;
+}
+
+bool LayerCheckResult::passed() const {
+  for (const StageCheck &s : stages)
+    if (!s.result.passed)
+      return false;
+  return !stages.empty();
+}
+
+std::string LayerCheckResult::table() const {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "stage    compared  mismatch  cosine-diff  rel-frob    max-abs   result\n";
+  for (const StageCheck &s : stages) {
+    const num::CompareResult &r = s.result;
+    os << llvm::left_justify(s.stage, 7)
+       << llvm::format("%10lld  %8lld  %11.3g  %8.3g  %9.3g   ", (long long)r.compared,
+                       (long long)r.mismatches, r.cosineDiff, r.relFrobenius, r.maxAbs)
+       << (r.passed ? "PASS" : "FAIL") << "\n";
+  }
+  return out;
+}
+
+llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const CompiledLayer &layer,
+                                               Backend &backend,
+                                               const LayerCheckOptions &options) {
+  const Problem &pr = spec.problem;
+  const int64_t T = options.tokens, E = pr.experts, topk = pr.topk, K = pr.modelDim,
+                I = pr.interDim;
+  const StageSchedule &s1 = spec.stage1, &s2 = spec.stage2;
+  const bool interleave = pr.gateUp == GateUpLayout::Interleaved;
+  const bool mxA = spec.formats.activation != DType::BF16;
+  const bool fused = s1.fusedQuant != FusedQuant::None;
+  if (mxA && !fused)
+    return makeError("activation_dtype=" + toString(spec.formats.activation) +
+                     " with fused_quant=none needs the standalone quantization kernel between "
+                     "the stages, which this check does not run yet; use fused_quant=" +
+                     (spec.formats.activation == DType::MXFP4 ? "fp4" : "fp8"));
+  if (T <= 0 || T > kMaxSortTokens)
+    return makeError("--tokens must be in [1, " + llvm::Twine(kMaxSortTokens) + "], got " +
+                     llvm::Twine(T));
+  const CompiledKernel *sortK = findKernel(layer, "sort");
+  const CompiledKernel *stage1K = findKernel(layer, "stage1");
+  const CompiledKernel *stage2K = findKernel(layer, "stage2");
+  if (!sortK || !stage1K || !stage2K)
+    return makeError("the compiled layer lacks a sort, stage1 or stage2 kernel");
+
+  // Inputs and the reference, both from the spec.
+  num::GenOptions gen;
+  gen.seed = options.seed;
+  auto in = num::generateInputs(spec, T, gen);
+  if (!in)
+    return in.takeError();
+  auto ref = num::referenceLayer(spec, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2);
+  if (!ref)
+    return ref.takeError();
+
+  DeviceArena dev(backend);
+  LayerCheckResult result;
+  const int64_t bm = s1.tileM;
+  const int64_t paddedRows = num::maxNumTokensPadded(T, topk, E, bm);
+  const int64_t maxBlocks = num::maxNumMBlocks(T, topk, E, bm);
+
+  // --- sort ----------------------------------------------------------------
+  auto ids = dev.upload(in->topkIds);
+  auto weights = dev.upload(in->topkWeights);
+  auto sortedIds = dev.alloc(paddedRows * 4);
+  auto sortedWeights = dev.alloc(paddedRows * 4);
+  auto sortedExperts = dev.alloc(maxBlocks * 4);
+  auto numValid = dev.alloc(8);
+  for (auto *p : {&ids, &weights, &sortedIds, &sortedWeights, &sortedExperts, &numValid})
+    if (!*p)
+      return p->takeError();
+  ArgPack sortArgs{sortK->signature,
+                   {{"topk_ids", *ids},
+                    {"topk_weights", *weights},
+                    {"sorted_ids", *sortedIds},
+                    {"sorted_weights", *sortedWeights},
+                    {"sorted_experts", *sortedExperts},
+                    {"num_valid_ids", *numValid}},
+                   {{"tokens", static_cast<int32_t>(T)}}};
+  if (llvm::Error e = launch(backend, *sortK, sortArgs, {1, 1, 1}))
+    return std::move(e);
+  {
+    const num::MoeSorting &want = ref->sorting;
+    auto nv = dev.download<int32_t>(*numValid, 2);
+    auto gotIds = dev.download<int32_t>(*sortedIds, paddedRows);
+    auto gotW = dev.download<float>(*sortedWeights, paddedRows);
+    auto gotE = dev.download<int32_t>(*sortedExperts, maxBlocks);
+    if (!nv || !gotIds || !gotW || !gotE)
+      return makeError("cannot read the sorting outputs back");
+    int64_t bad = 0, compared = 2;
+    bad += (*nv)[0] != want.numValidIds[0];
+    bad += (*nv)[1] != want.numValidIds[1];
+    int64_t used = std::min<int64_t>(want.numValidIds[0], paddedRows);
+    for (int64_t i = 0; i < used; ++i, compared += 2) {
+      bad += (*gotIds)[i] != want.sortedTokenIds[i];
+      bad += std::memcmp(&(*gotW)[i], &want.sortedWeights[i], 4) != 0;
+    }
+    for (int64_t blk = 0; blk < used / bm; ++blk, ++compared)
+      bad += (*gotE)[blk] != want.sortedExpertIds[blk];
+    result.stages.push_back(exactCheck("sort", bad, compared));
+  }
+
+  // --- stage 1 ----------------------------------------------------------------
+  auto a1 = dev.upload(in->a1.data);
+  auto a1Scale = dev.upload(mxA ? num::e8m0Shuffle(in->a1.scales, T, K / 32)
+                                : std::vector<uint8_t>());
+  auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I,
+                                    num::packedBytes(in->w1.format, K), interleave);
+  if (!w1)
+    return w1.takeError();
+  auto w1Scale = weightScales(in->w1, E, 2 * I, interleave);
+  if (!w1Scale)
+    return w1Scale.takeError();
+  auto w1Dev = dev.upload(*w1);
+  auto w1ScaleDev = dev.upload(*w1Scale);
+  DType interFormat = spec.formats.activation;
+  int64_t out1Bytes = fused ? T * topk * num::packedBytes(num::elemFormatOf(interFormat), I)
+                            : T * topk * I * 2;
+  int64_t scaleRows = num::e8m0ShuffledRows(paddedRows), scaleCols = num::e8m0ShuffledCols(I / 32);
+  auto out1 = dev.alloc(out1Bytes);
+  auto out1Scale = dev.alloc(scaleRows * scaleCols);
+  for (auto *p : {&a1, &a1Scale, &w1Dev, &w1ScaleDev, &out1, &out1Scale})
+    if (!*p)
+      return p->takeError();
+  ArgPack s1Args{stage1K->signature,
+                 {{"a", *a1},
+                  {"a_scale", *a1Scale},
+                  {"w", *w1Dev},
+                  {"w_scale", *w1ScaleDev},
+                  {"sorted_ids", *sortedIds},
+                  {"sorted_experts", *sortedExperts},
+                  {"sorted_weights", *sortedWeights},
+                  {"num_valid_ids", *numValid},
+                  {"out", *out1},
+                  {"out_scale", *out1Scale}},
+                 {{"tokens", static_cast<int32_t>(T)}}};
+  runtime::Dim3 grid1{static_cast<uint32_t>(I / s1.tileN), static_cast<uint32_t>(maxBlocks),
+                      static_cast<uint32_t>(s1.kBatch)};
+  if (llvm::Error e = launch(backend, *stage1K, s1Args, grid1))
+    return std::move(e);
+
+  num::HostTensor kernelS1;
+  {
+    auto rows = dev.download<uint8_t>(*out1, out1Bytes);
+    if (!rows)
+      return rows.takeError();
+    if (fused) {
+      auto scales = dev.download<uint8_t>(*out1Scale, scaleRows * scaleCols);
+      if (!scales)
+        return scales.takeError();
+      auto t = num::stage1FromKernelLayout(spec, ref->sorting, *rows, *scales,
+                                           /*sortedRows=*/false);
+      if (!t)
+        return t.takeError();
+      kernelS1 = std::move(*t);
+    } else {
+      kernelS1.format = num::ElemFormat::BF16;
+      kernelS1.shape = {T, topk, I};
+      kernelS1.data = std::move(*rows);
+    }
+    num::CompareOptions tol = stageTolerance(interFormat, fused);
+    auto cmp = num::compareTensors(ref->stage1.out, kernelS1, ref->stage1.pairRouted, tol);
+    if (!cmp)
+      return cmp.takeError();
+    result.stages.push_back({"stage1", *cmp, tol});
+  }
+
+  // --- stage 2 ----------------------------------------------------------------
+  std::vector<uint8_t> sortedA2Scales;
+  auto w2 = num::shuffleWeight16x16(in->w2.data, E, K, num::packedBytes(in->w2.format, I));
+  if (!w2)
+    return w2.takeError();
+  auto w2Scale = weightScales(in->w2, E, K, /*interleave=*/false);
+  if (!w2Scale)
+    return w2Scale.takeError();
+  auto w2Dev = dev.upload(*w2);
+  auto w2ScaleDev = dev.upload(*w2Scale);
+  bool atomic = s2.reduce == ReduceMode::Atomic;
+  int64_t out2Elems = atomic ? T * K : T * topk * K;
+  auto out2 = dev.alloc(out2Elems * 2);
+  for (auto *p : {&w2Dev, &w2ScaleDev, &out2})
+    if (!*p)
+      return p->takeError();
+  ArgPack s2Args{stage2K->signature,
+                 {{"a", *out1},
+                  {"a_scale", *out1Scale},
+                  {"w", *w2Dev},
+                  {"w_scale", *w2ScaleDev},
+                  {"sorted_ids", *sortedIds},
+                  {"sorted_experts", *sortedExperts},
+                  {"sorted_weights", *sortedWeights},
+                  {"num_valid_ids", *numValid},
+                  {"out", *out2}},
+                 {{"tokens", static_cast<int32_t>(T)}}};
+  runtime::Dim3 grid2{static_cast<uint32_t>(K / s2.tileN), static_cast<uint32_t>(maxBlocks),
+                      static_cast<uint32_t>(s2.kBatch)};
+  if (llvm::Error e = launch(backend, *stage2K, s2Args, grid2))
+    return std::move(e);
+  auto out2Host = dev.download<uint8_t>(*out2, out2Elems * 2);
+  if (!out2Host)
+    return out2Host.takeError();
+  num::HostTensor kernelOut;
+  kernelOut.format = num::ElemFormat::BF16;
+  kernelOut.shape = {T, K};
+  if (atomic) {
+    kernelOut.data = std::move(*out2Host);
+  } else {
+    // Per-slot rows: the sum over top-k in slot order, in f32, rounded once.
+    num::HostTensor perSlot{num::ElemFormat::BF16, {T * topk, K}, std::move(*out2Host), {}};
+    std::vector<float> v = num::decode(perSlot), sum(T * K, 0.0f);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t k = 0; k < topk; ++k)
+        for (int64_t c = 0; c < K; ++c)
+          sum[t * K + c] += v[(t * topk + k) * K + c];
+    kernelOut = num::makeBf16({T, K}, sum);
+  }
+  {
+    // Packed bf16 atomics round every contribution and every partial sum to
+    // bf16; the reference models that (in sorted order) for atomic mode.
+    num::RefOptions opts;
+    if (atomic)
+      opts.sum = num::Stage2Sum::Bf16Atomic;
+    auto ref2 = num::referenceStage2(spec, kernelS1, ref->sorting, in->w2, opts);
+    if (!ref2)
+      return ref2.takeError();
+    num::CompareOptions tol = stageTolerance(DType::BF16, false);
+    auto cmp = num::compareTensors(ref2->out, kernelOut, {}, tol);
+    if (!cmp)
+      return cmp.takeError();
+    result.stages.push_back({"stage2", *cmp, tol});
+  }
+  {
+    // The whole layer: quantized intermediates may differ by a code, so the
+    // bound is the intermediate format's.
+    num::CompareOptions tol = stageTolerance(interFormat, fused);
+    tol.maxCosineDiff = fused ? (interFormat == DType::MXFP4 ? 1e-2 : 1e-3) : 1e-4;
+    tol.rtol = fused ? 0.25 : 5e-2;
+    tol.atol = 1e-2;
+    tol.maxMismatch = 5e-2;
+    auto cmp = num::compareTensors(ref->stage2.out, kernelOut, {}, tol);
+    if (!cmp)
+      return cmp.takeError();
+    result.stages.push_back({"layer", *cmp, tol});
+  }
+  return result;
+}
+
+} // namespace moegen

@@ -1,0 +1,87 @@
+//===- RunCommand.cpp - moegen run ----------------------------------------===//
+//
+//   moegen run SPEC.moe --tokens N --backend emu [--seed S] [--set key=value ...]
+//
+// Compiles the layer, runs sort -> stage 1 -> stage 2 on the backend with
+// inputs generated from the seed, and prints the decode-first error metrics
+// of each stage and of the layer against the reference. Exits non-zero when a
+// stage exceeds the tolerance its formats imply.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/moegen/Args.h"
+#include "tools/moegen/Commands.h"
+
+#include "compiler/Compiler.h"
+#include "compiler/spec/DslParser.h"
+#include "runtime/backend/EmuBackend.h"
+#include "runtime/check/LayerCheck.h"
+
+#include "llvm/Support/WithColor.h"
+
+namespace moegen::cli {
+
+int runRun(int argc, const char **argv) {
+  ArgReader args("run", argc, argv);
+  std::string path, backendName = "emu", value;
+  std::vector<std::string> overrides;
+  LayerCheckOptions options;
+  while (!args.done() && !args.failed()) {
+    if (args.flag("--tokens", value)) {
+      if (auto v = parsePositive(args, "--tokens", value))
+        options.tokens = *v;
+    } else if (args.flag("--seed", value)) {
+      if (llvm::StringRef(value).getAsInteger(10, options.seed))
+        args.error("--seed: expected an unsigned integer, got '" + value + "'");
+    } else if (args.flag("--backend", value)) {
+      backendName = value;
+    } else if (args.flag("--set", value)) {
+      overrides.push_back(value);
+    } else if (auto p = args.positional()) {
+      path = *p;
+    } else {
+      args.unknown();
+    }
+  }
+  if (!args.failed() && path.empty())
+    args.error("no spec given; usage: moegen run SPEC.moe --tokens N --backend emu [--seed S]");
+  if (!args.failed() && backendName != "emu")
+    args.error("--backend: '" + backendName +
+               "' is not available here; backends: emu (the hip backend runs through the "
+               "runtime API on a gfx950)");
+  if (args.failed())
+    return 2;
+
+  auto spec = parseMoeSpecFile(path);
+  if (!spec) {
+    llvm::errs() << llvm::toString(spec.takeError());
+    return 1;
+  }
+  for (const std::string &o : overrides)
+    if (llvm::Error e = applySpecOverride(*spec, o)) {
+      llvm::errs() << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+  auto fail = [](llvm::Error e) {
+    llvm::WithColor::error(llvm::errs(), "moegen run") << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  };
+  CompileOptions compileOptions;
+  if (llvm::Error e = verifyLayer(*spec, compileOptions)) {
+    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  auto layer = compileLayer(*spec, compileOptions);
+  if (!layer)
+    return fail(layer.takeError());
+  std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
+  auto result = runLayerCheck(*spec, *layer, *backend, options);
+  if (!result)
+    return fail(result.takeError());
+  llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
+               << ", " << options.tokens << " tokens, seed " << options.seed << "\n"
+               << result->table();
+  return result->passed() ? 0 : 1;
+}
+
+} // namespace moegen::cli
