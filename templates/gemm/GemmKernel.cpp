@@ -453,14 +453,18 @@ struct GemmBuilder {
             store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
           });
         } else {
-          // Scale by 2^(127-e) exactly, clamp to e4m3's 448 (the conversion
-          // does not saturate), convert.
-          Value inv = arith::BitcastOp::create(b, f32(), a.shl(a.sub(a.i32(254), e), a.i32(23)));
-          Value q = arith::MulFOp::create(b, v, inv);
-          q = arith::MinimumFOp::create(b, arith::MaximumFOp::create(b, q, a.f32(-448.0f)),
-                                        a.f32(448.0f));
-          Value packed = amdgpu::PackedTrunc2xFp8Op::create(
-              b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), q, Value(), 0, Value());
+          // v_cvt_scalef32_pk_fp8_f32 divides by the scale but does not
+          // saturate: clamp to 448 * scale (exact, a power of two) first.
+          Value scale = arith::BitcastOp::create(b, f32(), a.shl(e, a.i32(23)));
+          // 448 * 2^(e-127) = 1.75 * 2^(e+8-127), built from bits so that e = 0
+          // (scale 2^-127, a zero exponent field) is exact too.
+          Value limit = arith::BitcastOp::create(
+              b, f32(), a.bitOr(a.shl(a.add(e, a.i32(8)), a.i32(23)), a.i32(0x600000)));
+          Value q = arith::MinimumFOp::create(
+              b, arith::MaximumFOp::create(b, v, arith::NegFOp::create(b, limit)), limit);
+          Value src = vector::FromElementsOp::create(b, VectorType::get({1}, f32()), ValueRange{q});
+          Value packed = amdgpu::PackedScaledTruncOp::create(
+              b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), src, scale, 0, Value());
           Value f8 = vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{0});
           Value byte = arith::BitcastOp::create(b, b.getI8Type(), f8);
           ifThen(row.valid, [&] { store(byte, out, a.add(a.mul(pair, a.idx(I)), col)); });

@@ -125,7 +125,7 @@ struct BlockQuantizer {
       Value word;
       for (int64_t p = 0; p < pairsPerWord; ++p) {
         int64_t e = 2 * (w * pairsPerWord + p);
-        Value pair = vector::ExtractStridedSliceOp::create(b, xf, {e}, {2}, {1});
+        Value pair = vector::ShuffleOp::create(b, xf, xf, ArrayRef<int64_t>{e, e + 1});
         word = amdgpu::PackedScaledTruncOp::create(b, packedType, pair, scale, uint32_t(p), word);
       }
       Value asI32 = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), word);

@@ -51,6 +51,7 @@ gpu::GPUFuncOp buildReduceKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
     b.setInsertionPointToStart(slots.getBody());
     Value acc = slots.getRegionIterArgs()[0];
     Value row = a.add(firstRow, slots.getInductionVar());
+    // The id is uniform across the workgroup: a scalar load and branch.
     Value id = memref::LoadOp::create(b, topkIds, row);
     // Unsigned compare: negative ids are not routed either.
     Value routed = a.cmp(CmpIPredicate::ult, id, a.i32(plan.experts));
