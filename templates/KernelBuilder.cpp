@@ -44,4 +44,18 @@ gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   return func;
 }
 
+Value emitE8m0ShuffleOffset(Arith &a, Value row, Value col, int64_t cols) {
+  int64_t paddedCols = (cols + 7) / 8 * 8;
+  auto andI = [&](Value x, int64_t m) { return arith::AndIOp::create(a.b, x, a.idx(m)); };
+  auto shr = [&](Value x, int64_t n) { return arith::ShRUIOp::create(a.b, x, a.idx(n)); };
+  Value r0 = shr(row, 5), r1 = andI(shr(row, 4), 1), r2 = andI(row, 15);
+  Value c0 = shr(col, 3), c1 = andI(shr(col, 2), 1), c2 = andI(col, 3);
+  Value off = a.mul(r0, a.idx(32 * paddedCols));
+  off = a.add(off, a.mul(c0, a.idx(256)));
+  off = a.add(off, a.mul(c2, a.idx(64)));
+  off = a.add(off, a.mul(r2, a.idx(4)));
+  off = a.add(off, a.mul(c1, a.idx(2)));
+  return a.add(off, r1);
+}
+
 } // namespace moegen

@@ -76,6 +76,12 @@ struct Arith {
   }
 };
 
+/// Byte offset of scale (row, col) of a [rows, cols] e8m0 matrix in the
+/// e8m0_shuffle layout (columns padded to a multiple of 8): with
+/// row = 32 r0 + 16 r1 + r2 and col = 8 c0 + 4 c1 + c2,
+/// r0 * 32 * paddedCols + c0 * 256 + c2 * 64 + r2 * 4 + c1 * 2 + r1.
+mlir::Value emitE8m0ShuffleOffset(Arith &a, mlir::Value row, mlir::Value col, int64_t cols);
+
 } // namespace moegen
 
 #endif // MOEGEN_TEMPLATES_KERNELBUILDER_H

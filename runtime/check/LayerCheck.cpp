@@ -6,6 +6,7 @@
 #include "runtime/numerics/KernelLayouts.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
+#include "templates/finish/FinishKernel.h"
 #include "templates/sort/SortPlan.h"
 
 #include "llvm/Support/Format.h"
@@ -301,8 +302,36 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                  {{"tokens", static_cast<int32_t>(T)}}};
   runtime::Dim3 grid1{static_cast<uint32_t>(I / s1.tileN), static_cast<uint32_t>(maxBlocks),
                       static_cast<uint32_t>(s1.kBatch)};
-  if (llvm::Error e = launch(backend, *stage1K, s1Args, grid1))
+  const CompiledKernel *finishK = findKernel(layer, "finish");
+  if (s1.kBatch > 1) {
+    // Split-K: the GEMM writes f32 partials (zeroed: atomic mode adds into
+    // them), the finishing kernel produces the stage-1 output.
+    if (!finishK)
+      return makeError("stage1 k_batch > 1 needs the finishing kernel, which is missing");
+    int64_t splits = s1.kBatchMode == KBatchMode::Deterministic ? s1.kBatch : 1;
+    auto partials = dev.alloc(splits * T * topk * 2 * I * 4);
+    if (!partials)
+      return partials.takeError();
+    s1Args.pointers.erase("out");
+    s1Args.pointers["partials"] = *partials;
+    if (llvm::Error e = launch(backend, *stage1K, s1Args, grid1))
+      return std::move(e);
+    ArgPack finishArgs{finishK->signature,
+                       {{"partials", *partials},
+                        {"sorted_ids", *sortedIds},
+                        {"sorted_weights", *sortedWeights},
+                        {"num_valid_ids", *numValid},
+                        {"out", *out1},
+                        {"out_scale", *out1Scale}},
+                       {{"tokens", static_cast<int32_t>(T)}}};
+    int64_t threads = paddedRows * (I / 32);
+    runtime::Dim3 gridF{static_cast<uint32_t>((threads + kFinishThreads - 1) / kFinishThreads),
+                        1, 1};
+    if (llvm::Error e = launch(backend, *finishK, finishArgs, gridF))
+      return std::move(e);
+  } else if (llvm::Error e = launch(backend, *stage1K, s1Args, grid1)) {
     return std::move(e);
+  }
 
   num::HostTensor kernelS1;
   {

@@ -4,6 +4,7 @@
 
 #include "compiler/spec/DslParser.h"
 #include "templates/epilogue/ActivationLowering.h"
+#include "templates/epilogue/MxQuantize.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -52,6 +53,9 @@ KernelSignature gemmKernelSignature(StringRef symbol, const MoeSpec &spec, const
                        {"num_valid_ids", K::Pointer},
                        {"out", K::Pointer}},
                       p.threads};
+  bool partials = p.stage == StageId::Stage1 && p.schedule.kBatch > 1;
+  if (partials)
+    sig.args.back().name = "partials";
   if (p.stage == StageId::Stage1)
     sig.args.push_back({"out_scale", K::Pointer});
   sig.args.push_back({"tokens", K::I32});
@@ -102,17 +106,8 @@ struct GemmBuilder {
   Value andI(Value x, int64_t m) { return arith::AndIOp::create(b, x, a.idx(m)); }
   Value shr(Value x, int64_t n) { return arith::ShRUIOp::create(b, x, a.idx(n)); }
 
-  /// Byte offset of (row, col) in the e8m0_shuffle layout with `cols` logical columns.
   Value scaleOffset(Value row, Value col, int64_t cols) {
-    int64_t paddedCols = (cols + 7) / 8 * 8;
-    Value r0 = shr(row, 5), r1 = andI(shr(row, 4), 1), r2 = andI(row, 15);
-    Value c0 = shr(col, 3), c1 = andI(shr(col, 2), 1), c2 = andI(col, 3);
-    Value off = a.mul(r0, a.idx(32 * paddedCols));
-    off = a.add(off, a.mul(c0, a.idx(256)));
-    off = a.add(off, a.mul(c2, a.idx(64)));
-    off = a.add(off, a.mul(r2, a.idx(4)));
-    off = a.add(off, a.mul(c1, a.idx(2)));
-    return a.add(off, r1);
+    return emitE8m0ShuffleOffset(a, row, col, cols);
   }
 
   Value loadScale(Value mem, Value row, Value col, int64_t cols) {
@@ -363,7 +358,38 @@ struct GemmBuilder {
     body();
   }
 
+  /// Stage 1 with k_batch > 1: the pre-activation gate/up partial sums of
+  /// this split, f32 [T*topk, 2I] (see FinishKernel.h).
+  void storePartials(ArrayRef<Value> acc) {
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
+    bool atomic = s.kBatchMode == KBatchMode::Atomic;
+    // Deterministic mode: split bid.z owns buffer bid.z.
+    Value splitBase = atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t r = 0; r < 4; ++r) {
+        RowInfo row = rowInfo(a.add(a.idx(mt * 16 + r), a.mul(laneGroup, a.idx(4))));
+        Value rowBase = a.add(splitBase, a.mul(a.add(a.mul(row.token, a.idx(topk)), row.slot),
+                                                a.idx(2 * I)));
+        ifThen(row.valid, [&] {
+          for (int64_t nt = 0; nt < nTiles; ++nt)
+            for (int half = 0; half < 2; ++half) {
+              Value col = a.add(a.add(colBase, a.idx(nt * 16 + half * I)), laneRow);
+              Value v = element(acc[accIndex(mt, nt, half)], r);
+              Value index = a.add(rowBase, col);
+              if (atomic)
+                LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd,
+                                          elementPtr(out, f32(), index), v,
+                                          LLVM::AtomicOrdering::monotonic, "agent", 4);
+              else
+                store(v, out, index);
+            }
+        });
+      }
+  }
+
   void epilogue(ArrayRef<Value> acc) {
+    if (stage1 && s.kBatch > 1)
+      return storePartials(acc);
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
     Value isEven = a.cmp(CmpIPredicate::eq, andI(lane, 1), a.idx(0));
     for (int64_t mt = 0; mt < mTiles; ++mt) {
@@ -427,46 +453,20 @@ struct GemmBuilder {
                                              LLVM::FAbsOp::create(b, f32(), v1));
       for (int32_t off : {8, 4, 2, 1})
         amax = arith::MaximumFOp::create(b, amax, shuffleXor(amax, off));
-      // e = max(exponent of amax rounded to a power of two at 1.5x, minus the
-      // format's headroom (2 for e2m1's 6 = 1.5*2^2, 8 for e4m3's 448), 0).
-      Value bits = arith::BitcastOp::create(b, i32, amax);
-      Value rounded = arith::AndIOp::create(b, a.add(bits, a.i32(0x400000)), a.i32(0x7F800000));
-      Value e = a.sub(arith::ShRUIOp::create(b, rounded, a.i32(23)), a.i32(fp4 ? 2 : 8));
-      e = arith::MaxSIOp::create(b, e, a.i32(0));
+      Value e = emitEpilogueScale(b, arith::BitcastOp::create(b, i32, amax), fp4);
       Value firstCol = a.add(colBase, a.idx(cb * 32));
       for (int64_t h = 0; h < 2; ++h) {
         Value v = vals[2 * cb + h];
         Value col = a.add(a.add(firstCol, a.idx(h * 16)), laneRow);
         if (fp4) {
-          // v_cvt_scalef32_pk_fp4_f32 divides by the scale's exponent field.
-          Value scale = arith::BitcastOp::create(b, f32(), a.shl(e, a.i32(23)));
-          Value other = shuffleXor(v, 1);
-          Value src = vector::FromElementsOp::create(b, VectorType::get({2}, f32()),
-                                                     ValueRange{v, other});
-          Value packed = amdgpu::PackedScaledTruncOp::create(
-              b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), src, scale, 0, Value());
-          Value bytes =
-              vector::BitCastOp::create(b, VectorType::get({4}, b.getI8Type()), packed);
-          Value byte = vector::ExtractOp::create(b, bytes, ArrayRef<int64_t>{0});
+          // Columns 2j and 2j+1 sit in adjacent lanes; the even one stores.
+          Value byte = emitFp4Byte(b, v, shuffleXor(v, 1), e);
           Value cond = arith::AndIOp::create(b, row.valid, isEven);
           ifThen(cond, [&] {
             store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
           });
         } else {
-          // v_cvt_scalef32_pk_fp8_f32 divides by the scale but does not
-          // saturate: clamp to 448 * scale (exact, a power of two) first.
-          Value scale = arith::BitcastOp::create(b, f32(), a.shl(e, a.i32(23)));
-          // 448 * 2^(e-127) = 1.75 * 2^(e+8-127), built from bits so that e = 0
-          // (scale 2^-127, a zero exponent field) is exact too.
-          Value limit = arith::BitcastOp::create(
-              b, f32(), a.bitOr(a.shl(a.add(e, a.i32(8)), a.i32(23)), a.i32(0x600000)));
-          Value q = arith::MinimumFOp::create(
-              b, arith::MaximumFOp::create(b, v, arith::NegFOp::create(b, limit)), limit);
-          Value src = vector::FromElementsOp::create(b, VectorType::get({1}, f32()), ValueRange{q});
-          Value packed = amdgpu::PackedScaledTruncOp::create(
-              b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), src, scale, 0, Value());
-          Value f8 = vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{0});
-          Value byte = arith::BitcastOp::create(b, b.getI8Type(), f8);
+          Value byte = emitFp8Byte(b, v, e);
           ifThen(row.valid, [&] { store(byte, out, a.add(a.mul(pair, a.idx(I)), col)); });
         }
       }
@@ -534,7 +534,9 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   bool stage1 = plan.stage == StageId::Stage1;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
   Type aElem = isMX(plan.aFormat) ? i8 : bf16;
-  Type outElem = stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8 : bf16;
+  Type outElem = stage1 && plan.schedule.kBatch > 1                      ? f32
+                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
+                                                                          : bf16;
   SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};
   if (stage1)
     elems.push_back(i8);

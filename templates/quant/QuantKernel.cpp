@@ -12,9 +12,8 @@ namespace moegen {
 
 KernelSignature quantKernelSignature(StringRef symbol, const QuantPlan &plan) {
   using K = KernelArgKind;
-  KernelSignature sig{symbol.str(),
-                      {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}},
-                      plan.threads};
+  KernelSignature sig{
+      symbol.str(), {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}}, plan.threads};
   if (plan.order == QuantScaleOrder::Rows) {
     sig.args.push_back({"rows", K::I32});
   } else {
@@ -99,13 +98,14 @@ struct BlockQuantizer {
                                      /*nontemporal=*/false, llvm::MaybeAlign(16));
 
     // amax on the integer bits: |x| orders like its bits, and NaN > inf >
-    // finite, so a NaN or inf in the block yields exponent 255.
+    // finite, so a NaN or inf in the block yields exponent 255. Shifting the
+    // sign out (rather than masking it) keeps the 16-bit lanes packed.
     Value bits = vector::BitCastOp::create(b, VectorType::get({n}, i16), v);
-    Value signMask = vector::BroadcastOp::create(b, VectorType::get({n}, i16),
-                                                 arith::ConstantIntOp::create(b, 0x7FFF, 16));
-    Value mag = arith::AndIOp::create(b, bits, signMask);
-    Value amax16 = vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag);
-    Value amaxBits = a.shl(arith::ExtUIOp::create(b, b.getI32Type(), amax16), a.i32(16));
+    Value one = vector::BroadcastOp::create(b, VectorType::get({n}, i16),
+                                            arith::ConstantIntOp::create(b, 1, 16));
+    Value mag2 = arith::ShLIOp::create(b, bits, one); // 2|x|, sign dropped
+    Value amax2 = vector::ReductionOp::create(b, vector::CombiningKind::MAXUI, mag2);
+    Value amaxBits = a.shl(arith::ExtUIOp::create(b, b.getI32Type(), amax2), a.i32(15));
     Value byte = roundUpScale(amaxBits);
     // The conversions read only the exponent field of the scale operand.
     Value scale = arith::BitcastOp::create(b, f32, a.shl(byte, a.i32(23)));
@@ -131,8 +131,8 @@ struct BlockQuantizer {
       Value asI32 = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), word);
       packed.push_back(vector::ExtractOp::create(b, asI32, int64_t(0)));
     }
-    Value data = vector::FromElementsOp::create(b, VectorType::get({words}, b.getI32Type()),
-                                                packed);
+    Value data =
+        vector::FromElementsOp::create(b, VectorType::get({words}, b.getI32Type()), packed);
     // q is addressed in 32-bit words: a block is 4 (fp4) or 8 (fp8) of them.
     Value qOff = a.add(a.mul(srcRow, a.idx(plan.rowBytes() / 4)), a.mul(blk, a.idx(words)));
     vector::StoreOp::create(b, data, q, ValueRange{qOff}, /*nontemporal=*/false,
@@ -143,8 +143,8 @@ struct BlockQuantizer {
 
 } // namespace
 
-gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                                StringRef symbol, const QuantPlan &plan) {
+gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
+                                const QuantPlan &plan) {
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
   KernelSignature sig = quantKernelSignature(symbol, plan);
   const bool sorted = plan.order == QuantScaleOrder::Sorted;

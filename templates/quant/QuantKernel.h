@@ -27,9 +27,8 @@ namespace moegen {
 KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan);
 
 /// Adds the quantization kernel to `module`.
-mlir::gpu::GPUFuncOp buildQuantKernel(mlir::ImplicitLocOpBuilder &b,
-                                      mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
-                                      const QuantPlan &plan);
+mlir::gpu::GPUFuncOp buildQuantKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                      llvm::StringRef symbol, const QuantPlan &plan);
 
 } // namespace moegen
 

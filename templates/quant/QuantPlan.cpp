@@ -30,8 +30,8 @@ void checkQuantPlan(const QuantPlan &plan, llvm::StringRef family, const TargetI
     issues.push_back({family.str(), param, msg});
   };
   if (plan.format != DType::MXFP4 && plan.format != DType::MXFP8)
-    issue("formats", "activation quantization targets mxfp4 or mxfp8, not " +
-                         toString(plan.format).str());
+    issue("formats",
+          "activation quantization targets mxfp4 or mxfp8, not " + toString(plan.format).str());
   if (plan.cols <= 0 || plan.cols % QuantPlan::kBlock != 0)
     issue("formats", "quantized width " + std::to_string(plan.cols) +
                          " is not a multiple of the 32-element MX block");

@@ -43,7 +43,7 @@ struct QuantPlan {
   QuantScaleOrder order = QuantScaleOrder::Rows;
   QuantSourceRows source = QuantSourceRows::Slots; // Sorted only
   int64_t topk = 1;                                // Sorted only
-  int64_t experts = 0, blockM = 0; // Sorted only: sizes of the sorted ids
+  int64_t experts = 0, blockM = 0;                 // Sorted only: sizes of the sorted ids
   int64_t threads = 256;
 
   static constexpr int64_t kBlock = 32;
@@ -56,7 +56,7 @@ struct QuantPlan {
   /// Rows of the bf16 source and of the quantized data for `tokens` tokens.
   int64_t sourceRows(int64_t tokens) const {
     return order == QuantScaleOrder::Sorted && source == QuantSourceRows::Slots ? tokens * topk
-                                                                                 : tokens;
+                                                                                : tokens;
   }
   /// Rows the scales are indexed by: source rows, or sorted positions
   /// (sort's maxPaddedRows).

@@ -19,8 +19,8 @@ KernelSignature reduceKernelSignature(StringRef symbol, const ReducePlan &plan) 
           plan.threads};
 }
 
-gpu::GPUFuncOp buildReduceKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                                 StringRef symbol, const ReducePlan &plan) {
+gpu::GPUFuncOp buildReduceKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
+                                 const ReducePlan &plan) {
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i32 = b.getI32Type();
   KernelSignature sig = reduceKernelSignature(symbol, plan);
   gpu::GPUFuncOp func = createKernel(b, module, sig, {bf16, i32, bf16, i32}, {});
@@ -35,9 +35,9 @@ gpu::GPUFuncOp buildReduceKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
   Value group = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value token = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   Value vec = a.add(a.mul(group, a.idx(plan.threads)), tid);
-  Value inRange = arith::AndIOp::create(
-      b, a.cmp(CmpIPredicate::ult, vec, a.idx(plan.vectorsPerRow())),
-      a.cmp(CmpIPredicate::ult, token, a.toIndex(tokens)));
+  Value inRange =
+      arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, vec, a.idx(plan.vectorsPerRow())),
+                            a.cmp(CmpIPredicate::ult, token, a.toIndex(tokens)));
   auto ifIn = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifIn.thenBlock());
 

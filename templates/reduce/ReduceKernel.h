@@ -20,9 +20,8 @@ namespace moegen {
 KernelSignature reduceKernelSignature(llvm::StringRef symbol, const ReducePlan &plan);
 
 /// Adds the reduction kernel to `module`.
-mlir::gpu::GPUFuncOp buildReduceKernel(mlir::ImplicitLocOpBuilder &b,
-                                       mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
-                                       const ReducePlan &plan);
+mlir::gpu::GPUFuncOp buildReduceKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                       llvm::StringRef symbol, const ReducePlan &plan);
 
 } // namespace moegen
 

@@ -32,9 +32,9 @@ std::optional<ReducePlan> planReduce(const MoeSpec &spec, const TargetInfo &targ
   p.topk = spec.problem.topk;
   p.experts = spec.problem.experts;
   if (spec.formats.output != DType::BF16)
-    issues.push_back({"stage2", "formats",
-                      "reduce mode writes bf16 output, not " +
-                          toString(spec.formats.output).str()});
+    issues.push_back(
+        {"stage2", "formats",
+         "reduce mode writes bf16 output, not " + toString(spec.formats.output).str()});
   checkReducePlan(p, target, issues);
   return p;
 }

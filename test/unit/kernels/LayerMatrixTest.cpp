@@ -26,6 +26,9 @@ struct Case {
   int64_t tokens;
 };
 
+// gtest prints the case by name.
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
+
 std::string baseSpec(const Case &c) {
   return std::string("moe t {\n  model_dim = 256\n  inter_dim = 128\n  experts = 8\n  topk = 2\n"
                      "  activation_dtype = ") +
@@ -80,6 +83,18 @@ std::vector<Case> cases() {
       {"a16w4_kw4", "bf16", "none", {"stage1.tile=32x32x64", "stage1.k_wave=4"}, 11},
       {"a4w4_kw4", "mxfp4", "fp4", {"model_dim=512", "stage1.tile=32x32x128", "stage1.k_wave=4"},
        7},
+      // k_batch: atomic and deterministic split-K, with each fused quantization.
+      {"a4w4_kb2", "mxfp4", "fp4", {"stage1.tile=32x32x128", "stage1.k_batch=2"}, 13},
+      {"a4w4_kb4_det", "mxfp4", "fp4", {"model_dim=512", "stage1.tile=32x32x128",
+                                         "stage1.k_batch=4", "stage1.k_batch_mode=deterministic"},
+       13},
+      {"a8w4_kb2_det", "mxfp8", "fp8", {"stage1.tile=32x32x128", "stage1.k_batch=2",
+                                         "stage1.k_batch_mode=deterministic"}, 13},
+      {"a16w4_kb8", "bf16", "none", {"stage1.tile=32x32x32", "stage1.k_batch=8",
+                                      "activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 13},
+      {"a16w4_kb2_kw2_doweight1", "bf16", "none", {"stage1.tile=32x32x64", "stage1.k_batch=2",
+                                                    "stage1.k_wave=2", "doweight=stage1"}, 13},
+      {"a4w4_stage2_kb2", "mxfp4", "fp4", {"inter_dim=256", "stage2.k_batch=2"}, 13},
       // Stage 2: reduce mode, doweight in stage 1.
       {"a4w4_reduce", "mxfp4", "fp4", {"stage2.reduce=reduce"}, 13},
       {"a16w4_reduce_doweight1", "bf16", "none", {"stage2.reduce=reduce", "doweight=stage1"}, 13},
