@@ -19,6 +19,11 @@ struct PlannedKernel {
 std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInfo &target,
                                             ScheduleIssues &issues);
 
+/// The stage a kernel family serves ("stage1" for sort, input quantization
+/// and the split-K finish; "stage2" for the inter-stage quantization and the
+/// reduction): where its diagnostics point.
+llvm::StringRef ownerFamily(llvm::StringRef family);
+
 /// Builds the kernel `k` of `spec` into `module`.
 mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
                                       mlir::gpu::GPUModuleOp module, const MoeSpec &spec,

@@ -3,6 +3,8 @@
 #include "templates/LayerRules.h"
 
 #include "templates/gemm/GemmPlan.h"
+#include "templates/quant/QuantPlan.h"
+#include "templates/reduce/ReducePlan.h"
 #include "templates/sort/SortPlan.h"
 
 namespace moegen {
@@ -12,6 +14,9 @@ ScheduleIssues checkLayer(const MoeSpec &spec, const TargetInfo &target) {
   planSort(spec, target, issues);
   planGemm(spec, StageId::Stage1, target, issues);
   planGemm(spec, StageId::Stage2, target, issues);
+  planInputQuant(spec, target, issues);
+  planInterQuant(spec, target, issues);
+  planReduce(spec, target, issues);
   return issues;
 }
 

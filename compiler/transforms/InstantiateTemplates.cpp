@@ -49,9 +49,10 @@ struct InstantiateTemplatesPass
       }
       mlir::ImplicitLocOpBuilder b(layer.getLoc(), layer);
       for (const PlannedKernel &k : kernels) {
-        // Each kernel takes the location of the op of its family.
+        // Each kernel takes the location of the op of the stage it serves.
         for (mlir::Operation &op : layer.getBody().front())
-          if (op.getName().stripDialect() == k.family)
+          if (op.getName().stripDialect() == k.family ||
+              op.getName().stripDialect() == ownerFamily(k.family))
             b.setLoc(op.getLoc());
         b.setInsertionPoint(layer);
         auto kernelModule = createKernelModule(b, k.signature.symbol, target);

@@ -7,6 +7,8 @@
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
 #include "templates/finish/FinishKernel.h"
+#include "templates/quant/QuantPlan.h"
+#include "templates/reduce/ReducePlan.h"
 #include "templates/sort/SortPlan.h"
 
 #include "llvm/Support/Format.h"
@@ -195,11 +197,6 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   const bool interleave = pr.gateUp == GateUpLayout::Interleaved;
   const bool mxA = spec.formats.activation != DType::BF16;
   const bool fused = s1.fusedQuant != FusedQuant::None;
-  if (mxA && !fused)
-    return makeError("activation_dtype=" + toString(spec.formats.activation) +
-                     " with fused_quant=none needs the standalone quantization kernel between "
-                     "the stages, which this check does not run yet; use fused_quant=" +
-                     (spec.formats.activation == DType::MXFP4 ? "fp4" : "fp8"));
   if (T <= 0 || T > kMaxSortTokens)
     return makeError("--tokens must be in [1, " + llvm::Twine(kMaxSortTokens) + "], got " +
                      llvm::Twine(T));
@@ -267,9 +264,46 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   }
 
   // --- stage 1 ----------------------------------------------------------------
-  auto a1 = dev.upload(in->a1.data);
-  auto a1Scale = dev.upload(mxA ? num::e8m0Shuffle(in->a1.scales, T, K / 32)
-                                : std::vector<uint8_t>());
+  // Stage-1 A: the bf16 input, quantized on the device when the activation
+  // format is MX (checked exactly against the host quantization).
+  std::optional<TargetInfo> target = TargetInfo::forChip("gfx950");
+  ScheduleIssues planIssues;
+  llvm::Expected<DevicePtr> a1 = DevicePtr(0), a1Scale = DevicePtr(0);
+  if (const CompiledKernel *quantK = findKernel(layer, "quant_input")) {
+    std::optional<QuantPlan> q = planInputQuant(spec, *target, planIssues);
+    auto x = dev.upload(num::makeBf16({T, K}, in->hidden).data);
+    a1 = dev.alloc(T * q->rowBytes());
+    a1Scale = dev.alloc(q->scaleBytes(T));
+    for (auto *p : {&x, &a1, &a1Scale})
+      if (!*p)
+        return p->takeError();
+    ArgPack qArgs{quantK->signature,
+                  {{"x", *x}, {"q", *a1}, {"scales", *a1Scale}},
+                  {{"rows", static_cast<int32_t>(T)}}};
+    auto g = q->grid(T);
+    if (llvm::Error e = launch(backend, *quantK, qArgs,
+                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+      return std::move(e);
+    auto data = dev.download<uint8_t>(*a1, T * q->rowBytes());
+    auto shuffled = dev.download<uint8_t>(*a1Scale, q->scaleBytes(T));
+    if (!data || !shuffled)
+      return makeError("cannot read the quantized input back");
+    auto scales = num::e8m0Unshuffle(*shuffled, T, K / 32);
+    if (!scales)
+      return scales.takeError();
+    num::HostTensor got{in->a1.format, in->a1.shape, std::move(*data), std::move(*scales)};
+    num::CompareOptions exact;
+    exact.rtol = exact.atol = 0;
+    auto cmp = num::compareTensors(in->a1, got, {}, exact);
+    if (!cmp)
+      return cmp.takeError();
+    bool sameScales = got.scales == in->a1.scales;
+    cmp->passed = cmp->passed && sameScales;
+    result.stages.push_back({"quant1", *cmp, exact});
+  } else {
+    a1 = dev.upload(in->a1.data);
+    a1Scale = dev.alloc(4);
+  }
   auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I,
                                     num::packedBytes(in->w1.format, K), interleave);
   if (!w1)
@@ -360,7 +394,54 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   }
 
   // --- stage 2 ----------------------------------------------------------------
-  std::vector<uint8_t> sortedA2Scales;
+  // Stage-2 A: stage 1's output, or its quantization by the inter-stage kernel
+  // (checked exactly against the host quantization of the same values).
+  DevicePtr a2 = *out1, a2Scale = *out1Scale;
+  num::HostTensor kernelA2 = kernelS1;
+  if (const CompiledKernel *quantK = findKernel(layer, "quant_inter")) {
+    std::optional<QuantPlan> q = planInterQuant(spec, *target, planIssues);
+    auto data = dev.alloc(T * topk * q->rowBytes());
+    auto scales = dev.alloc(q->scaleBytes(T));
+    if (!data || !scales)
+      return makeError("cannot allocate the stage-2 input");
+    ArgPack qArgs{quantK->signature,
+                  {{"x", *out1},
+                   {"q", *data},
+                   {"scales", *scales},
+                   {"sorted_ids", *sortedIds},
+                   {"num_valid_ids", *numValid}},
+                  {{"tokens", static_cast<int32_t>(T)}}};
+    auto g = q->grid(T);
+    if (llvm::Error e = launch(backend, *quantK, qArgs,
+                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+      return std::move(e);
+    a2 = *data;
+    a2Scale = *scales;
+    auto rows = dev.download<uint8_t>(*data, T * topk * q->rowBytes());
+    auto shuffled = dev.download<uint8_t>(*scales, q->scaleBytes(T));
+    if (!rows || !shuffled)
+      return makeError("cannot read the stage-2 input back");
+    // The inter-stage kernel writes the layout a fused stage 1 would.
+    MoeSpec layoutSpec = spec;
+    layoutSpec.stage1.fusedQuant =
+        spec.formats.activation == DType::MXFP4 ? FusedQuant::FP4 : FusedQuant::FP8;
+    auto got = num::stage1FromKernelLayout(layoutSpec, ref->sorting, *rows, *shuffled,
+                                           /*sortedRows=*/false);
+    if (!got)
+      return got.takeError();
+    num::Stage1Result fromKernel;
+    fromKernel.out = kernelS1;
+    auto want = num::stage2Input(spec, fromKernel);
+    if (!want)
+      return want.takeError();
+    num::CompareOptions exact;
+    exact.rtol = exact.atol = 0;
+    auto cmp = num::compareTensors(*want, *got, ref->stage1.pairRouted, exact);
+    if (!cmp)
+      return cmp.takeError();
+    result.stages.push_back({"quant2", *cmp, exact});
+    kernelA2 = std::move(*got);
+  }
   auto w2 = num::shuffleWeight16x16(in->w2.data, E, K, num::packedBytes(in->w2.format, I));
   if (!w2)
     return w2.takeError();
@@ -376,8 +457,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
     if (!*p)
       return p->takeError();
   ArgPack s2Args{stage2K->signature,
-                 {{"a", *out1},
-                  {"a_scale", *out1Scale},
+                 {{"a", a2},
+                  {"a_scale", a2Scale},
                   {"w", *w2Dev},
                   {"w_scale", *w2ScaleDev},
                   {"sorted_ids", *sortedIds},
@@ -390,23 +471,34 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                       static_cast<uint32_t>(s2.kBatch)};
   if (llvm::Error e = launch(backend, *stage2K, s2Args, grid2))
     return std::move(e);
-  auto out2Host = dev.download<uint8_t>(*out2, out2Elems * 2);
-  if (!out2Host)
-    return out2Host.takeError();
   num::HostTensor kernelOut;
   kernelOut.format = num::ElemFormat::BF16;
   kernelOut.shape = {T, K};
   if (atomic) {
-    kernelOut.data = std::move(*out2Host);
+    auto host = dev.download<uint8_t>(*out2, out2Elems * 2);
+    if (!host)
+      return host.takeError();
+    kernelOut.data = std::move(*host);
   } else {
-    // Per-slot rows: the sum over top-k in slot order, in f32, rounded once.
-    num::HostTensor perSlot{num::ElemFormat::BF16, {T * topk, K}, std::move(*out2Host), {}};
-    std::vector<float> v = num::decode(perSlot), sum(T * K, 0.0f);
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t k = 0; k < topk; ++k)
-        for (int64_t c = 0; c < K; ++c)
-          sum[t * K + c] += v[(t * topk + k) * K + c];
-    kernelOut = num::makeBf16({T, K}, sum);
+    // Per-slot rows: the reduction kernel sums the top-k slots of each token.
+    const CompiledKernel *reduceK = findKernel(layer, "reduce");
+    if (!reduceK)
+      return makeError("reduce=reduce needs the reduction kernel, which is missing");
+    std::optional<ReducePlan> r = planReduce(spec, *target, planIssues);
+    auto summed = dev.alloc(T * K * 2);
+    if (!summed)
+      return summed.takeError();
+    ArgPack rArgs{reduceK->signature,
+                  {{"slot_rows", *out2}, {"topk_ids", *ids}, {"out", *summed}},
+                  {{"tokens", static_cast<int32_t>(T)}}};
+    auto g = r->grid(T);
+    if (llvm::Error e = launch(backend, *reduceK, rArgs,
+                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+      return std::move(e);
+    auto host = dev.download<uint8_t>(*summed, T * K * 2);
+    if (!host)
+      return host.takeError();
+    kernelOut.data = std::move(*host);
   }
   {
     // Packed bf16 atomics round every contribution and every partial sum to
@@ -414,7 +506,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
     num::RefOptions opts;
     if (atomic)
       opts.sum = num::Stage2Sum::Bf16Atomic;
-    auto ref2 = num::referenceStage2(spec, kernelS1, ref->sorting, in->w2, opts);
+    auto ref2 = num::referenceStage2(spec, kernelA2, ref->sorting, in->w2, opts);
     if (!ref2)
       return ref2.takeError();
     num::CompareOptions tol = stageTolerance(DType::BF16, false);

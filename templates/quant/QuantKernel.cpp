@@ -33,7 +33,6 @@ struct BlockQuantizer {
   const QuantPlan &plan;
   Value x, q, scales;
 
-  Value i32v(Value v) { return a.toI32(v); }
   Value shrui(Value v, int64_t s) { return arith::ShRUIOp::create(b, v, a.i32(s)); }
   Value andi(Value v, int64_t m) { return arith::AndIOp::create(b, v, a.i32(m)); }
 

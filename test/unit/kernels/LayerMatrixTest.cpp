@@ -66,6 +66,11 @@ std::vector<Case> cases() {
       {"a8w4_interleaved", "mxfp8", "fp8", {"gate_up=interleaved"}, 13},
       {"a16w4_separated", "bf16", "none", {}, 13},
       {"a16w4_interleaved", "bf16", "none", {"gate_up=interleaved"}, 13},
+      // MX activations without fused quantization: the inter-stage kernel.
+      {"a4w4_unfused", "mxfp4", "none", {}, 13},
+      {"a8w4_unfused_interleaved", "mxfp8", "none", {"gate_up=interleaved"}, 13},
+      {"a4w4_unfused_kb2_reduce", "mxfp4", "none", {"stage1.tile=32x32x128", "stage1.k_batch=2",
+                                                     "stage2.reduce=reduce"}, 13},
       // Activations.
       {"a4w4_situv2", "mxfp4", "fp4", {"activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 9},
       {"a16w4_situv2", "bf16", "none", {"activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 9},

@@ -1,0 +1,629 @@
+//===- Exec.cpp - The interpreter: lanes, waves, workgroups, barriers -------===//
+//
+// Lanes run independently until they reach a wave-level operation, a barrier
+// or the end. A wave operation then runs once for the lanes gathered at it
+// (the active lanes); a barrier releases when every wave of the workgroup has
+// all its live lanes waiting at it.
+//
+//===----------------------------------------------------------------------===//
+#include "emulator/Ops.h"
+#include "emulator/Runner.h"
+
+#include "llvm/IR/Instruction.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <thread>
+
+using namespace llvm;
+
+namespace moegen::emu {
+
+uint8_t *WaveCtx::frame(unsigned Lane) const { return R->frame(*W, Lane); }
+
+bool Runner::fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane,
+                  const std::string &Msg, std::optional<uint64_t> Addr) {
+  std::lock_guard<std::mutex> Guard(FailLock);
+  if (Failed)
+    return false;
+  Failed = true;
+  raw_string_ostream OS(Message);
+  OS << "kernel '" << P.Name << "': " << Msg;
+  if (WG)
+    OS << "\n  workgroup (" << WG->Id[0] << ", " << WG->Id[1] << ", " << WG->Id[2] << ")";
+  if (W)
+    OS << " wave " << W->Index;
+  if (Lane >= 0 && W) {
+    unsigned T = W->Index * 64 + unsigned(Lane);
+    unsigned BX = Cfg.Block.X, BY = Cfg.Block.Y;
+    OS << " lane " << Lane << " (thread " << T % BX << ", " << (T / BX) % BY << ", "
+       << T / (BX * BY) << ")";
+  }
+  if (Addr)
+    OS << "\n  address " << format_hex(*Addr, 18);
+  if (I.Src)
+    OS << "\n  instruction:" << *I.Src;
+  return false;
+}
+
+uint8_t *Runner::global(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write) {
+  if ((Addr & ApertureMask) == LdsAperture)
+    return lds(I, *C.WG, *C.W, C.Lane, uint32_t(Addr), Bytes, Write);
+  if ((Addr & ApertureMask) == PrivAperture)
+    return priv(C, I, uint32_t(Addr), Bytes);
+  uint8_t *H = Mem.translate(Addr, Bytes, C.WG->MemHint);
+  if (!H)
+    fail(I, C,
+         std::string("out-of-bounds global ") + (Write ? "write" : "read") + " of " +
+             std::to_string(Bytes) + " bytes",
+         Addr);
+  return H;
+}
+
+uint8_t *Runner::priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes) {
+  if (uint64_t(Off) + Bytes > P.PrivateBytes) {
+    fail(I, C, "out-of-bounds private (scratch) access of " + std::to_string(Bytes) + " bytes",
+         Off);
+    return nullptr;
+  }
+  return C.W->Private.data() + size_t(C.Lane) * P.PrivateBytes + Off;
+}
+
+static const char *issueText(LdsShadow::Issue I) {
+  switch (I) {
+  case LdsShadow::Issue::Uninit:
+    return "read of never-written LDS";
+  case LdsShadow::Issue::RaceWriteRead:
+    return "LDS race: read of a byte another wave wrote with no barrier in between";
+  case LdsShadow::Issue::RaceReadWrite:
+    return "LDS race: write of a byte another wave read with no barrier in between";
+  case LdsShadow::Issue::RaceWriteWrite:
+    return "LDS race: write of a byte another wave wrote with no barrier in between";
+  default:
+    return "";
+  }
+}
+
+uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint32_t Off,
+                     uint32_t Bytes, bool Write) {
+  if (uint64_t(Off) + Bytes > LdsBytes) {
+    fail(I, &WG, &W, int(Lane),
+         std::string("out-of-bounds LDS ") + (Write ? "write" : "read") + " of " +
+             std::to_string(Bytes) + " bytes (LDS size " + std::to_string(LdsBytes) + ")",
+         Off);
+    return nullptr;
+  }
+  bool Races = O.CheckLdsRaces;
+  if (Races || O.CheckLdsUninit || O.CheckBarrierFences) {
+    LdsShadow::Result Res =
+        Write ? WG.Shadow.write(Off, Bytes, uint16_t(W.Index), WG.Epoch)
+              : WG.Shadow.read(Off, Bytes, uint16_t(W.Index), WG.Epoch, O.CheckLdsUninit);
+    bool IsRace = Res.What != LdsShadow::Issue::None && Res.What != LdsShadow::Issue::Uninit;
+    if ((IsRace && Races) || (Res.What == LdsShadow::Issue::Uninit && O.CheckLdsUninit)) {
+      std::string Msg = issueText(Res.What);
+      if (IsRace)
+        Msg += " (other wave " + std::to_string(Res.OtherWave) + ")";
+      fail(I, &WG, &W, int(Lane), Msg, Res.Offset);
+      return nullptr;
+    }
+    if (Write) {
+      W.LastLdsWrite[Lane] = WG.Tick++;
+    } else if (Res.CrossWave && O.CheckBarrierFences) {
+      // Barrier-separated communication needs release (writer) and acquire
+      // (reader) fences at workgroup scope: s_barrier alone orders nothing.
+      const Wave &Writer = WG.Waves[Res.WriterWave];
+      if (Res.WriterEpoch < Writer.ReleasedEpoch.size() && !Writer.ReleasedEpoch[Res.WriterEpoch]) {
+        fail(I, &WG, &W, int(Lane),
+             "LDS read of data wave " + std::to_string(Res.WriterWave) +
+                 " wrote before a barrier without a workgroup release fence between its store "
+                 "and the barrier",
+             Res.Offset);
+        return nullptr;
+      }
+      if (W.AcquireEpoch[Lane] <= Res.WriterEpoch) {
+        fail(I, &WG, &W, int(Lane),
+             "LDS read of data wave " + std::to_string(Res.WriterWave) +
+                 " wrote before a barrier without a workgroup acquire fence after the barrier",
+             Res.Offset);
+        return nullptr;
+      }
+    }
+  }
+  return WG.Lds.data() + Off;
+}
+
+uint8_t *Runner::resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
+                         bool Write) {
+  switch (AS) {
+  case ASLds:
+    return lds(I, *C.WG, *C.W, C.Lane, rd<uint32_t>(C.F, Slot), Bytes, Write);
+  case ASPriv:
+    return priv(C, I, rd<uint32_t>(C.F, Slot), Bytes);
+  default:
+    return global(C, I, rd<uint64_t>(C.F, Slot), Bytes, Write);
+  }
+}
+
+static void decodeRsrc(const uint8_t *R, uint64_t &Base, uint32_t &Stride, uint32_t &NumRecords) {
+  uint32_t W0 = rd<uint32_t>(R, 0), W1 = rd<uint32_t>(R, 4);
+  Base = uint64_t(W0) | (uint64_t(W1 & 0xFFFF) << 32);
+  Stride = (W1 >> 16) & 0x3FFF;
+  NumRecords = rd<uint32_t>(R, 8);
+}
+
+bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                          uint32_t Bytes, uint8_t *Data, bool Write) {
+  uint64_t Base;
+  uint32_t Stride, NR;
+  decodeRsrc(Rsrc, Base, Stride, NR);
+  if (Stride != 0)
+    return fail(I, C, "buffer resource with a non-zero stride is not supported");
+  // Dword accesses are range-checked per dword, byte/short ones as a whole
+  // (GFX950-FACTS §3.3): out of range loads read 0, stores are dropped.
+  uint32_t Unit = Bytes % 4 == 0 ? 4 : Bytes;
+  for (uint32_t E = 0; E < Bytes; E += Unit) {
+    uint64_t End = uint64_t(Offset) + E + Unit;
+    if (End > NR) {
+      if (!Write)
+        std::memset(Data + E, 0, Unit);
+      continue;
+    }
+    uint8_t *H = global(C, I, Base + Offset + E, Unit, Write);
+    if (!H)
+      return false;
+    if (Write)
+      std::memcpy(H, Data + E, Unit);
+    else
+      std::memcpy(Data + E, H, Unit);
+  }
+  return true;
+}
+
+uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                              uint32_t Bytes) {
+  uint64_t Base;
+  uint32_t Stride, NR;
+  decodeRsrc(Rsrc, Base, Stride, NR);
+  if (Stride != 0) {
+    fail(I, C, "buffer resource with a non-zero stride is not supported");
+    return nullptr;
+  }
+  if (uint64_t(Offset) + Bytes > NR) {
+    // Out-of-range buffer atomics fault on gfx950 (GFX950-FACTS §3.3).
+    fail(I, C,
+         "out-of-range buffer atomic (offset " + std::to_string(Offset) + ", num_records " +
+             std::to_string(NR) + ")",
+         Base + Offset);
+    return nullptr;
+  }
+  return global(C, I, Base + Offset, Bytes, true);
+}
+
+void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
+  const Edge &E = P.Edges[EdgeIdx];
+  const Move *M = P.Moves.data() + E.FirstMove;
+  if (!E.NeedsTemp) {
+    for (uint32_t K = 0; K < E.NumMoves; ++K) {
+      // Most phis are 4 or 8 bytes: avoid the library call.
+      if (M[K].Bytes == 4)
+        wr<uint32_t>(F, M[K].Dst, rd<uint32_t>(F, M[K].Src));
+      else if (M[K].Bytes == 8)
+        wr<uint64_t>(F, M[K].Dst, rd<uint64_t>(F, M[K].Src));
+      else
+        std::memcpy(F + M[K].Dst, F + M[K].Src, M[K].Bytes);
+    }
+    return;
+  }
+  for (uint32_t K = 0; K < E.NumMoves; ++K)
+    std::memcpy(F + M[K].TempOff, F + M[K].Src, M[K].Bytes);
+  for (uint32_t K = 0; K < E.NumMoves; ++K)
+    std::memcpy(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
+}
+
+Runner::Stop Runner::runLane(LaneCtx &C) {
+  uint8_t *F = C.F;
+  uint32_t Pc = C.W->Pc[C.Lane];
+  const Inst *Code = P.Code.data();
+  uint64_t Count = 0;
+  Stop S;
+  for (;;) {
+    const Inst &I = Code[Pc];
+    ++Count;
+    switch (I.K) {
+    case Kind::Pure:
+      I.Fn.Pure(I, F);
+      ++Pc;
+      continue;
+#define BIN(K, T, EXPR)                                                                            \
+  case Kind::K: {                                                                                  \
+    T A = rd<T>(F, I.A), B = rd<T>(F, I.B);                                                        \
+    wr<T>(F, I.Dst, T(EXPR));                                                                      \
+    ++Pc;                                                                                          \
+    continue;                                                                                      \
+  }
+      BIN(AddI32, uint32_t, A + B)
+      BIN(SubI32, uint32_t, A - B)
+      BIN(MulI32, uint32_t, A * B)
+      BIN(AndI32, uint32_t, A & B)
+      BIN(OrI32, uint32_t, A | B)
+      BIN(XorI32, uint32_t, A ^ B)
+      BIN(ShlI32, uint32_t, B >= 32 ? 0 : A << B)
+      BIN(LShrI32, uint32_t, B >= 32 ? 0 : A >> B)
+      BIN(AddI64, uint64_t, A + B)
+      BIN(SubI64, uint64_t, A - B)
+      BIN(MulI64, uint64_t, A * B)
+      BIN(AndI64, uint64_t, A & B)
+      BIN(OrI64, uint64_t, A | B)
+      BIN(ShlI64, uint64_t, B >= 64 ? 0 : A << B)
+      BIN(LShrI64, uint64_t, B >= 64 ? 0 : A >> B)
+      BIN(AddF32, float, A + B)
+      BIN(SubF32, float, A - B)
+      BIN(MulF32, float, A *B)
+#undef BIN
+    case Kind::FmaF32:
+      wr<float>(F, I.Dst, std::fma(rd<float>(F, I.A), rd<float>(F, I.B), rd<float>(F, I.C)));
+      ++Pc;
+      continue;
+    case Kind::ICmpI32:
+      F[I.Dst] = evalICmp(I.Pred, rd<uint32_t>(F, I.A), rd<uint32_t>(F, I.B), 32);
+      ++Pc;
+      continue;
+    case Kind::ICmpI64:
+      F[I.Dst] = evalICmp(I.Pred, rd<uint64_t>(F, I.A), rd<uint64_t>(F, I.B), 64);
+      ++Pc;
+      continue;
+    case Kind::Copy4:
+    case Kind::TruncI64I32:
+      wr<uint32_t>(F, I.Dst, rd<uint32_t>(F, I.A));
+      ++Pc;
+      continue;
+    case Kind::Copy8:
+      wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A));
+      ++Pc;
+      continue;
+    case Kind::ZExtI32I64:
+      wr<uint64_t>(F, I.Dst, rd<uint32_t>(F, I.A));
+      ++Pc;
+      continue;
+    case Kind::SExtI32I64:
+      wr<uint64_t>(F, I.Dst, uint64_t(int64_t(rd<int32_t>(F, I.A))));
+      ++Pc;
+      continue;
+    case Kind::SIToFPI32F32:
+      wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A)));
+      ++Pc;
+      continue;
+    case Kind::Ctx:
+      C.W->Pc[C.Lane] = Pc;
+      if (!I.Fn.Ctx(I, C)) {
+        S = Stop::Error;
+        goto out;
+      }
+      ++Pc;
+      continue;
+    case Kind::Br:
+      takeEdge(I.A, F);
+      Pc = P.Edges[I.A].Target;
+      break;
+    case Kind::CondBr: {
+      uint32_t E = F[I.A] & 1 ? I.B : I.C;
+      takeEdge(E, F);
+      Pc = P.Edges[E].Target;
+      break;
+    }
+    case Kind::Switch: {
+      uint64_t V = readInt(F + I.A, I.Pred);
+      uint32_t E = I.B;
+      for (uint32_t K = 0; K < I.Aux2; ++K)
+        if (P.Cases[I.Aux + K].Value == V) {
+          E = P.Cases[I.Aux + K].Edge;
+          break;
+        }
+      takeEdge(E, F);
+      Pc = P.Edges[E].Target;
+      break;
+    }
+    case Kind::Ret:
+      S = Stop::Done;
+      goto out;
+    case Kind::Unreachable:
+      fail(I, C, "reached 'unreachable'");
+      S = Stop::Error;
+      goto out;
+    case Kind::WaveOp:
+    case Kind::LaneSync:
+      S = Stop::WaveOp;
+      goto out;
+    case Kind::Barrier:
+      S = Stop::Barrier;
+      goto out;
+    }
+    // Branches: bound the run so that a kernel that never ends is reported.
+    if (O.MaxLaneInstructions && C.WG->LaneInsts + Count > O.MaxLaneInstructions) {
+      fail(I, C, "lane-instruction limit exceeded (kernel does not terminate?)");
+      S = Stop::Error;
+      goto out;
+    }
+  }
+out:
+  C.W->Pc[C.Lane] = Pc;
+  C.WG->LaneInsts += Count;
+  return S;
+}
+
+LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
+  LaneCtx C;
+  C.R = this;
+  C.WG = &WG;
+  C.W = &W;
+  C.Lane = L;
+  C.F = frame(W, L);
+  unsigned T = W.Index * 64 + L;
+  C.Tid = {T % Cfg.Block.X, (T / Cfg.Block.X) % Cfg.Block.Y, T / (Cfg.Block.X * Cfg.Block.Y)};
+  return C;
+}
+
+bool Runner::runWave(Workgroup &WG, Wave &W) {
+  for (;;) {
+    for (unsigned L = 0; L < W.NumLanes; ++L) {
+      if (W.State[L] != LaneState::Running)
+        continue;
+      LaneCtx C = laneCtx(WG, W, L);
+      switch (runLane(C)) {
+      case Stop::Error:
+        return false;
+      case Stop::Done:
+        W.State[L] = LaneState::Done;
+        break;
+      case Stop::WaveOp:
+        W.State[L] = LaneState::AtWaveOp;
+        break;
+      case Stop::Barrier:
+        W.State[L] = LaneState::AtBarrier;
+        break;
+      }
+    }
+    // Run the wave operation with the lowest pc among the waiting lanes.
+    uint32_t MinPc = ~0u;
+    for (unsigned L = 0; L < W.NumLanes; ++L)
+      if (W.State[L] == LaneState::AtWaveOp)
+        MinPc = std::min(MinPc, W.Pc[L]);
+    if (MinPc == ~0u)
+      break;
+    WaveCtx WC{this, &WG, &W, 0};
+    for (unsigned L = 0; L < W.NumLanes; ++L)
+      if (W.State[L] == LaneState::AtWaveOp && W.Pc[L] == MinPc)
+        WC.Active |= 1ull << L;
+    const Inst &I = P.Code[MinPc];
+    ++WG.WaveOps;
+    WG.LaneInsts += uint64_t(std::popcount(WC.Active));
+    if (I.K == Kind::LaneSync) {
+      for (unsigned L = 0; L < W.NumLanes; ++L) {
+        if (!((WC.Active >> L) & 1))
+          continue;
+        LaneCtx C = laneCtx(WG, W, L);
+        if (!I.Fn.Ctx(I, C))
+          return false;
+      }
+    } else if (!reinterpret_cast<WaveFn>(I.Fn.Wave)(I, WC)) {
+      return false;
+    }
+    for (unsigned L = 0; L < W.NumLanes; ++L)
+      if ((WC.Active >> L) & 1) {
+        W.State[L] = LaneState::Running;
+        W.Pc[L] = MinPc + 1;
+      }
+  }
+  // All live lanes are at a barrier or done. A barrier must be reached by
+  // every live lane of the wave, at the same instruction.
+  int AtBar = -1, Done = -1;
+  for (unsigned L = 0; L < W.NumLanes; ++L) {
+    if (W.State[L] == LaneState::AtBarrier) {
+      if (AtBar >= 0 && W.Pc[L] != W.Pc[unsigned(AtBar)])
+        return fail(P.Code[W.Pc[L]], &WG, &W, int(L),
+                    "divergent barrier: lanes of one wave wait at different barriers");
+      AtBar = int(L);
+    } else {
+      Done = int(L);
+    }
+  }
+  if (AtBar >= 0 && Done >= 0)
+    return fail(P.Code[W.Pc[unsigned(AtBar)]], &WG, &W, AtBar,
+                "divergent barrier: lane " + std::to_string(Done) +
+                    " of this wave exited while other lanes wait at the barrier");
+  return true;
+}
+
+bool Runner::releaseBarrier(Workgroup &WG) {
+  int Waiting = -1, Exited = -1;
+  for (Wave &W : WG.Waves) {
+    bool AnyBar = false;
+    for (unsigned L = 0; L < W.NumLanes; ++L)
+      AnyBar |= W.State[L] == LaneState::AtBarrier;
+    (AnyBar ? Waiting : Exited) = int(W.Index);
+  }
+  if (Waiting < 0)
+    return true;
+  if (Exited >= 0) {
+    Wave &W = WG.Waves[unsigned(Waiting)];
+    return fail(P.Code[W.Pc[0]], &WG, &W, -1,
+                "barrier deadlock: wave " + std::to_string(Exited) +
+                    " exited without reaching the barrier this wave waits at");
+  }
+  // The epoch ends: record which waves released all their LDS writes.
+  for (Wave &W : WG.Waves) {
+    bool Released = true;
+    for (unsigned L = 0; L < W.NumLanes; ++L) {
+      if (W.LastLdsWrite[L] && W.LastRelease[L] < W.LastLdsWrite[L])
+        Released = false;
+      W.LastLdsWrite[L] = 0;
+      if (W.State[L] == LaneState::AtBarrier) {
+        W.State[L] = LaneState::Running;
+        ++W.Pc[L];
+      }
+    }
+    if (W.ReleasedEpoch.size() <= WG.Epoch)
+      W.ReleasedEpoch.resize(WG.Epoch + 1, 1);
+    W.ReleasedEpoch[WG.Epoch] = Released;
+  }
+  ++WG.Epoch;
+  ++WG.Barriers;
+  return true;
+}
+
+bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems) {
+  uint32_t X = uint32_t(Linear % Cfg.Grid.X);
+  uint32_t Y = uint32_t((Linear / Cfg.Grid.X) % Cfg.Grid.Y);
+  uint32_t Z = uint32_t(Linear / (uint64_t(Cfg.Grid.X) * Cfg.Grid.Y));
+  WG.Id = {X, Y, Z};
+  WG.Epoch = 1;
+  // With the uninitialized-read check on, stale LDS is never observed.
+  if (!O.CheckLdsUninit)
+    std::fill(WG.Lds.begin(), WG.Lds.end(), 0);
+  if (O.CheckLdsRaces || O.CheckLdsUninit || O.CheckBarrierFences)
+    WG.Shadow.reset(LdsBytes);
+  for (unsigned WI = 0; WI < NumWaves; ++WI) {
+    Wave &W = WG.Waves[WI];
+    W.Index = WI;
+    W.NumLanes = unsigned(std::min<uint64_t>(64, WorkItems - 64 * WI));
+    W.Frames.resize(size_t(W.NumLanes) * P.FrameBytes);
+    for (unsigned L = 0; L < W.NumLanes; ++L) {
+      std::memcpy(frame(W, L), Template.data(), P.ArgsEnd);
+      std::memcpy(frame(W, L) + P.ConstStart, Template.data() + P.ConstStart,
+                  P.FrameBytes - P.ConstStart);
+    }
+    W.Private.assign(size_t(W.NumLanes) * P.PrivateBytes, 0);
+    W.Pc.fill(P.Entry);
+    W.State.fill(LaneState::Running);
+    W.LastLdsWrite.fill(0);
+    W.LastRelease.fill(0);
+    W.AcquireEpoch.fill(0);
+    W.ReleasedEpoch.assign(1, 1);
+  }
+  ++WG.Count;
+  WG.WavesRun += NumWaves;
+  return runWorkgroup(WG);
+}
+
+bool Runner::runWorkgroup(Workgroup &WG) {
+  for (;;) {
+    for (Wave &W : WG.Waves)
+      if (!runWave(WG, W))
+        return false;
+    bool AllDone = true;
+    for (Wave &W : WG.Waves)
+      for (unsigned L = 0; L < W.NumLanes; ++L)
+        AllDone &= W.State[L] == LaneState::Done;
+    if (AllDone)
+      return true;
+    if (!releaseBarrier(WG))
+      return false;
+  }
+}
+
+Error Runner::run(ArrayRef<uint8_t> Kernarg) {
+  if (Kernarg.size() < P.KernargBytes)
+    return createStringError(inconvertibleErrorCode(),
+                             "kernel '%s': %zu kernarg bytes given, %u expected", P.Name.c_str(),
+                             Kernarg.size(), P.KernargBytes);
+  uint64_t WorkItems = Cfg.Block.count();
+  if (WorkItems == 0 || WorkItems > 1024 || Cfg.Grid.count() == 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "kernel '%s': invalid launch: %llu threads per workgroup",
+                             P.Name.c_str(), (unsigned long long)WorkItems);
+  if (WorkItems < P.MinFlatWorkGroup || WorkItems > P.MaxFlatWorkGroup)
+    return createStringError(inconvertibleErrorCode(),
+                             "kernel '%s': launched with %llu threads per workgroup, compiled for "
+                             "%u..%u (amdgpu-flat-work-group-size)",
+                             P.Name.c_str(), (unsigned long long)WorkItems, P.MinFlatWorkGroup,
+                             P.MaxFlatWorkGroup);
+  if (P.ReqdWorkGroup[0] &&
+      (P.ReqdWorkGroup[0] != Cfg.Block.X || P.ReqdWorkGroup[1] != Cfg.Block.Y ||
+       P.ReqdWorkGroup[2] != Cfg.Block.Z))
+    return createStringError(inconvertibleErrorCode(),
+                             "kernel '%s': launched with block (%u, %u, %u), compiled for "
+                             "reqd_work_group_size (%u, %u, %u)",
+                             P.Name.c_str(), Cfg.Block.X, Cfg.Block.Y, Cfg.Block.Z,
+                             P.ReqdWorkGroup[0], P.ReqdWorkGroup[1], P.ReqdWorkGroup[2]);
+  LdsBytes = P.DynLdsOffset + Cfg.DynamicLdsBytes;
+  if (LdsBytes > 163840)
+    return createStringError(inconvertibleErrorCode(),
+                             "kernel '%s': %u bytes of LDS exceed the 160 KiB of gfx950",
+                             P.Name.c_str(), LdsBytes);
+
+  // Kernarg segment = explicit arguments, then the hidden arguments of code
+  // object v5; the HSA dispatch packet lives in its own buffer.
+  uint32_t HiddenOff = (P.KernargBytes + 7) & ~7u;
+  std::vector<uint8_t> Segment(HiddenOff + 256, 0);
+  std::memcpy(Segment.data(), Kernarg.data(), P.KernargBytes);
+  uint8_t *H = Segment.data() + HiddenOff;
+  const uint32_t Grid[3] = {Cfg.Grid.X, Cfg.Grid.Y, Cfg.Grid.Z};
+  const uint32_t Block[3] = {Cfg.Block.X, Cfg.Block.Y, Cfg.Block.Z};
+  for (int D = 0; D < 3; ++D) {
+    wr<uint32_t>(H, 4 * D, Grid[D]);
+    wr<uint16_t>(H, 12 + 2 * D, uint16_t(Block[D]));
+    wr<uint16_t>(H, 18 + 2 * D, 0);
+  }
+  wr<uint16_t>(H, 64,
+               uint16_t(Cfg.Grid.Z > 1 || Cfg.Block.Z > 1   ? 3
+                        : Cfg.Grid.Y > 1 || Cfg.Block.Y > 1 ? 2
+                                                            : 1));
+  std::vector<uint8_t> Packet(64, 0);
+  for (int D = 0; D < 3; ++D) {
+    wr<uint16_t>(Packet.data(), 4 + 2 * D, uint16_t(Block[D]));
+    wr<uint32_t>(Packet.data(), 12 + 4 * D, Grid[D] * Block[D]);
+  }
+  wr<uint32_t>(Packet.data(), 28, LdsBytes);
+  uint64_t SegAddr = Mem.add(Segment.data(), Segment.size());
+  Kernargs = SegAddr;
+  ImplicitArgs = SegAddr + HiddenOff;
+  DispatchPacket = Mem.add(Packet.data(), Packet.size());
+  wr<uint64_t>(Packet.data(), 40, SegAddr);
+
+  Template = P.ConstImage;
+  for (const ArgSlot &A : P.Args)
+    std::memcpy(Template.data() + A.FrameOffset, Kernarg.data() + A.KernargOffset, A.Bytes);
+
+  unsigned NumWaves = unsigned((WorkItems + 63) / 64);
+  uint64_t Total = Cfg.Grid.count();
+  unsigned NumThreads = unsigned(std::min<uint64_t>(std::max(1u, O.Threads), Total));
+  Concurrent = NumThreads > 1;
+  std::vector<Workgroup> PerThread(NumThreads);
+  std::atomic<uint64_t> Next{0};
+  auto Worker = [&](Workgroup &WG) {
+    WG.Waves.resize(NumWaves);
+    WG.Lds.assign(LdsBytes, 0);
+    for (;;) {
+      uint64_t Linear = Next++;
+      if (Linear >= Total || Failed)
+        return;
+      if (!runOne(WG, Linear, NumWaves, WorkItems))
+        return;
+    }
+  };
+  if (NumThreads == 1) {
+    Worker(PerThread[0]);
+  } else {
+    std::vector<std::thread> Pool;
+    for (unsigned T = 0; T < NumThreads; ++T)
+      Pool.emplace_back(Worker, std::ref(PerThread[T]));
+    for (std::thread &T : Pool)
+      T.join();
+  }
+  bool Ok = !Failed;
+  for (const Workgroup &WG : PerThread) {
+    St.LaneInstructions += WG.LaneInsts;
+    St.WaveOps += WG.WaveOps;
+    St.Barriers += WG.Barriers;
+    St.Workgroups += WG.Count;
+    St.Waves += WG.WavesRun;
+  }
+  Mem.remove(SegAddr);
+  Mem.remove(DispatchPacket);
+  if (!Ok)
+    return createStringError(inconvertibleErrorCode(), Message);
+  return Error::success();
+}
+
+} // namespace moegen::emu

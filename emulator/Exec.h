@@ -1,0 +1,69 @@
+//===- Exec.h - Execution state of a launch (internal) ---------------------===//
+#ifndef MOEGEN_EMULATOR_EXEC_H
+#define MOEGEN_EMULATOR_EXEC_H
+
+#include "emulator/GlobalMemory.h"
+#include "emulator/LdsShadow.h"
+#include "emulator/Program.h"
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace moegen::emu {
+
+struct Options;
+
+template <class T> inline T rd(const uint8_t *F, uint32_t Off) {
+  T V;
+  std::memcpy(&V, F + Off, sizeof(T));
+  return V;
+}
+template <class T> inline void wr(uint8_t *F, uint32_t Off, T V) {
+  std::memcpy(F + Off, &V, sizeof(T));
+}
+
+enum class LaneState : uint8_t { Running, AtWaveOp, AtBarrier, Done };
+
+struct Wave {
+  unsigned Index = 0;
+  unsigned NumLanes = 0;        // lanes that exist (the last wave may be partial)
+  std::vector<uint8_t> Frames;  // NumLanes * FrameBytes
+  std::vector<uint8_t> Private; // NumLanes * PrivateBytes
+  std::array<uint32_t, 64> Pc{};
+  std::array<LaneState, 64> State{};
+  // Fence bookkeeping per lane for the barrier/fence check (GFX950-FACTS §7.1).
+  std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};
+  std::array<uint32_t, 64> AcquireEpoch{};
+  std::vector<uint8_t> ReleasedEpoch; // epoch -> every LDS write released
+};
+
+struct Runner;
+
+struct Workgroup {
+  std::array<uint32_t, 3> Id{};
+  // Per-host-thread state: counters and the buffer-lookup hint.
+  uint64_t LaneInsts = 0, WaveOps = 0, Barriers = 0, Count = 0, WavesRun = 0;
+  uint64_t Tick = 1; // orders LDS writes and release fences within a lane
+  size_t MemHint = ~size_t(0);
+  std::vector<uint8_t> Lds;
+  LdsShadow Shadow;
+  uint32_t Epoch = 1; // barriers completed + 1
+  std::vector<Wave> Waves;
+};
+
+/// What a lane-level handler sees.
+struct LaneCtx {
+  Runner *R = nullptr;
+  Workgroup *WG = nullptr;
+  Wave *W = nullptr;
+  unsigned Lane = 0; // lane in the wave
+  uint8_t *F = nullptr;
+  std::array<uint32_t, 3> Tid{};
+  uint64_t Seq = 0; // per-lane event counter for the fence check
+};
+
+} // namespace moegen::emu
+
+#endif

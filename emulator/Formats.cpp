@@ -1,0 +1,186 @@
+//===- Formats.cpp - Number formats of gfx950 -----------------------------===//
+#include "emulator/Formats.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace moegen::emu {
+
+float bitsToFloat(uint32_t B) {
+  float F;
+  std::memcpy(&F, &B, 4);
+  return F;
+}
+uint32_t floatToBits(float F) {
+  uint32_t B;
+  std::memcpy(&B, &F, 4);
+  return B;
+}
+double bitsToDouble(uint64_t B) {
+  double D;
+  std::memcpy(&D, &B, 8);
+  return D;
+}
+uint64_t doubleToBits(double D) {
+  uint64_t B;
+  std::memcpy(&B, &D, 8);
+  return B;
+}
+
+float bf16ToFloat(uint16_t H) { return bitsToFloat(uint32_t(H) << 16); }
+
+uint16_t floatToBf16(float F) {
+  uint32_t B = floatToBits(F);
+  if (std::isnan(F))
+    return uint16_t((B >> 16) | 0x40); // quiet NaN, sign kept
+  uint32_t Lsb = (B >> 16) & 1;
+  B += 0x7FFF + Lsb;
+  return uint16_t(B >> 16);
+}
+
+float halfToFloat(uint16_t H) {
+  uint32_t Sign = uint32_t(H >> 15) << 31;
+  uint32_t Exp = (H >> 10) & 0x1F, Man = H & 0x3FF;
+  if (Exp == 0x1F)
+    return bitsToFloat(Sign | 0x7F800000 | (Man << 13));
+  if (Exp == 0) {
+    float V = std::ldexp(float(Man), -24);
+    return Sign ? -V : V;
+  }
+  return bitsToFloat(Sign | ((Exp + 112) << 23) | (Man << 13));
+}
+
+uint16_t doubleToHalf(double D) {
+  uint16_t Sign = std::signbit(D) ? 0x8000 : 0;
+  if (std::isnan(D))
+    return Sign | 0x7E00;
+  double A = std::fabs(D);
+  if (A == 0)
+    return Sign;
+  int E = std::ilogb(A);
+  if (E < -14)
+    E = -14; // subnormal quantum 2^-24
+  double Quantum = std::ldexp(1.0, E - 10);
+  double Q = std::nearbyint(A / Quantum) * Quantum; // RNE
+  if (Q >= 65536.0)
+    return Sign | 0x7C00;
+  if (Q < std::ldexp(1.0, -14))
+    return Sign | uint16_t(Q / std::ldexp(1.0, -24));
+  int QE = std::ilogb(Q);
+  uint16_t Man = uint16_t(Q / std::ldexp(1.0, QE - 10)) & 0x3FF;
+  return Sign | uint16_t((QE + 15) << 10) | Man;
+}
+
+uint16_t floatToHalf(float F) { return doubleToHalf(double(F)); }
+
+namespace {
+struct Mini {
+  int EBits, MBits, Bias;
+};
+constexpr Mini miniOf(MxFormat F) {
+  switch (F) {
+  case MxFormat::E4M3:
+    return {4, 3, 7};
+  case MxFormat::E5M2:
+    return {5, 2, 15};
+  case MxFormat::E2M3:
+    return {2, 3, 1};
+  case MxFormat::E3M2:
+    return {3, 2, 3};
+  case MxFormat::E2M1:
+    return {2, 1, 1};
+  }
+  return {0, 0, 0};
+}
+
+/// Rounds |Y| onto the grid of a minifloat with unbounded exponent range above
+/// (RNE). Returns the rounded magnitude.
+double roundMini(double A, Mini M) {
+  if (A == 0)
+    return 0;
+  int E = std::ilogb(A);
+  if (E < 1 - M.Bias)
+    E = 1 - M.Bias;
+  double Quantum = std::ldexp(1.0, E - M.MBits);
+  return std::nearbyint(A / Quantum) * Quantum;
+}
+
+/// Encodes an exactly representable magnitude (no overflow) as bits.
+uint8_t encodeMag(double Q, Mini M) {
+  double MinNormal = std::ldexp(1.0, 1 - M.Bias);
+  if (Q < MinNormal)
+    return uint8_t(Q / std::ldexp(1.0, 1 - M.Bias - M.MBits));
+  int E = std::ilogb(Q);
+  unsigned Man = unsigned(Q / std::ldexp(1.0, E - M.MBits)) & ((1u << M.MBits) - 1);
+  return uint8_t(((E + M.Bias) << M.MBits) | Man);
+}
+} // namespace
+
+unsigned mxBits(MxFormat Fmt) {
+  Mini M = miniOf(Fmt);
+  return 1 + M.EBits + M.MBits;
+}
+
+double decodeMx(MxFormat Fmt, uint32_t Code) {
+  Mini M = miniOf(Fmt);
+  unsigned Bits = 1 + M.EBits + M.MBits;
+  Code &= (1u << Bits) - 1;
+  bool Neg = (Code >> (Bits - 1)) & 1;
+  unsigned Exp = (Code >> M.MBits) & ((1u << M.EBits) - 1);
+  unsigned Man = Code & ((1u << M.MBits) - 1);
+  double V;
+  if (Fmt == MxFormat::E4M3 && Exp == 15 && Man == 7)
+    return NAN;
+  if (Fmt == MxFormat::E5M2 && Exp == 31)
+    V = Man == 0 ? INFINITY : NAN;
+  else if (Exp == 0)
+    V = std::ldexp(double(Man), 1 - M.Bias - M.MBits);
+  else
+    V = std::ldexp(double(Man + (1u << M.MBits)), int(Exp) - M.Bias - M.MBits);
+  return Neg ? -V : V;
+}
+
+double decodeE8M0(uint8_t E) { return E == 0xFF ? NAN : std::ldexp(1.0, int(E) - 127); }
+
+uint8_t encodeFp4(double Y) {
+  uint8_t Sign = std::signbit(Y) ? 0x8 : 0;
+  // NaN: [U] AMD's host emulation and gem5 give the max; not hardware-checked.
+  if (std::isnan(Y) || std::isinf(Y))
+    return Sign | 0x7;
+  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E2M1));
+  if (Q > 6.0)
+    return Sign | 0x7; // saturating
+  return Sign | encodeMag(Q, miniOf(MxFormat::E2M1));
+}
+
+uint8_t encodeE4M3(double Y) {
+  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
+  if (std::isnan(Y) || std::isinf(Y))
+    return Sign | 0x7F;
+  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E4M3));
+  if (Q > 448.0)
+    return Sign | 0x7F; // not saturating: overflow is NaN
+  return Sign | encodeMag(Q, miniOf(MxFormat::E4M3));
+}
+
+uint8_t encodeE5M2(double Y) {
+  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
+  if (std::isnan(Y))
+    return Sign | 0x7F;
+  if (std::isinf(Y))
+    return Sign | 0x7C;
+  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E5M2));
+  if (Q > 57344.0)
+    return Sign | 0x7C; // overflow to inf
+  return Sign | encodeMag(Q, miniOf(MxFormat::E5M2));
+}
+
+bool scaleFactor(float Scale, int &Exp) {
+  int Es = int((floatToBits(Scale) >> 23) & 0xFF);
+  Exp = Es - 127;
+  return Es != 255;
+}
+
+float scaleToFloat(double V, int Exp) { return float(std::ldexp(V, Exp)); }
+
+} // namespace moegen::emu

@@ -1,0 +1,53 @@
+//===- Formats.h - Number formats of gfx950 (bf16, f16, OCP fp8/fp4, e8m0) -===//
+//
+// Decoders and RNE encoders written from the OCP MX v1.0 format tables and the
+// gfx950 conversion rules (GFX950-FACTS §4, §5). Independent of runtime/numerics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_EMULATOR_FORMATS_H
+#define MOEGEN_EMULATOR_FORMATS_H
+
+#include <cstdint>
+
+namespace moegen::emu {
+
+float bitsToFloat(uint32_t B);
+uint32_t floatToBits(float F);
+double bitsToDouble(uint64_t B);
+uint64_t doubleToBits(double D);
+
+float bf16ToFloat(uint16_t H);
+uint16_t floatToBf16(float F); // round to nearest even, NaN stays NaN
+float halfToFloat(uint16_t H);
+uint16_t floatToHalf(float F); // round to nearest even
+uint16_t doubleToHalf(double D);
+
+/// Element formats of the f8f6f4 MFMA operands (cbsz/blgp codes) and the
+/// scaled conversions.
+enum class MxFormat : uint8_t { E4M3 = 0, E5M2 = 1, E2M3 = 2, E3M2 = 3, E2M1 = 4 };
+
+/// Decodes one element (low bits of Code) to its exact value (NaN/inf kept).
+double decodeMx(MxFormat Fmt, uint32_t Code);
+/// Bits per element of a format.
+unsigned mxBits(MxFormat Fmt);
+
+/// E8M0 scale: 2^(E-127); 0xFF is NaN.
+double decodeE8M0(uint8_t E);
+
+/// gfx950 narrowing conversions of an already scaled value, RNE.
+/// fp4 saturates to +-6 (NaN gives +-6, [U]); E4M3 overflow gives NaN (no
+/// saturation); E5M2 overflow gives inf.
+uint8_t encodeFp4(double Y);
+uint8_t encodeE4M3(double Y);
+uint8_t encodeE5M2(double Y);
+
+/// The factor 2^(es-127) from the exponent field of an f32 scale operand;
+/// returns false when es == 255 (NaN result).
+bool scaleFactor(float Scale, int &Exp);
+
+/// Multiplies by 2^Exp with a single rounding to f32 (subnormals RNE).
+float scaleToFloat(double V, int Exp);
+
+} // namespace moegen::emu
+
+#endif

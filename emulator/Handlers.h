@@ -1,0 +1,89 @@
+//===- Handlers.h - Lane and wave handlers (internal) ----------------------===//
+#ifndef MOEGEN_EMULATOR_HANDLERS_H
+#define MOEGEN_EMULATOR_HANDLERS_H
+
+#include "emulator/Exec.h"
+
+namespace moegen::emu {
+
+/// The lanes a wave operation runs for.
+struct WaveCtx {
+  Runner *R;
+  Workgroup *WG;
+  Wave *W;
+  uint64_t Active; // bit per lane
+  uint8_t *frame(unsigned Lane) const;
+};
+using WaveFn = bool (*)(const Inst &, WaveCtx &);
+
+// Memory (MemOps.cpp). Conventions are documented in Decoder.cpp.
+bool ctxLoad(const Inst &I, LaneCtx &C);
+bool ctxStore(const Inst &I, LaneCtx &C);
+bool ctxAtomicRMW(const Inst &I, LaneCtx &C);
+bool ctxCmpXchg(const Inst &I, LaneCtx &C);
+bool ctxFence(const Inst &I, LaneCtx &C);
+/// Applies an atomicrmw operation (llvm::AtomicRMWInst::BinOp) of N elements
+/// at Mem; false if the operation is not supported.
+bool applyRmw(unsigned Op, EK Ty, unsigned Bits, unsigned N, uint8_t *Mem, const uint8_t *Val);
+
+// Lane intrinsics (LaneIntrinsics.cpp).
+bool ctxWorkitemId(const Inst &I, LaneCtx &C);  // Pred = dimension
+bool ctxWorkgroupId(const Inst &I, LaneCtx &C); // Pred = dimension
+bool ctxMbcnt(const Inst &I, LaneCtx &C);       // Sub 0 = lo, 1 = hi
+bool ctxSegmentPtr(const Inst &I, LaneCtx &C);  // Sub 0 implicitarg, 1 dispatch, 2 kernarg
+bool ctxOckl(const Inst &I, LaneCtx &C);        // Sub = OcklQuery, A = dimension
+bool ctxBufferLoad(const Inst &I, LaneCtx &C);
+bool ctxBufferStore(const Inst &I, LaneCtx &C);
+bool ctxBufferAtomic(const Inst &I, LaneCtx &C);
+void opMakeRsrc(const Inst &I, uint8_t *F);
+void opCvt(const Inst &I, uint8_t *F); // Sub = CvtOp
+/// Unscaled fp8/bf8 conversions: Sub 0 pk.fp8.f32, 1 pk.bf8.f32, 2 f32.fp8,
+/// 3 f32.bf8, 4 pk.f32.fp8, 5 pk.f32.bf8.
+bool ctxCvtUnscaled(const Inst &I, LaneCtx &C);
+
+enum OcklQuery : uint16_t {
+  OK_LocalSize,
+  OK_NumGroups,
+  OK_GroupId,
+  OK_LocalId,
+  OK_GlobalSize,
+  OK_GlobalId
+};
+
+enum CvtOp : uint16_t {
+  CV_PkFp4F32, // i32 (old, f32 a, f32 b, scale, sel)
+  CV_PkF32Fp4, // <2 x f32> (i32 src, scale, sel)
+  CV_PkF16Fp4,
+  CV_PkBf16Fp4,
+  CV_PkFp8F32, // <2 x i16> (old, a, b, scale, i1 hi)
+  CV_PkBf8F32,
+  CV_PkF32Fp8, // <2 x f32> (i32 src, scale, i1 hi)
+  CV_PkF32Bf8,
+  CV_F32Fp8, // f32 (i32 src, scale, sel)
+  CV_F32Bf8,
+  CV_PkFp4Bf16, // i32 (old, <2 x bf16>, scale, sel)
+  CV_PkFp4F16,
+  CV_PkFp8Bf16, // <2 x i16> (old, <2 x bf16>, scale, i1 hi)
+  CV_PkFp8F16,
+  CV_PkBf8Bf16,
+  CV_PkBf8F16,
+};
+
+// Wave operations (WaveOps.cpp, Mfma.cpp).
+bool waveReadFirstLane(const Inst &I, WaveCtx &W);
+bool waveReadLane(const Inst &I, WaveCtx &W);
+bool waveBallot(const Inst &I, WaveCtx &W);
+bool waveReduce(const Inst &I, WaveCtx &W);       // Sub = op (Instruction opcode or 1000 + MathOp)
+bool wavePermlaneSwap(const Inst &I, WaveCtx &W); // Sub = 16 or 32
+bool waveDsSwizzle(const Inst &I, WaveCtx &W);
+bool waveDpp(const Inst &I, WaveCtx &W);
+bool waveBpermute(const Inst &I, WaveCtx &W);  // Sub 0 bpermute, 1 permute
+bool waveDsReadTr(const Inst &I, WaveCtx &W);  // Sub = element bits
+bool waveLoadToLds(const Inst &I, WaveCtx &W); // Pred = source address space
+bool waveBufferLoadLds(const Inst &I, WaveCtx &W);
+bool waveMfma(const Inst &I, WaveCtx &W);
+bool waveMfmaScale(const Inst &I, WaveCtx &W);
+
+} // namespace moegen::emu
+
+#endif

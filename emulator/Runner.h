@@ -1,0 +1,97 @@
+//===- Runner.h - One kernel launch (internal) ------------------------------===//
+#ifndef MOEGEN_EMULATOR_RUNNER_H
+#define MOEGEN_EMULATOR_RUNNER_H
+
+#include "emulator/Emulator.h"
+#include "emulator/Exec.h"
+#include "emulator/Handlers.h"
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+
+namespace moegen::emu {
+
+struct Runner {
+  Runner(const Program &P, const Options &O, GlobalMemory &Mem, Stats &St, const LaunchConfig &Cfg)
+      : P(P), O(O), Mem(Mem), St(St), Cfg(Cfg) {}
+
+  llvm::Error run(llvm::ArrayRef<uint8_t> Kernarg);
+
+  /// Records the first error of the launch. Always returns false.
+  bool fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane, const std::string &Msg,
+            std::optional<uint64_t> Addr = std::nullopt);
+  bool fail(const Inst &I, LaneCtx &C, const std::string &Msg,
+            std::optional<uint64_t> Addr = std::nullopt) {
+    return fail(I, C.WG, C.W, int(C.Lane), Msg, Addr);
+  }
+
+  // Address resolution with checks; null after fail().
+  uint8_t *global(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write);
+  uint8_t *lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint32_t Off, uint32_t Bytes,
+               bool Write);
+  uint8_t *priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes);
+  /// Generic pointer of address space AS held at frame offset Slot.
+  uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
+                   bool Write);
+  /// Buffer-resource access with the per-dword range rule. Data is the
+  /// register image (load destination / store source). Atomic: out of range
+  /// is an error. Returns false after fail().
+  bool bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset, uint32_t Bytes,
+                    uint8_t *Data, bool Write);
+  /// For atomics on a buffer: the host pointer if fully in range, else fail().
+  uint8_t *bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                        uint32_t Bytes);
+
+  LaneCtx laneCtx(Workgroup &WG, Wave &W, unsigned Lane);
+  uint8_t *frame(const Wave &W, unsigned Lane) const {
+    return const_cast<uint8_t *>(W.Frames.data()) + size_t(Lane) * P.FrameBytes;
+  }
+
+  const Program &P;
+  const Options &O;
+  GlobalMemory &Mem;
+  Stats &St;
+  LaunchConfig Cfg;
+  uint32_t LdsBytes = 0;
+  uint64_t ImplicitArgs = 0, DispatchPacket = 0, Kernargs = 0;
+  std::vector<uint8_t> Template;
+  std::atomic<bool> Failed{false};
+  std::mutex FailLock;
+  std::string Message;
+  /// Serializes global-memory atomics when workgroups run on several threads.
+  std::mutex AtomicLock;
+  bool Concurrent = false;
+
+private:
+  enum class Stop { WaveOp, Barrier, Done, Error };
+  Stop runLane(LaneCtx &C);
+  bool runWave(Workgroup &WG, Wave &W);
+  bool runWorkgroup(Workgroup &WG);
+  bool runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems);
+  bool releaseBarrier(Workgroup &WG);
+  void takeEdge(uint32_t EdgeIdx, uint8_t *F) const;
+};
+
+/// Holds the atomic lock for global-memory atomics when the launch runs
+/// workgroups concurrently.
+class AtomicGuard {
+public:
+  AtomicGuard(Runner &R, bool Global) {
+    if (R.Concurrent && Global) {
+      Lock = &R.AtomicLock;
+      Lock->lock();
+    }
+  }
+  ~AtomicGuard() {
+    if (Lock)
+      Lock->unlock();
+  }
+
+private:
+  std::mutex *Lock = nullptr;
+};
+
+} // namespace moegen::emu
+
+#endif

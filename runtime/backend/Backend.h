@@ -1,0 +1,92 @@
+//===- Backend.h - The device interface the runtime launches kernels on ----===//
+//
+// One interface for every way moegen runs a compiled kernel: the HIP backend
+// (a real gfx950) and the emu backend (the CPU emulator). A backend loads a
+// code bundle, resolves kernels by symbol, manages device memory and
+// launches with a packed kernarg segment.
+//
+//   auto B = createEmuBackend();
+//   auto Mod = B->loadCode(Bundle);              // CodeBundle{Hsaco, Bitcode}
+//   auto K = B->getKernel(*Mod, "moe_sort");
+//   auto Buf = B->allocate(Bytes);
+//   B->copyToDevice(*Buf, Host, Bytes);
+//   B->launch(*K, {Gx, 1, 1}, {256, 1, 1}, /*DynamicLds=*/0, Kernarg);
+//   B->synchronize();
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_RUNTIME_BACKEND_BACKEND_H
+#define MOEGEN_RUNTIME_BACKEND_BACKEND_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace moegen::runtime {
+
+/// What the compiler produces for one kernel family: the linked code object
+/// for real devices and the optimized LLVM bitcode (what the emulator runs).
+struct CodeBundle {
+  std::vector<uint8_t> Hsaco;
+  std::vector<uint8_t> Bitcode;
+  std::string Name; // for messages
+};
+
+struct Dim3 {
+  uint32_t X = 1, Y = 1, Z = 1;
+};
+
+/// A device address. 0 is never a valid allocation.
+using DevicePtr = uint64_t;
+
+/// Opaque handles, valid for the lifetime of the backend that returned them.
+struct ModuleHandle {
+  uint32_t Id = ~0u;
+};
+struct KernelHandle {
+  uint32_t Module = ~0u;
+  std::string Symbol;
+  uint32_t KernargBytes = 0; // explicit arguments, when the backend knows
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+  /// "hip", "emu", ...
+  virtual llvm::StringRef name() const = 0;
+
+  virtual llvm::Expected<ModuleHandle> loadCode(const CodeBundle &Code) = 0;
+  virtual llvm::Expected<KernelHandle> getKernel(ModuleHandle M, llvm::StringRef Symbol) = 0;
+
+  virtual llvm::Expected<DevicePtr> allocate(size_t Bytes) = 0;
+  virtual llvm::Error free(DevicePtr P) = 0;
+  virtual llvm::Error copyToDevice(DevicePtr Dst, const void *Src, size_t Bytes) = 0;
+  virtual llvm::Error copyToHost(void *Dst, DevicePtr Src, size_t Bytes) = 0;
+  virtual llvm::Error memset(DevicePtr Dst, uint8_t Value, size_t Bytes) = 0;
+
+  /// Kernarg: the explicit arguments packed as the AMDGPU kernel ABI lays
+  /// them out (each at its natural alignment, in order).
+  virtual llvm::Error launch(const KernelHandle &K, Dim3 Grid, Dim3 Block, uint32_t DynamicLdsBytes,
+                             llvm::ArrayRef<uint8_t> Kernarg) = 0;
+  /// Waits for every launch; returns the first error a launch produced.
+  virtual llvm::Error synchronize() = 0;
+};
+
+/// Packs kernel arguments with the AMDGPU ABI alignment rule.
+class KernargPacker {
+public:
+  template <class T> KernargPacker &add(const T &V) { return addBytes(&V, sizeof(T), alignof(T)); }
+  KernargPacker &addBytes(const void *Data, size_t Size, size_t Align);
+  llvm::ArrayRef<uint8_t> bytes() const { return Bytes; }
+
+private:
+  std::vector<uint8_t> Bytes;
+};
+
+} // namespace moegen::runtime
+
+#endif

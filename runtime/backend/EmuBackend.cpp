@@ -1,0 +1,146 @@
+//===- EmuBackend.cpp -----------------------------------------------------===//
+#include "runtime/backend/EmuBackend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+using namespace llvm;
+
+namespace moegen::runtime {
+
+namespace {
+class EmuBackend final : public Backend {
+public:
+  explicit EmuBackend(emu::Options O) : Emu(O) {}
+  ~EmuBackend() override {
+    for (auto &[Addr, Host] : Allocations) {
+      consumeError(Emu.unregisterBuffer(Addr));
+      std::free(Host);
+    }
+  }
+
+  StringRef name() const override { return "emu"; }
+
+  Expected<ModuleHandle> loadCode(const CodeBundle &Code) override {
+    if (Code.Bitcode.empty())
+      return createStringError(inconvertibleErrorCode(),
+                               "emu backend: code bundle '%s' has no LLVM bitcode",
+                               Code.Name.c_str());
+    MemoryBufferRef Buf(
+        StringRef(reinterpret_cast<const char *>(Code.Bitcode.data()), Code.Bitcode.size()),
+        Code.Name.empty() ? "bundle" : Code.Name);
+    auto Index = Emu.addIR(Buf);
+    if (!Index)
+      return Index.takeError();
+    return ModuleHandle{*Index};
+  }
+
+  Expected<KernelHandle> getKernel(ModuleHandle M, StringRef Symbol) override {
+    // Code objects name kernel descriptors "<name>.kd"; accept both.
+    StringRef Name = Symbol.ends_with(".kd") ? Symbol.drop_back(3) : Symbol;
+    auto K = Emu.getKernel(Name, int(M.Id));
+    if (!K)
+      return K.takeError();
+    return KernelHandle{M.Id, Name.str(), (*K)->KernargBytes};
+  }
+
+  Expected<DevicePtr> allocate(size_t Bytes) override {
+    size_t Rounded = (std::max<size_t>(Bytes, 1) + 255) & ~size_t(255);
+    void *Host = std::aligned_alloc(256, Rounded);
+    if (!Host)
+      return createStringError(std::errc::not_enough_memory,
+                               "emu backend: cannot allocate %zu bytes", Bytes);
+    std::memset(Host, 0, Rounded);
+    DevicePtr Addr = Emu.registerBuffer(Host, Bytes);
+    Allocations[Addr] = Host;
+    return Addr;
+  }
+
+  Error free(DevicePtr P) override {
+    auto It = Allocations.find(P);
+    if (It == Allocations.end())
+      return createStringError(inconvertibleErrorCode(),
+                               "emu backend: free of 0x%llx, which is not an allocation",
+                               (unsigned long long)P);
+    if (Error E = Emu.unregisterBuffer(P))
+      return E;
+    std::free(It->second);
+    Allocations.erase(It);
+    return Error::success();
+  }
+
+  Error copyToDevice(DevicePtr Dst, const void *Src, size_t Bytes) override {
+    void *H = Emu.hostPointer(Dst, Bytes);
+    if (!H)
+      return rangeError("copy to device", Dst, Bytes);
+    std::memcpy(H, Src, Bytes);
+    return Error::success();
+  }
+
+  Error copyToHost(void *Dst, DevicePtr Src, size_t Bytes) override {
+    void *H = Emu.hostPointer(Src, Bytes);
+    if (!H)
+      return rangeError("copy to host", Src, Bytes);
+    std::memcpy(Dst, H, Bytes);
+    return Error::success();
+  }
+
+  Error memset(DevicePtr Dst, uint8_t Value, size_t Bytes) override {
+    void *H = Emu.hostPointer(Dst, Bytes);
+    if (!H)
+      return rangeError("memset", Dst, Bytes);
+    std::memset(H, Value, Bytes);
+    return Error::success();
+  }
+
+  Error launch(const KernelHandle &K, Dim3 Grid, Dim3 Block, uint32_t DynamicLdsBytes,
+               ArrayRef<uint8_t> Kernarg) override {
+    emu::LaunchConfig Cfg;
+    Cfg.Grid = {Grid.X, Grid.Y, Grid.Z};
+    Cfg.Block = {Block.X, Block.Y, Block.Z};
+    Cfg.DynamicLdsBytes = DynamicLdsBytes;
+    Error E = Emu.launch(K.Symbol, Cfg, Kernarg, int(K.Module));
+    if (!E)
+      return Error::success();
+    std::string Msg = toString(std::move(E));
+    if (Pending.empty())
+      Pending = Msg;
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
+
+  Error synchronize() override {
+    if (Pending.empty())
+      return Error::success();
+    std::string Msg = std::move(Pending);
+    Pending.clear();
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
+
+  emu::Emulator Emu;
+
+private:
+  static Error rangeError(const char *What, DevicePtr P, size_t Bytes) {
+    return createStringError(inconvertibleErrorCode(),
+                             "emu backend: %s of %zu bytes at 0x%llx is outside every allocation",
+                             What, Bytes, (unsigned long long)P);
+  }
+
+  std::map<DevicePtr, void *> Allocations;
+  std::string Pending;
+};
+} // namespace
+
+std::unique_ptr<Backend> createEmuBackend(emu::Options Opts) {
+  return std::make_unique<EmuBackend>(Opts);
+}
+
+emu::Emulator *emulatorOf(Backend &B) {
+  if (auto *E = dynamic_cast<EmuBackend *>(&B))
+    return &E->Emu;
+  return nullptr;
+}
+
+} // namespace moegen::runtime

@@ -1,0 +1,237 @@
+//===- CoreTest.cpp - Interpreter core: control flow, memory, wave ops -----===//
+#include "EmuTestUtil.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace moegen::emu;
+using namespace moegen::emu::test;
+
+TEST(EmulatorCore, SaxpyAcrossWorkgroups) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  const int N = 1000;
+  std::vector<float> A(N), B(N);
+  for (int I = 0; I < N; ++I) {
+    A[I] = 0.25f * float(I);
+    B[I] = float(N - I);
+  }
+  DeviceBuffer<float> DA(*E, A), DB(*E, B), DO(*E, N, -1.0f);
+  ASSERT_FALSE(bool(launch(*E, "saxpy", {8, 1, 1}, {128, 1, 1},
+                           Args().add(DA.Addr).add(DB.Addr).add(DO.Addr).add(3.0f).add(N))));
+  for (int I = 0; I < N; ++I)
+    ASSERT_EQ(DO.Host[I], std::fma(A[I], 3.0f, B[I])) << I;
+  EXPECT_EQ(E->lastStats().Workgroups, 8u);
+  EXPECT_EQ(E->lastStats().Waves, 16u);
+  EXPECT_GT(E->lastStats().LaneInstructions, 1000u * 10);
+}
+
+TEST(EmulatorCore, LoopsAndParallelPhis) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 2 * 64, -1);
+  ASSERT_FALSE(bool(launch(*E, "loop", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  for (int T = 0; T < 64; ++T) {
+    int Iters = T == 0 ? 1 : T; // do-while: at least one iteration
+    EXPECT_EQ(Out.Host[2 * T], Iters * (Iters - 1) / 2) << T;
+    // x and y swap each iteration (parallel phi copy).
+    EXPECT_EQ(Out.Host[2 * T + 1], Iters % 2 ? -1 : 1) << T;
+  }
+}
+
+TEST(EmulatorCore, LdsExchangeWithBarrier) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  std::vector<float> In(256);
+  for (int I = 0; I < 256; ++I)
+    In[I] = float(I) * 1.5f;
+  DeviceBuffer<float> DI(*E, In), DO(*E, 256, 0.0f);
+  ASSERT_FALSE(
+      bool(launch(*E, "lds_reverse", {1, 1, 1}, {256, 1, 1}, Args().add(DI.Addr).add(DO.Addr))));
+  for (int I = 0; I < 256; ++I)
+    ASSERT_EQ(DO.Host[I], In[255 - I]);
+  EXPECT_EQ(E->lastStats().Barriers, 1u);
+}
+
+TEST(EmulatorCore, WaveOpsWithDivergentLanes) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> Out(*E, 4 * 64, 0);
+  ASSERT_FALSE(bool(launch(*E, "waveops", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  for (uint32_t T = 0; T < 64; ++T) {
+    EXPECT_EQ(Out.Host[4 * T], 0xAAAAAAAAu); // ballot(odd lanes), low half
+    EXPECT_EQ(Out.Host[4 * T + 1], 100u);    // readfirstlane: lane 0 took %b
+    EXPECT_EQ(Out.Host[4 * T + 2], T);       // mbcnt(-1) = lane id
+    EXPECT_EQ(Out.Host[4 * T + 3], T % 2 ? 3 * T : T + 100);
+  }
+}
+
+TEST(EmulatorCore, BufferRangeRulePerDword) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  std::vector<int32_t> Src(128);
+  for (int I = 0; I < 128; ++I)
+    Src[I] = I * 10;
+  DeviceBuffer<int32_t> DS(*E, Src), DD(*E, 512 + 64, -7);
+  // num_records = 100 bytes: lane 12 reads bytes 96..103: dword 0 in range,
+  // dword 1 out of range (reads 0; its store is dropped).
+  ASSERT_FALSE(bool(launch(*E, "buffers", {1, 1, 1}, {64, 1, 1},
+                           Args().add(DS.Addr).add(DD.Addr).add(int32_t(100)))));
+  for (int L = 0; L < 64; ++L) {
+    int Off = 8 * L;
+    for (int D = 0; D < 2; ++D) {
+      int Byte = Off + 4 * D;
+      int32_t Expect = Byte + 4 <= 100 ? Src[Byte / 4] + 1 : -7;
+      EXPECT_EQ(DD.Host[Byte / 4], Expect) << "lane " << L << " dword " << D;
+    }
+    // Fat pointer load: in range for the first 25 dwords, 0 beyond.
+    EXPECT_EQ(DD.Host[512 + L], 4 * L + 4 <= 100 ? Src[L] : 0) << L;
+  }
+}
+
+TEST(EmulatorCore, GlobalAtomics) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<float> F(*E, 1, 0.0f);
+  DeviceBuffer<uint16_t> BF(*E, 2, 0);
+  DeviceBuffer<int32_t> M(*E, 1, -5);
+  ASSERT_FALSE(bool(
+      launch(*E, "atomics", {1, 1, 1}, {128, 1, 1}, Args().add(F.Addr).add(BF.Addr).add(M.Addr))));
+  EXPECT_EQ(F.Host[0], 127.0f * 128.0f / 2.0f);
+  // 128 x 0.5 = 64 and 128 x 1 = 128, exact in bf16.
+  EXPECT_EQ(BF.Host[0], 0x4280); // 64.0 in bf16
+  EXPECT_EQ(BF.Host[1], 0x4300); // 128.0 in bf16
+  EXPECT_EQ(M.Host[0], 127);
+}
+
+TEST(EmulatorCore, UnknownIntrinsicStopsWithItsName) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 1, 0);
+  expectErrorContains(launch(*E, "unknown", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr)),
+                      {"llvm.amdgcn.s.getreg", "unknown"});
+}
+
+TEST(EmulatorCore, CrossLaneOpsSwitchAndBoolVectors) {
+  auto E = loadKernels("crosslane.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 10 * 64, -1);
+  ASSERT_FALSE(bool(launch(*E, "crosslane", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  for (int L = 0; L < 64; ++L) {
+    const int32_t *O = &Out.Host[10 * L];
+    EXPECT_EQ(O[0], L % 16 == 0 ? 0 : 10 * (L - 1)) << "dpp row_shr:1, lane " << L;
+    EXPECT_EQ(O[1], 10 * (L ^ 1)) << "swizzle swap(1), lane " << L;
+    // permlane32.swap(vdst = 10*l, vsrc = l): upper half of vdst <-> lower of vsrc.
+    EXPECT_EQ(O[2], L < 32 ? 10 * L : L - 32) << "permlane32 vdst, lane " << L;
+    EXPECT_EQ(O[3], L < 32 ? 10 * (L + 32) : L) << "permlane32 vsrc, lane " << L;
+    EXPECT_EQ(O[4], 10 * (63 - L)) << "bpermute, lane " << L;
+    EXPECT_EQ(O[5], 50) << "readlane 5";
+    EXPECT_EQ(O[6], L % 4 == 0 ? 100 : L % 4 == 1 ? 200 : 300) << "switch, lane " << L;
+    int Red = 0, Bits = 0;
+    for (int K = 0; K < 4; ++K) {
+      bool C = L + K < (K < 2 ? 2 : 40);
+      Red += C ? L + K : 0;
+      Bits |= C << K;
+    }
+    EXPECT_EQ(O[7], Red) << "vector select + reduce, lane " << L;
+    EXPECT_EQ(O[8], Bits) << "bitcast <4 x i1> to i4, lane " << L;
+    EXPECT_EQ(O[9], 630) << "wave.reduce.umax";
+  }
+}
+
+TEST(EmulatorCore, InstructionLimitStopsEndlessKernels) {
+  Options O;
+  O.MaxLaneInstructions = 100000;
+  auto E = loadKernels("basic.ll", O);
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 1, 0);
+  expectErrorContains(launch(*E, "spin", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr)),
+                      {"lane-instruction limit exceeded", "spin"});
+}
+
+TEST(EmulatorCore, LaunchMustMatchCompiledWorkgroupSize) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 1, 0);
+  EXPECT_FALSE(bool(launch(*E, "fixed64", {2, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  expectErrorContains(launch(*E, "fixed64", {1, 1, 1}, {128, 1, 1}, Args().add(Out.Addr)),
+                      {"128 threads", "64..64"});
+  expectErrorContains(launch(*E, "fixed64", {1, 1, 1}, {32, 2, 1}, Args().add(Out.Addr)),
+                      {"reqd_work_group_size (64, 1, 1)"});
+}
+
+TEST(EmulatorCore, DynamicLdsIsSizedByTheLaunch) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 64, -1);
+  ASSERT_FALSE(bool(launch(*E, "dynamic_lds", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr), 256)));
+  for (int T = 0; T < 64; ++T)
+    EXPECT_EQ(Out.Host[T], 63 - T);
+  expectErrorContains(launch(*E, "dynamic_lds", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr), 128),
+                      {"out-of-bounds LDS write", "lane 32"});
+  expectErrorContains(
+      launch(*E, "dynamic_lds", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr), 200000),
+      {"exceed the 160 KiB"});
+}
+
+TEST(EmulatorCore, LaunchGeometryQueries) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, 7 * 2000, -1);
+  ASSERT_FALSE(bool(launch(*E, "geometry", {3, 2, 1}, {96, 1, 1}, Args().add(Out.Addr))));
+  for (int Y = 0; Y < 2; ++Y)
+    for (int G = 0; G < 3 * 96; ++G) {
+      const int32_t *O = &Out.Host[7 * (1000 * Y + G)];
+      EXPECT_EQ(O[0], 3);      // hidden_block_count_x
+      EXPECT_EQ(O[1], 96);     // hidden_group_size_x
+      EXPECT_EQ(O[2], 96);     // dispatch packet workgroup_size_x
+      EXPECT_EQ(O[3], 3 * 96); // dispatch packet grid_size_x (work-items)
+      EXPECT_EQ(O[4], 3);      // __ockl_get_num_groups(0)
+      EXPECT_EQ(O[5], G);      // __ockl_get_global_id(0)
+      EXPECT_EQ(O[6], G / 96); // workgroup.id.x
+    }
+}
+
+TEST(EmulatorCore, WorkgroupsOnSeveralThreads) {
+  Options O;
+  O.Threads = 2;
+  auto E = loadKernels("basic.ll", O);
+  ASSERT_TRUE(E);
+  DeviceBuffer<float> F(*E, 1, 0.0f);
+  DeviceBuffer<uint16_t> BF(*E, 2, 0);
+  DeviceBuffer<int32_t> M(*E, 1, -5);
+  ASSERT_FALSE(bool(
+      launch(*E, "atomics", {16, 1, 1}, {128, 1, 1}, Args().add(F.Addr).add(BF.Addr).add(M.Addr))));
+  EXPECT_EQ(F.Host[0], 16.0f * 127.0f * 128.0f / 2.0f); // exact in any order
+  // bf16 sums stall where the addend is half an ulp (ties to even): 0.5 stops
+  // at 128, 1.0 at 256.
+  EXPECT_EQ(BF.Host[0], 0x4300);
+  EXPECT_EQ(BF.Host[1], 0x4380);
+  EXPECT_EQ(M.Host[0], 127);
+  EXPECT_EQ(E->lastStats().Workgroups, 16u);
+  EXPECT_EQ(E->lastStats().LaneInstructions % 16, 0u);
+  DeviceBuffer<float> DA(*E, 1000, 1.0f), DB(*E, 1000, 2.0f), DO(*E, 1000, 0.0f);
+  ASSERT_FALSE(bool(launch(*E, "saxpy", {8, 1, 1}, {128, 1, 1},
+                           Args().add(DA.Addr).add(DB.Addr).add(DO.Addr).add(3.0f).add(1000))));
+  for (float V : DO.Host)
+    ASSERT_EQ(V, 5.0f);
+  auto B = loadKernels("broken.ll", O);
+  ASSERT_TRUE(B);
+  DeviceBuffer<int32_t> Out(*B, 64, 0);
+  expectErrorContains(launch(*B, "oob_store", {4, 1, 1}, {64, 1, 1}, Args().add(Out.Addr)),
+                      {"out-of-bounds global write", "lane 63"});
+}
+
+TEST(EmulatorCore, RefusesCodeForOtherTargets) {
+  Emulator E;
+  auto Buf = llvm::MemoryBuffer::getMemBuffer(
+      "target triple = \"x86_64-unknown-linux-gnu\"\ndefine void @f() { ret void }\n", "x86");
+  expectErrorContains(E.loadIR(Buf->getMemBufferRef()), {"x86_64", "not amdgcn"});
+  auto Gfx942 = llvm::MemoryBuffer::getMemBuffer("target triple = \"amdgcn-amd-amdhsa\"\n"
+                                                 "define amdgpu_kernel void @k() #0 { ret void }\n"
+                                                 "attributes #0 = { \"target-cpu\"=\"gfx942\" }\n",
+                                                 "gfx942");
+  ASSERT_FALSE(bool(E.loadIR(Gfx942->getMemBufferRef())));
+  expectErrorContains(E.getKernel("k").takeError(), {"compiled for gfx942"});
+}
