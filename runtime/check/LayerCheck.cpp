@@ -209,6 +209,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   // Inputs and the reference, both from the spec.
   num::GenOptions gen;
   gen.seed = options.seed;
+  gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
   auto in = num::generateInputs(spec, T, gen);
   if (!in)
     return in.takeError();

@@ -37,11 +37,17 @@ llvm::Expected<HostTensor> encodeAs(DType t, llvm::ArrayRef<float> values,
 /// A [E, rows, cols] weight, one expert (and one random stream) at a time.
 llvm::Expected<HostTensor> expertWeights(DType t, uint64_t seed, uint64_t stream, int64_t experts,
                                          int64_t rows, int64_t cols, double scale,
-                                         ScaleRounding mode) {
+                                         ScaleRounding mode, const std::vector<bool> &used) {
   HostTensor w;
   w.format = elemFormatOf(t);
   w.shape = {experts, rows, cols};
   for (int64_t e = 0; e < experts; ++e) {
+    if (!used.empty() && !used[e]) {
+      w.data.resize(w.data.size() + packedBytes(w.format, rows * cols), 0);
+      if (isMx(w.format))
+        w.scales.resize(w.scales.size() + rows * (cols / kMxBlock), 0);
+      continue;
+    }
     std::vector<float> v = normals(seed, (stream << 32) + e, rows * cols, scale);
     auto q = encodeAs(t, v, {rows, cols}, mode);
     if (!q)
@@ -135,13 +141,21 @@ llvm::Expected<LayerInputs> generateInputs(const MoeSpec &spec, int64_t tokens,
     routeTopk(llvm::ArrayRef<float>(scores).slice(t * E, E), p.topk, &in.topkIds[t * p.topk],
               &in.topkWeights[t * p.topk]);
 
+  std::vector<bool> used;
+  if (opts.onlyRoutedExperts) {
+    used.assign(E, false);
+    for (int32_t id : in.topkIds)
+      if (id >= 0 && id < E)
+        used[id] = true;
+  }
   auto w1 = expertWeights(spec.formats.weight, opts.seed, 3, E, 2 * I, K, opts.w1Scale,
-                          opts.weightRounding);
+                          opts.weightRounding, used);
   if (!w1)
     return w1.takeError();
   in.w1 = std::move(*w1);
   auto w2 =
-      expertWeights(spec.formats.weight, opts.seed, 4, E, K, I, opts.w2Scale, opts.weightRounding);
+      expertWeights(spec.formats.weight, opts.seed, 4, E, K, I, opts.w2Scale, opts.weightRounding,
+                    used);
   if (!w2)
     return w2.takeError();
   in.w2 = std::move(*w2);

@@ -41,6 +41,9 @@ struct GenOptions {
   double hiddenScale = 0.1, w1Scale = 0.1, w2Scale = 1.0;
   ScaleRounding weightRounding = ScaleRounding::RoundUp;
   ScaleRounding activationRounding = ScaleRounding::RoundUp;
+  /// Generate only the weights of experts the routing uses; the others are
+  /// zero (bytes and scales). Routed experts get the same values either way.
+  bool onlyRoutedExperts = false;
 };
 
 struct LayerInputs {

@@ -204,40 +204,26 @@ struct GemmBuilder {
 
   /// B operand of the bf16 MFMA from fp4 weights: 8 elements
   /// k = kk + 8*(lane/16) + e of column row0 + lane%16, dequantized exactly
-  /// (fp4 times the e8m0 power of two) to bf16.
+  /// (fp4 times the e8m0 power of two) to bf16 by four
+  /// v_cvt_scalef32_pk_bf16_fp4, which multiply by the scale's exponent field
+  /// (0xFF: NaN).
   Value loadBDequant(Value row0, Value kk) {
     Value off = a.add(weightChunk(row0, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
     Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
+    Value fp4 = vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()),
+                                          bytes);
     Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
     Value sbyte = load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32));
     Value sb = arith::ExtUIOp::create(b, b.getI32Type(), sbyte);
-    // 2^(s-127) as f32 bits: s << 23, except 0 (2^-127, a subnormal) and 0xFF (NaN).
-    Value sbits = a.shl(sb, a.i32(23));
-    sbits = a.select(a.cmp(CmpIPredicate::eq, sb, a.i32(0)), a.i32(0x00400000), sbits);
-    sbits = a.select(a.cmp(CmpIPredicate::eq, sb, a.i32(255)), a.i32(0x7FC00000), sbits);
-    Value scale = arith::BitcastOp::create(b, f32(), sbits);
-    SmallVector<Value> elems;
-    for (int e = 0; e < 8; ++e) {
-      Value byte = vector::ExtractOp::create(b, bytes, ArrayRef<int64_t>{e / 2});
-      Value v = arith::ExtUIOp::create(b, b.getI32Type(), byte);
-      if (e % 2)
-        v = arith::ShRUIOp::create(b, v, a.i32(4));
-      Value code = arith::AndIOp::create(b, v, a.i32(7));
-      Value sign = a.shl(arith::AndIOp::create(b, v, a.i32(8)), a.i32(28));
-      // e2m1 -> f32 bits: code 1 is 0.5; code >= 2 has exponent (code>>1)-1
-      // and mantissa bit code&1.
-      Value expo = a.shl(a.add(arith::ShRUIOp::create(b, code, a.i32(1)), a.i32(126)), a.i32(23));
-      Value mant = a.shl(arith::AndIOp::create(b, code, a.i32(1)), a.i32(22));
-      Value mag = a.bitOr(expo, mant);
-      mag = a.select(a.cmp(CmpIPredicate::ult, code, a.i32(2)),
-                     a.select(a.cmp(CmpIPredicate::eq, code, a.i32(1)), a.i32(0x3F000000),
-                              a.i32(0)),
-                     mag);
-      Value val = arith::BitcastOp::create(b, f32(), a.bitOr(mag, sign));
-      val = arith::MulFOp::create(b, val, scale);
-      elems.push_back(arith::TruncFOp::create(b, b.getBF16Type(), val));
-    }
-    return vector::FromElementsOp::create(b, VectorType::get({8}, b.getBF16Type()), elems);
+    Value scale = arith::BitcastOp::create(b, f32(), a.shl(sb, a.i32(23)));
+    VectorType pair = VectorType::get({2}, b.getBF16Type());
+    Value lo01 = amdgpu::ScaledExtPackedOp::create(b, pair, fp4, scale, b.getI32IntegerAttr(0));
+    Value lo23 = amdgpu::ScaledExtPackedOp::create(b, pair, fp4, scale, b.getI32IntegerAttr(1));
+    Value hi45 = amdgpu::ScaledExtPackedOp::create(b, pair, fp4, scale, b.getI32IntegerAttr(2));
+    Value hi67 = amdgpu::ScaledExtPackedOp::create(b, pair, fp4, scale, b.getI32IntegerAttr(3));
+    Value lo = vector::ShuffleOp::create(b, lo01, lo23, ArrayRef<int64_t>{0, 1, 2, 3});
+    Value hi = vector::ShuffleOp::create(b, hi45, hi67, ArrayRef<int64_t>{0, 1, 2, 3});
+    return vector::ShuffleOp::create(b, lo, hi, ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
   }
 
   // --- Main loop ----------------------------------------------------------
