@@ -337,6 +337,11 @@ struct GemmBuilder {
     return gpu::ShuffleOp::create(b, v, offset, 64, gpu::ShuffleMode::XOR).getShuffleResult();
   }
 
+  Value fatBuffer(Value mem, Value bytes) {
+    Value valid = arith::IndexCastOp::create(b, b.getI64Type(), bytes);
+    return amdgpu::FatRawBufferCastOp::create(b, mem, valid, Value(), b.getBoolAttr(true));
+  }
+
   void ifThen(Value cond, llvm::function_ref<void()> body) {
     auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -483,6 +488,13 @@ struct GemmBuilder {
       ldsReduce = func.getWorkgroupAttributions()[0];
 
     tokens = a.toIndex(tokensI32);
+    // Operands go through buffer resources sized to the real tensors: 16-byte
+    // buffer loads, and a read past the end returns 0 instead of faulting.
+    int64_t aRowBytes = p.aFormat == DType::BF16 ? 2 * K : halfBytesPerElement(p.aFormat) * K / 2;
+    Value aRows = stage1 ? tokens : a.mul(tokens, a.idx(topk));
+    aBuf = fatBuffer(aBuf, a.mul(aRows, a.idx(aRowBytes)));
+    int64_t wRowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
+    wBuf = fatBuffer(wBuf, a.idx(spec.problem.experts * weightRows() * wRowBytes));
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 63);
     laneRow = andI(lane, 15);

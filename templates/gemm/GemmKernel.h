@@ -6,7 +6,7 @@
 // expert) over the K slice bid.z of k_batch. Its waves are nWaves N-waves
 // times k_wave K-groups; each wave keeps (tile_m/16) x (tile_n/nWaves/16)
 // 16x16 f32 accumulators (twice in stage 1: gate and up) and reads its MFMA
-// operands straight from global memory with 16-byte loads: A rows gathered
+// operands straight from memory with 16-byte buffer loads: A rows gathered
 // through sorted_token_ids, weights in the (16,16) preshuffle, whose 16-byte
 // chunks are exactly one lane's MFMA operand. K-groups are reduced through
 // LDS in a fixed order (deterministic).
