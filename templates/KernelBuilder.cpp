@@ -28,9 +28,15 @@ gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   SmallVector<Type> argTypes;
   for (auto [arg, elem] : llvm::zip_equal(sig.args, elementTypes)) {
     switch (arg.kind) {
-    case KernelArgKind::Pointer: argTypes.push_back(globalBufferType(ctx, elem)); break;
-    case KernelArgKind::I32: argTypes.push_back(b.getI32Type()); break;
-    case KernelArgKind::F32: argTypes.push_back(b.getF32Type()); break;
+    case KernelArgKind::Pointer:
+      argTypes.push_back(globalBufferType(ctx, elem));
+      break;
+    case KernelArgKind::I32:
+      argTypes.push_back(b.getI32Type());
+      break;
+    case KernelArgKind::F32:
+      argTypes.push_back(b.getF32Type());
+      break;
     }
   }
   b.setInsertionPointToEnd(module.getBody());
@@ -39,7 +45,8 @@ gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(sig.blockSize), 1, 1}));
   if (wavesPerEU > 0)
-    func->setAttr(ROCDL::ROCDLDialect::WavesPerEuAttrHelper::getNameStr(), b.getI32IntegerAttr(wavesPerEU));
+    func->setAttr(ROCDL::ROCDLDialect::WavesPerEuAttrHelper::getNameStr(),
+                  b.getI32IntegerAttr(wavesPerEU));
   b.setInsertionPointToStart(&func.getBody().front());
   return func;
 }

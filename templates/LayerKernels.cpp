@@ -41,9 +41,9 @@ llvm::StringRef ownerFamily(llvm::StringRef family) {
   return family;
 }
 
-mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
-                                      mlir::gpu::GPUModuleOp module, const MoeSpec &spec,
-                                      const TargetInfo &target, const PlannedKernel &k) {
+mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                      const MoeSpec &spec, const TargetInfo &target,
+                                      const PlannedKernel &k) {
   ScheduleIssues issues; // verified before: planning again cannot fail
   if (k.family == "sort")
     return buildSortKernel(b, module, k.signature.symbol, planSort(spec, target, issues));

@@ -25,9 +25,9 @@ std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInf
 llvm::StringRef ownerFamily(llvm::StringRef family);
 
 /// Builds the kernel `k` of `spec` into `module`.
-mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b,
-                                      mlir::gpu::GPUModuleOp module, const MoeSpec &spec,
-                                      const TargetInfo &target, const PlannedKernel &k);
+mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                      const MoeSpec &spec, const TargetInfo &target,
+                                      const PlannedKernel &k);
 
 } // namespace moegen
 

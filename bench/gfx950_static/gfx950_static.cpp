@@ -32,8 +32,7 @@ namespace {
 
 struct LoopStats {
   bool wholeKernel = false; // no MFMA loop: the K loop was fully unrolled
-  int64_t instructions = 0, mfmas = 0, mfmaCycles = 0, loads = 0, stores = 0,
-          lds = 0;
+  int64_t instructions = 0, mfmas = 0, mfmaCycles = 0, loads = 0, stores = 0, lds = 0;
   int64_t issueCycles = 0;
 };
 
@@ -50,13 +49,11 @@ int64_t mfmaCycles(llvm::StringRef line) {
 }
 
 /// Counts the instructions of lines [from, to].
-LoopStats countRange(llvm::ArrayRef<llvm::StringRef> lines, size_t from,
-                     size_t to) {
+LoopStats countRange(llvm::ArrayRef<llvm::StringRef> lines, size_t from, size_t to) {
   LoopStats s;
   for (size_t j = from; j <= to && j < lines.size(); ++j) {
     llvm::StringRef ins = lines[j].trim();
-    if (ins.empty() || ins.starts_with(";") || ins.starts_with(".") ||
-        ins.ends_with(":"))
+    if (ins.empty() || ins.starts_with(";") || ins.starts_with(".") || ins.ends_with(":"))
       continue;
     ++s.instructions;
     if (int64_t c = mfmaCycles(ins)) {
@@ -66,10 +63,8 @@ LoopStats countRange(llvm::ArrayRef<llvm::StringRef> lines, size_t from,
     }
     if (ins.starts_with("global_load") || ins.starts_with("buffer_load"))
       ++s.loads;
-    else if (ins.starts_with("global_store") ||
-             ins.starts_with("buffer_store") ||
-             ins.starts_with("global_atomic") ||
-             ins.starts_with("buffer_atomic"))
+    else if (ins.starts_with("global_store") || ins.starts_with("buffer_store") ||
+             ins.starts_with("global_atomic") || ins.starts_with("buffer_atomic"))
       ++s.stores;
     else if (ins.starts_with("ds_"))
       ++s.lds;
@@ -98,8 +93,7 @@ LoopStats mainLoop(llvm::StringRef isa) {
     if (it == labels.end() || it->second >= i)
       continue;
     LoopStats s = countRange(lines, it->second + 1, i);
-    if (s.mfmas > best.mfmas ||
-        (s.mfmas == best.mfmas && s.instructions < best.instructions))
+    if (s.mfmas > best.mfmas || (s.mfmas == best.mfmas && s.instructions < best.instructions))
       best = s;
   }
   if (best.mfmas == 0) {
@@ -116,17 +110,16 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     specs.push_back(argv[i]);
   if (specs.empty())
-    for (const char *f : {"kimi_k3_tp8_a4w4", "kimi_k3_tp8_a8w4",
-                          "kimi_k3_tp8_a16w4", "deepseek_v3_tp8_a4w4"})
+    for (const char *f :
+         {"kimi_k3_tp8_a4w4", "kimi_k3_tp8_a8w4", "kimi_k3_tp8_a16w4", "deepseek_v3_tp8_a4w4"})
       specs.push_back(std::string(MOEGEN_EXAMPLES_DIR) + "/" + f + ".moe");
 
   llvm::outs() << "gfx950 static kernel table (MFMA cycles per main-loop "
                   "iteration against an "
                   "issue-bound estimate; see the source for the model)\n\n";
-  llvm::outs() << llvm::format(
-      "%-58s %5s %5s %5s %7s %4s %6s %6s | %5s %5s %5s %5s %7s %7s %6s\n",
-      "kernel", "VGPR", "AGPR", "SGPR", "LDS", "occ", "spills", "code", "MFMA",
-      "ld", "st", "ds", "ideal", "est", "util");
+  llvm::outs() << llvm::format("%-58s %5s %5s %5s %7s %4s %6s %6s | %5s %5s %5s %5s %7s %7s %6s\n",
+                               "kernel", "VGPR", "AGPR", "SGPR", "LDS", "occ", "spills", "code",
+                               "MFMA", "ld", "st", "ds", "ideal", "est", "util");
   for (const std::string &path : specs) {
     auto spec = parseMoeSpecFile(path);
     if (!spec) {
@@ -146,16 +139,14 @@ int main(int argc, char **argv) {
       llvm::outs() << llvm::format(
           "  %-56s %5lld %5lld %5lld %7lld %4lld %6lld %6lld | %5lld %5lld "
           "%5lld %5lld %7lld %7lld ",
-          k.signature.symbol.c_str(), (long long)r.vgprs, (long long)r.agprs,
-          (long long)r.sgprs, (long long)r.ldsBytes,
-          (long long)occupancyFromRegisters(r),
-          (long long)(r.vgprSpills + r.sgprSpills), (long long)r.codeBytes,
-          (long long)loop.mfmas, (long long)loop.loads, (long long)loop.stores,
-          (long long)loop.lds, (long long)loop.mfmaCycles, (long long)est);
+          k.signature.symbol.c_str(), (long long)r.vgprs, (long long)r.agprs, (long long)r.sgprs,
+          (long long)r.ldsBytes, (long long)occupancyFromRegisters(r),
+          (long long)(r.vgprSpills + r.sgprSpills), (long long)r.codeBytes, (long long)loop.mfmas,
+          (long long)loop.loads, (long long)loop.stores, (long long)loop.lds,
+          (long long)loop.mfmaCycles, (long long)est);
       if (loop.mfmas)
         llvm::outs() << llvm::format("%5.0f%%", 100.0 * loop.mfmaCycles / est)
-                     << (loop.wholeKernel ? " (whole kernel: K loop unrolled)"
-                                          : "");
+                     << (loop.wholeKernel ? " (whole kernel: K loop unrolled)" : "");
       else
         llvm::outs() << "     -";
       llvm::outs() << "\n";

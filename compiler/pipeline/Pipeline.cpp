@@ -8,14 +8,14 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
-#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
-#include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
@@ -59,10 +59,9 @@ void buildMoegenPipeline(mlir::OpPassManager &pm) {
 void registerMoegenDialects(mlir::DialectRegistry &registry) {
   registry.insert<moe::MoeDialect, mlir::gpu::GPUDialect, mlir::scf::SCFDialect,
                   mlir::arith::ArithDialect, mlir::memref::MemRefDialect,
-                  mlir::amdgpu::AMDGPUDialect, mlir::vector::VectorDialect,
-                  mlir::LLVM::LLVMDialect, mlir::ROCDL::ROCDLDialect, mlir::cf::ControlFlowDialect,
-                  mlir::math::MathDialect, mlir::func::FuncDialect, mlir::ub::UBDialect,
-                  mlir::index::IndexDialect>();
+                  mlir::amdgpu::AMDGPUDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
+                  mlir::ROCDL::ROCDLDialect, mlir::cf::ControlFlowDialect, mlir::math::MathDialect,
+                  mlir::func::FuncDialect, mlir::ub::UBDialect, mlir::index::IndexDialect>();
   // convert-gpu-to-rocdl gathers the LLVM lowering patterns of every dialect
   // through these interfaces.
   mlir::arith::registerConvertArithToLLVMInterface(registry);

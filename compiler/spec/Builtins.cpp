@@ -57,8 +57,8 @@ std::optional<std::vector<BuiltinParamInfo>> builtinParams(llvm::StringRef name)
   return std::nullopt;
 }
 
-std::optional<ActivationExpr>
-makeBuiltinActivation(llvm::StringRef name, const std::vector<ActivationParam> &given) {
+std::optional<ActivationExpr> makeBuiltinActivation(llvm::StringRef name,
+                                                    const std::vector<ActivationParam> &given) {
   const BuiltinDef *def = findBuiltin(name);
   if (!def)
     return std::nullopt;

@@ -8,24 +8,42 @@ namespace moegen::dsl {
 
 llvm::StringRef spelling(TokenKind kind) {
   switch (kind) {
-  case TokenKind::Eof: return "end of file";
-  case TokenKind::Newline: return "end of line";
-  case TokenKind::Ident: return "identifier";
-  case TokenKind::Number: return "number";
-  case TokenKind::Dims: return "dimensions (e.g. 32x128x256)";
-  case TokenKind::LBrace: return "'{'";
-  case TokenKind::RBrace: return "'}'";
-  case TokenKind::LParen: return "'('";
-  case TokenKind::RParen: return "')'";
-  case TokenKind::Comma: return "','";
-  case TokenKind::Semicolon: return "';'";
-  case TokenKind::Equal: return "'='";
-  case TokenKind::Plus: return "'+'";
-  case TokenKind::Minus: return "'-'";
-  case TokenKind::Star: return "'*'";
-  case TokenKind::Slash: return "'/'";
-  case TokenKind::Dot: return "'.'";
-  case TokenKind::Error: return "invalid character";
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::Newline:
+    return "end of line";
+  case TokenKind::Ident:
+    return "identifier";
+  case TokenKind::Number:
+    return "number";
+  case TokenKind::Dims:
+    return "dimensions (e.g. 32x128x256)";
+  case TokenKind::LBrace:
+    return "'{'";
+  case TokenKind::RBrace:
+    return "'}'";
+  case TokenKind::LParen:
+    return "'('";
+  case TokenKind::RParen:
+    return "')'";
+  case TokenKind::Comma:
+    return "','";
+  case TokenKind::Semicolon:
+    return "';'";
+  case TokenKind::Equal:
+    return "'='";
+  case TokenKind::Plus:
+    return "'+'";
+  case TokenKind::Minus:
+    return "'-'";
+  case TokenKind::Star:
+    return "'*'";
+  case TokenKind::Slash:
+    return "'/'";
+  case TokenKind::Dot:
+    return "'.'";
+  case TokenKind::Error:
+    return "invalid character";
   }
   return "token";
 }
@@ -78,8 +96,10 @@ static bool continuesLine(TokenKind k) {
   case TokenKind::Comma:
   case TokenKind::Equal:
   case TokenKind::LParen:
-  case TokenKind::Semicolon: return true;
-  default: return false;
+  case TokenKind::Semicolon:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -110,22 +130,35 @@ Token Lexer::lex() {
     return make(TokenKind::Eof, start);
   char c = *cur++;
   switch (c) {
-  case '\n': return make(TokenKind::Newline, start);
-  case '{': return make(TokenKind::LBrace, start);
-  case '}': return make(TokenKind::RBrace, start);
-  case '(': ++parenDepth; return make(TokenKind::LParen, start);
+  case '\n':
+    return make(TokenKind::Newline, start);
+  case '{':
+    return make(TokenKind::LBrace, start);
+  case '}':
+    return make(TokenKind::RBrace, start);
+  case '(':
+    ++parenDepth;
+    return make(TokenKind::LParen, start);
   case ')':
     if (parenDepth > 0)
       --parenDepth;
     return make(TokenKind::RParen, start);
-  case ',': return make(TokenKind::Comma, start);
-  case ';': return make(parenDepth > 0 ? TokenKind::Semicolon : TokenKind::Newline, start);
-  case '=': return make(TokenKind::Equal, start);
-  case '+': return make(TokenKind::Plus, start);
-  case '-': return make(TokenKind::Minus, start);
-  case '*': return make(TokenKind::Star, start);
-  case '/': return make(TokenKind::Slash, start);
-  default: break;
+  case ',':
+    return make(TokenKind::Comma, start);
+  case ';':
+    return make(parenDepth > 0 ? TokenKind::Semicolon : TokenKind::Newline, start);
+  case '=':
+    return make(TokenKind::Equal, start);
+  case '+':
+    return make(TokenKind::Plus, start);
+  case '-':
+    return make(TokenKind::Minus, start);
+  case '*':
+    return make(TokenKind::Star, start);
+  case '/':
+    return make(TokenKind::Slash, start);
+  default:
+    break;
   }
   if (llvm::isDigit(c) || (c == '.' && cur < buf.end() && llvm::isDigit(*cur)))
     return lexNumber(start);

@@ -11,8 +11,8 @@ enum class TokenKind {
   Eof,
   Newline, // also ';' — ends a statement
   Ident,
-  Number,  // 42, 4.0, 1e-3
-  Dims,    // 32x128x256
+  Number, // 42, 4.0, 1e-3
+  Dims,   // 32x128x256
   LBrace,
   RBrace,
   LParen,
@@ -46,7 +46,9 @@ public:
   Token peek();
 
 private:
-  Token make(TokenKind kind, const char *start) { return {kind, llvm::StringRef(start, cur - start)}; }
+  Token make(TokenKind kind, const char *start) {
+    return {kind, llvm::StringRef(start, cur - start)};
+  }
   Token lexNumber(const char *start);
   Token lex();
 

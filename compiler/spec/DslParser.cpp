@@ -62,8 +62,8 @@ private:
   bool fail(llvm::SMLoc loc, const llvm::Twine &msg);
   void record(MoeSpec &spec, llvm::StringRef key, llvm::SMLoc loc) {
     auto [line, col] = sm.getLineAndColumn(loc);
-    spec.locations[key.str()] = {sm.getMemoryBuffer(sm.getMainFileID())->getBufferIdentifier().str(),
-                                 line, col};
+    spec.locations[key.str()] = {
+        sm.getMemoryBuffer(sm.getMainFileID())->getBufferIdentifier().str(), line, col};
   }
 
   llvm::SourceMgr &sm;
@@ -178,8 +178,8 @@ bool Parser::parseItems(MoeSpec &spec, Section section, Token open) {
   if (section != Section::Top)
     return true;
   // Required keys of the layer.
-  for (const char *key : {"model_dim", "inter_dim", "experts", "topk", "activation_dtype",
-                          "activation"})
+  for (const char *key :
+       {"model_dim", "inter_dim", "experts", "topk", "activation_dtype", "activation"})
     if (!seen[0].count(key))
       return fail(open.loc(), llvm::Twine("missing '") + key + "' in the moe block");
   return true;
@@ -199,8 +199,7 @@ bool Parser::parseAssignment(MoeSpec &spec, Section section) {
 
 /// Reads an identifier value and maps it through `parse`; on failure lists
 /// the accepted words.
-template <typename T, typename ParseFn>
-static std::optional<T> enumValue(Token t, ParseFn parse) {
+template <typename T, typename ParseFn> static std::optional<T> enumValue(Token t, ParseFn parse) {
   if (t.kind != TokenKind::Ident)
     return std::nullopt;
   return parse(t.text);
@@ -218,8 +217,8 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
                                       : "stage2." + k.str(),
          key.loc());
   auto enumFail = [&](Token v, llvm::StringRef accepted) {
-    return fail(v.loc(), "invalid value '" + v.text + "' for '" + k + "'; expected one of: " +
-                             accepted);
+    return fail(v.loc(),
+                "invalid value '" + v.text + "' for '" + k + "'; expected one of: " + accepted);
   };
 
   if (section == Section::Top) {
@@ -277,7 +276,8 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     int64_t dims[3];
     if (v.kind != TokenKind::Dims || parts.size() != 3)
       return fail(v.loc(), "expected tile_m x tile_n x tile_k (e.g. 32x128x256) for 'tile', "
-                           "found '" + v.text + "'");
+                           "found '" +
+                               v.text + "'");
     for (int i = 0; i < 3; ++i)
       if (parts[i].getAsInteger(10, dims[i]) || dims[i] <= 0)
         return fail(v.loc(), "tile sizes must be positive integers, found '" + v.text + "'");
@@ -307,7 +307,8 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
   if (k == "fused_quant") {
     if (section != Section::Stage1)
       return fail(key.loc(), "'fused_quant' belongs to stage1 (the stage that produces the "
-                             "intermediate activations), not " + stageName);
+                             "intermediate activations), not " +
+                                 stageName);
     auto q = enumValue<FusedQuant>(v, parseFusedQuant);
     if (!q)
       return enumFail(v, "none, fp4, fp8");
@@ -316,8 +317,7 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
   }
   if (k == "reduce") {
     if (section != Section::Stage2)
-      return fail(key.loc(), "'reduce' belongs to stage2 (the top-k reduction), not " +
-                                 stageName);
+      return fail(key.loc(), "'reduce' belongs to stage2 (the top-k reduction), not " + stageName);
     auto m = enumValue<ReduceMode>(v, parseReduceMode);
     if (!m)
       return enumFail(v, "atomic, reduce");
@@ -503,9 +503,9 @@ ExprRef Parser::parseAtom() {
     return e;
   }
   if (t.kind != TokenKind::Ident) {
-    fail(t.loc(), "expected an expression, found " +
-                      (t.kind == TokenKind::Error ? "'" + t.text.str() + "'"
-                                                  : spelling(t.kind).str()));
+    fail(t.loc(),
+         "expected an expression, found " +
+             (t.kind == TokenKind::Error ? "'" + t.text.str() + "'" : spelling(t.kind).str()));
     return nullptr;
   }
   if (lex.peek().kind == TokenKind::LParen) {

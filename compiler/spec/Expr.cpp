@@ -49,15 +49,24 @@ ExprRef makeCall(ExprFunc func, std::vector<ExprRef> args) {
 
 llvm::StringRef funcName(ExprFunc func) {
   switch (func) {
-  case ExprFunc::Tanh: return "tanh";
-  case ExprFunc::Sigmoid: return "sigmoid";
-  case ExprFunc::Exp: return "exp";
-  case ExprFunc::Log: return "log";
-  case ExprFunc::Erf: return "erf";
-  case ExprFunc::Sqrt: return "sqrt";
-  case ExprFunc::Abs: return "abs";
-  case ExprFunc::Min: return "min";
-  case ExprFunc::Max: return "max";
+  case ExprFunc::Tanh:
+    return "tanh";
+  case ExprFunc::Sigmoid:
+    return "sigmoid";
+  case ExprFunc::Exp:
+    return "exp";
+  case ExprFunc::Log:
+    return "log";
+  case ExprFunc::Erf:
+    return "erf";
+  case ExprFunc::Sqrt:
+    return "sqrt";
+  case ExprFunc::Abs:
+    return "abs";
+  case ExprFunc::Min:
+    return "min";
+  case ExprFunc::Max:
+    return "max";
   }
   return "?";
 }
@@ -88,16 +97,26 @@ template <typename T> struct Evaluator {
 
   T eval(const ExprNode &n) const {
     switch (n.kind) {
-    case ExprKind::Const: return static_cast<T>(n.value);
-    case ExprKind::Gate: return g;
-    case ExprKind::Up: return u;
-    case ExprKind::Param: return static_cast<T>(act.params[n.paramIndex].value);
-    case ExprKind::Neg: return -eval(*n.operands[0]);
-    case ExprKind::Add: return eval(*n.operands[0]) + eval(*n.operands[1]);
-    case ExprKind::Sub: return eval(*n.operands[0]) - eval(*n.operands[1]);
-    case ExprKind::Mul: return eval(*n.operands[0]) * eval(*n.operands[1]);
-    case ExprKind::Div: return eval(*n.operands[0]) / eval(*n.operands[1]);
-    case ExprKind::Call: return call(n);
+    case ExprKind::Const:
+      return static_cast<T>(n.value);
+    case ExprKind::Gate:
+      return g;
+    case ExprKind::Up:
+      return u;
+    case ExprKind::Param:
+      return static_cast<T>(act.params[n.paramIndex].value);
+    case ExprKind::Neg:
+      return -eval(*n.operands[0]);
+    case ExprKind::Add:
+      return eval(*n.operands[0]) + eval(*n.operands[1]);
+    case ExprKind::Sub:
+      return eval(*n.operands[0]) - eval(*n.operands[1]);
+    case ExprKind::Mul:
+      return eval(*n.operands[0]) * eval(*n.operands[1]);
+    case ExprKind::Div:
+      return eval(*n.operands[0]) / eval(*n.operands[1]);
+    case ExprKind::Call:
+      return call(n);
     }
     return T(0);
   }
@@ -105,13 +124,20 @@ template <typename T> struct Evaluator {
   T call(const ExprNode &n) const {
     T a = eval(*n.operands[0]);
     switch (n.func) {
-    case ExprFunc::Tanh: return std::tanh(a);
-    case ExprFunc::Sigmoid: return T(1) / (T(1) + std::exp(-a));
-    case ExprFunc::Exp: return std::exp(a);
-    case ExprFunc::Log: return std::log(a);
-    case ExprFunc::Erf: return std::erf(a);
-    case ExprFunc::Sqrt: return std::sqrt(a);
-    case ExprFunc::Abs: return std::fabs(a);
+    case ExprFunc::Tanh:
+      return std::tanh(a);
+    case ExprFunc::Sigmoid:
+      return T(1) / (T(1) + std::exp(-a));
+    case ExprFunc::Exp:
+      return std::exp(a);
+    case ExprFunc::Log:
+      return std::log(a);
+    case ExprFunc::Erf:
+      return std::erf(a);
+    case ExprFunc::Sqrt:
+      return std::sqrt(a);
+    case ExprFunc::Abs:
+      return std::fabs(a);
     // min/max propagate NaN (a kernel must not hide a NaN behind a clamp).
     case ExprFunc::Min: {
       T b = eval(*n.operands[1]);
@@ -143,11 +169,15 @@ double evalActivationF64(const ActivationExpr &act, double g, double u) {
 static int precedence(ExprKind k) {
   switch (k) {
   case ExprKind::Add:
-  case ExprKind::Sub: return 1;
+  case ExprKind::Sub:
+    return 1;
   case ExprKind::Mul:
-  case ExprKind::Div: return 2;
-  case ExprKind::Neg: return 3;
-  default: return 4; // atoms and calls
+  case ExprKind::Div:
+    return 2;
+  case ExprKind::Neg:
+    return 3;
+  default:
+    return 4; // atoms and calls
   }
 }
 
@@ -177,10 +207,18 @@ static void print(const ActivationExpr &act, const ExprNode &n, std::string &out
       out += ')';
   };
   switch (n.kind) {
-  case ExprKind::Const: out += formatNumber(n.value); return;
-  case ExprKind::Gate: out += 'g'; return;
-  case ExprKind::Up: out += 'u'; return;
-  case ExprKind::Param: out += act.params[n.paramIndex].name; return;
+  case ExprKind::Const:
+    out += formatNumber(n.value);
+    return;
+  case ExprKind::Gate:
+    out += 'g';
+    return;
+  case ExprKind::Up:
+    out += 'u';
+    return;
+  case ExprKind::Param:
+    out += act.params[n.paramIndex].name;
+    return;
   case ExprKind::Neg:
     out += '-';
     child(*n.operands[0], precedence(n.operands[0]->kind) < precedence(ExprKind::Neg));
@@ -195,7 +233,8 @@ static void print(const ActivationExpr &act, const ExprNode &n, std::string &out
     }
     out += ')';
     return;
-  default: break;
+  default:
+    break;
   }
   // Binary operators are left-associative: the right operand needs parentheses
   // at equal precedence ("a - (b - c)"), the left one only at lower precedence.

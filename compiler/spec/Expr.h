@@ -49,7 +49,7 @@ enum class ExprKind : uint8_t {
 /// shared through shared_ptr, so copies of a spec are cheap.
 struct ExprNode {
   ExprKind kind;
-  double value = 0.0;     // Const
+  double value = 0.0;      // Const
   unsigned paramIndex = 0; // Param
   ExprFunc func = ExprFunc::Tanh;
   std::vector<std::shared_ptr<const ExprNode>> operands;
@@ -125,8 +125,8 @@ std::optional<std::vector<BuiltinParamInfo>> builtinParams(llvm::StringRef name)
 ///                                   g' = min(g, limit), u' = min(max(u, -limit), limit)
 ///   situv2(beta=4.0, linear_beta?)  beta tanh(g/beta) sigmoid(g) * lb tanh(u/lb)
 ///                                   (u instead of lb tanh(u/lb) when linear_beta is unset)
-std::optional<ActivationExpr>
-makeBuiltinActivation(llvm::StringRef name, const std::vector<ActivationParam> &given);
+std::optional<ActivationExpr> makeBuiltinActivation(llvm::StringRef name,
+                                                    const std::vector<ActivationParam> &given);
 
 } // namespace moegen
 

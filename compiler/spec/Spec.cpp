@@ -8,10 +8,14 @@ namespace moegen {
 
 llvm::StringRef toString(DType t) {
   switch (t) {
-  case DType::BF16: return "bf16";
-  case DType::MXFP8: return "mxfp8";
-  case DType::MXFP4: return "mxfp4";
-  case DType::F32: return "f32";
+  case DType::BF16:
+    return "bf16";
+  case DType::MXFP8:
+    return "mxfp8";
+  case DType::MXFP4:
+    return "mxfp4";
+  case DType::F32:
+    return "f32";
   }
   return "?";
 }
@@ -22,9 +26,12 @@ llvm::StringRef toString(GateUpLayout l) {
 
 llvm::StringRef toString(FusedQuant q) {
   switch (q) {
-  case FusedQuant::None: return "none";
-  case FusedQuant::FP4: return "fp4";
-  case FusedQuant::FP8: return "fp8";
+  case FusedQuant::None:
+    return "none";
+  case FusedQuant::FP4:
+    return "fp4";
+  case FusedQuant::FP8:
+    return "fp8";
   }
   return "?";
 }
@@ -78,10 +85,14 @@ std::optional<KBatchMode> parseKBatchMode(llvm::StringRef s) {
 std::string precisionTag(const Formats &f) {
   auto bits = [](DType t) {
     switch (t) {
-    case DType::BF16: return "16";
-    case DType::MXFP8: return "8";
-    case DType::MXFP4: return "4";
-    case DType::F32: return "32";
+    case DType::BF16:
+      return "16";
+    case DType::MXFP8:
+      return "8";
+    case DType::MXFP4:
+      return "4";
+    case DType::F32:
+      return "32";
     }
     return "?";
   };

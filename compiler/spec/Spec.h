@@ -64,9 +64,9 @@ struct StageSchedule {
   int64_t tileM = 32;
   int64_t tileN = 128;
   int64_t tileK = 256;
-  int64_t kBatch = 1;     // split-K across workgroups
-  int64_t kWave = 1;      // split-K across the waves of one workgroup
-  int64_t wavesPerEU = 0; // occupancy hint; 0 = let the compiler choose
+  int64_t kBatch = 1;                       // split-K across workgroups
+  int64_t kWave = 1;                        // split-K across the waves of one workgroup
+  int64_t wavesPerEU = 0;                   // occupancy hint; 0 = let the compiler choose
   FusedQuant fusedQuant = FusedQuant::None; // stage 1 only
   KBatchMode kBatchMode = KBatchMode::Atomic;
   ReduceMode reduce = ReduceMode::Atomic; // stage 2 only
@@ -90,9 +90,7 @@ struct MoeSpec {
   /// "stage1.k_batch", ... Filled by the DSL parser; empty for specs built in C++.
   std::map<std::string, SourceLoc> locations;
 
-  const StageSchedule &stage(StageId id) const {
-    return id == StageId::Stage1 ? stage1 : stage2;
-  }
+  const StageSchedule &stage(StageId id) const { return id == StageId::Stage1 ? stage1 : stage2; }
   StageSchedule &stage(StageId id) { return id == StageId::Stage1 ? stage1 : stage2; }
 
   /// The reduction length of a stage: model_dim for stage 1, inter_dim for 2.

@@ -136,8 +136,8 @@ static llvm::Expected<std::vector<char>> linkCodeObject(llvm::StringRef object) 
   }
   std::string diagnostics;
   llvm::raw_string_ostream diag(diagnostics);
-  const char *args[] = {"ld.lld", "-shared", "--no-undefined", objPath.c_str(), "-o",
-                        outPath.c_str()};
+  const char *args[] = {"ld.lld",        "-shared", "--no-undefined",
+                        objPath.c_str(), "-o",      outPath.c_str()};
   lld::Result result;
   {
     std::lock_guard<std::mutex> lock(lldMutex);

@@ -46,9 +46,9 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
         continue;
       llvm::ArrayRef<uint8_t> desc = note.getDesc(shdr.sh_addralign);
-      if (!doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char *>(desc.data()),
-                                            desc.size()),
-                            /*Multi=*/false))
+      if (!doc.readFromBlob(
+              llvm::StringRef(reinterpret_cast<const char *>(desc.data()), desc.size()),
+              /*Multi=*/false))
         return makeError("malformed AMDGPU metadata note");
       found = true;
     }

@@ -26,7 +26,7 @@ struct KernelResources {
 };
 
 struct CodeObjectInfo {
-  std::string target;    // amdhsa.target, e.g. "amdgcn-amd-amdhsa--gfx950"
+  std::string target; // amdhsa.target, e.g. "amdgcn-amd-amdhsa--gfx950"
   int64_t codeObjectVersion = 0;
   std::vector<KernelResources> kernels;
 };

@@ -84,8 +84,8 @@ llvm::Expected<std::string> disassembleCodeObject(llvm::ArrayRef<char> hsaco,
         os << it->second << ":\n";
       llvm::MCInst inst;
       uint64_t size = 0;
-      auto status = disasm->getInstruction(inst, size, code.slice(offset), base + offset,
-                                           llvm::nulls());
+      auto status =
+          disasm->getInstruction(inst, size, code.slice(offset), base + offset, llvm::nulls());
       if (status != llvm::MCDisassembler::Success || size == 0) {
         os << "  <unknown>  // " << llvm::format_hex_no_prefix(base + offset, 12) << "\n";
         offset += 4;

@@ -12,8 +12,7 @@ namespace moegen {
 /// Disassembles the .text section of an AMDGPU code object with LLVM MC,
 /// labelling each function symbol: "kernel:" followed by one instruction per
 /// line ("  s_load_dwordx2 s[0:1], s[4:5], 0x0  // 000000001000").
-llvm::Expected<std::string> disassembleCodeObject(llvm::ArrayRef<char> hsaco,
-                                                  llvm::StringRef chip);
+llvm::Expected<std::string> disassembleCodeObject(llvm::ArrayRef<char> hsaco, llvm::StringRef chip);
 
 } // namespace moegen
 

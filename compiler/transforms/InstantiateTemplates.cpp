@@ -20,15 +20,14 @@ mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::S
   mlir::MLIRContext *ctx = b.getContext();
   // Optimization happens on the LLVM module (O3) in the code-object emitter;
   // the attribute records the chip and the code object version.
-  auto rocdlTarget = mlir::ROCDL::ROCDLTargetAttr::get(
-      ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.getChip(), /*features=*/"",
-      std::to_string(target.getAbi() * 100));
+  auto rocdlTarget =
+      mlir::ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.getChip(),
+                                        /*features=*/"", std::to_string(target.getAbi() * 100));
   auto module = mlir::gpu::GPUModuleOp::create(b, name, b.getArrayAttr({rocdlTarget}));
   return module;
 }
 
-struct InstantiateTemplatesPass
-    : impl::MoeInstantiateTemplatesBase<InstantiateTemplatesPass> {
+struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateTemplatesPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     moe::TargetAttr target = moe::getTarget(module);

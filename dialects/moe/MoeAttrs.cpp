@@ -45,14 +45,13 @@ LogicalResult MXType::verify(function_ref<InFlightDiagnostic()> emitError, Type 
   return success();
 }
 
-LogicalResult ProblemAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                  int64_t modelDim, int64_t interDim, int64_t experts,
-                                  int64_t topk, GateUpLayoutKind, bool) {
+LogicalResult ProblemAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t modelDim,
+                                  int64_t interDim, int64_t experts, int64_t topk, GateUpLayoutKind,
+                                  bool) {
   if (modelDim <= 0 || interDim <= 0 || experts <= 0 || topk <= 0)
     return emitError() << "model_dim, inter_dim, experts and topk must be positive";
   if (topk > experts)
-    return emitError() << "topk (" << topk << ") exceeds the number of experts (" << experts
-                       << ")";
+    return emitError() << "topk (" << topk << ") exceeds the number of experts (" << experts << ")";
   // The sorted token id packs the slot into 8 bits and the token into 24.
   if (topk > 255)
     return emitError() << "topk (" << topk << ") must fit in 8 bits of the sorted token id";
@@ -79,8 +78,7 @@ LogicalResult FormatsAttr::verify(function_ref<InFlightDiagnostic()> emitError, 
   return success();
 }
 
-LogicalResult ActivationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                     StringRef text) {
+LogicalResult ActivationAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef text) {
   auto act = moegen::parseActivation(text);
   if (!act) {
     std::string msg = llvm::toString(act.takeError());
@@ -108,8 +106,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "k_batch and k_wave must be positive, got k_batch=" << kBatch
                        << " k_wave=" << kWave;
   if (wavesPerEU < 0 || wavesPerEU > 8)
-    return emitError() << "waves_per_eu must be in [0, 8] (0 = unconstrained), got "
-                       << wavesPerEU;
+    return emitError() << "waves_per_eu must be in [0, 8] (0 = unconstrained), got " << wavesPerEU;
   return success();
 }
 

@@ -11,8 +11,8 @@ using namespace moegen::moe;
 #define GET_OP_CLASSES
 #include "dialects/moe/MoeOps.cpp.inc"
 
-void LayerOp::build(OpBuilder &builder, OperationState &state, StringRef name,
-                    ProblemAttr problem, FormatsAttr formats, ActivationAttr activation) {
+void LayerOp::build(OpBuilder &builder, OperationState &state, StringRef name, ProblemAttr problem,
+                    FormatsAttr formats, ActivationAttr activation) {
   state.addAttribute(getSymNameAttrName(state.name), builder.getStringAttr(name));
   state.addAttribute(getProblemAttrName(state.name), problem);
   state.addAttribute(getFormatsAttrName(state.name), formats);
@@ -40,8 +40,7 @@ LogicalResult LayerOp::verify() {
       stage1 = s;
   }
   if (sort && stage1 && sort.getBlockM() != stage1.getSchedule().getTileM())
-    return sort.emitOpError() << "block_m (" << sort.getBlockM()
-                              << ") must equal stage1 tile_m ("
+    return sort.emitOpError() << "block_m (" << sort.getBlockM() << ") must equal stage1 tile_m ("
                               << stage1.getSchedule().getTileM() << ")";
   return success();
 }

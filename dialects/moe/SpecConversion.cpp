@@ -12,10 +12,14 @@ namespace moegen::moe {
 
 Type toType(MLIRContext *ctx, DType t) {
   switch (t) {
-  case DType::BF16: return BFloat16Type::get(ctx);
-  case DType::F32: return Float32Type::get(ctx);
-  case DType::MXFP8: return MXType::get(ctx, Float8E4M3FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
-  case DType::MXFP4: return MXType::get(ctx, Float4E2M1FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
+  case DType::BF16:
+    return BFloat16Type::get(ctx);
+  case DType::F32:
+    return Float32Type::get(ctx);
+  case DType::MXFP8:
+    return MXType::get(ctx, Float8E4M3FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
+  case DType::MXFP4:
+    return MXType::get(ctx, Float4E2M1FNType::get(ctx), Float8E8M0FNUType::get(ctx), 32);
   }
   return {};
 }
@@ -65,9 +69,9 @@ OwningOpRef<ModuleOp> buildLayerModule(MLIRContext *ctx, const MoeSpec &spec, Ta
   const Problem &p = spec.problem;
   auto problem = ProblemAttr::get(ctx, p.modelDim, p.interDim, p.experts, p.topk,
                                   static_cast<GateUpLayoutKind>(p.gateUp), p.doweightStage1);
-  auto formats = FormatsAttr::get(ctx, toType(ctx, spec.formats.activation),
-                                  toType(ctx, spec.formats.weight),
-                                  toType(ctx, spec.formats.output));
+  auto formats =
+      FormatsAttr::get(ctx, toType(ctx, spec.formats.activation), toType(ctx, spec.formats.weight),
+                       toType(ctx, spec.formats.output));
   auto activation = ActivationAttr::get(ctx, printActivation(spec.activation));
   auto layer = LayerOp::create(b, loc, spec.name, problem, formats, activation);
   b.setInsertionPointToStart(&layer.getBody().front());
@@ -82,8 +86,12 @@ MoeSpec specFromLayer(LayerOp layer) {
   MoeSpec spec;
   spec.name = layer.getSymName().str();
   ProblemAttr p = layer.getProblem();
-  spec.problem = {p.getModelDim(), p.getInterDim(), p.getExperts(), p.getTopk(),
-                  static_cast<GateUpLayout>(p.getGateUp()), p.getDoweightStage1()};
+  spec.problem = {p.getModelDim(),
+                  p.getInterDim(),
+                  p.getExperts(),
+                  p.getTopk(),
+                  static_cast<GateUpLayout>(p.getGateUp()),
+                  p.getDoweightStage1()};
   FormatsAttr f = layer.getFormats();
   spec.formats = {fromType(f.getActivation()), fromType(f.getWeight()), fromType(f.getOutput())};
   spec.activation = layer.getActivation().getExpr();
@@ -96,8 +104,6 @@ MoeSpec specFromLayer(LayerOp layer) {
   return spec;
 }
 
-TargetAttr getTarget(ModuleOp module) {
-  return module->getAttrOfType<TargetAttr>(kTargetAttrName);
-}
+TargetAttr getTarget(ModuleOp module) { return module->getAttrOfType<TargetAttr>(kTargetAttrName); }
 
 } // namespace moegen::moe

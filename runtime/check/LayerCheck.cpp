@@ -188,8 +188,7 @@ std::string LayerCheckResult::table() const {
 }
 
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const CompiledLayer &layer,
-                                               Backend &backend,
-                                               const LayerCheckOptions &options) {
+                                               Backend &backend, const LayerCheckOptions &options) {
   const Problem &pr = spec.problem;
   const int64_t T = options.tokens, E = pr.experts, topk = pr.topk, K = pr.modelDim,
                 I = pr.interDim;
@@ -282,8 +281,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                   {{"x", *x}, {"q", *a1}, {"scales", *a1Scale}},
                   {{"rows", static_cast<int32_t>(T)}}};
     auto g = q->grid(T);
-    if (llvm::Error e = launch(backend, *quantK, qArgs,
-                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+    if (llvm::Error e =
+            launch(backend, *quantK, qArgs, {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
       return std::move(e);
     auto data = dev.download<uint8_t>(*a1, T * q->rowBytes());
     auto shuffled = dev.download<uint8_t>(*a1Scale, q->scaleBytes(T));
@@ -305,8 +304,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
     a1 = dev.upload(in->a1.data);
     a1Scale = dev.alloc(4);
   }
-  auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I,
-                                    num::packedBytes(in->w1.format, K), interleave);
+  auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I, num::packedBytes(in->w1.format, K),
+                                    interleave);
   if (!w1)
     return w1.takeError();
   auto w1Scale = weightScales(in->w1, E, 2 * I, interleave);
@@ -315,8 +314,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   auto w1Dev = dev.upload(*w1);
   auto w1ScaleDev = dev.upload(*w1Scale);
   DType interFormat = spec.formats.activation;
-  int64_t out1Bytes = fused ? T * topk * num::packedBytes(num::elemFormatOf(interFormat), I)
-                            : T * topk * I * 2;
+  int64_t out1Bytes =
+      fused ? T * topk * num::packedBytes(num::elemFormatOf(interFormat), I) : T * topk * I * 2;
   int64_t scaleRows = num::e8m0ShuffledRows(paddedRows), scaleCols = num::e8m0ShuffledCols(I / 32);
   auto out1 = dev.alloc(out1Bytes);
   auto out1Scale = dev.alloc(scaleRows * scaleCols);
@@ -360,8 +359,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                         {"out_scale", *out1Scale}},
                        {{"tokens", static_cast<int32_t>(T)}}};
     int64_t threads = paddedRows * (I / 32);
-    runtime::Dim3 gridF{static_cast<uint32_t>((threads + kFinishThreads - 1) / kFinishThreads),
-                        1, 1};
+    runtime::Dim3 gridF{static_cast<uint32_t>((threads + kFinishThreads - 1) / kFinishThreads), 1,
+                        1};
     if (llvm::Error e = launch(backend, *finishK, finishArgs, gridF))
       return std::move(e);
   } else if (llvm::Error e = launch(backend, *stage1K, s1Args, grid1)) {
@@ -413,8 +412,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                    {"num_valid_ids", *numValid}},
                   {{"tokens", static_cast<int32_t>(T)}}};
     auto g = q->grid(T);
-    if (llvm::Error e = launch(backend, *quantK, qArgs,
-                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+    if (llvm::Error e =
+            launch(backend, *quantK, qArgs, {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
       return std::move(e);
     a2 = *data;
     a2Scale = *scales;
@@ -493,8 +492,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                   {{"slot_rows", *out2}, {"topk_ids", *ids}, {"out", *summed}},
                   {{"tokens", static_cast<int32_t>(T)}}};
     auto g = r->grid(T);
-    if (llvm::Error e = launch(backend, *reduceK, rArgs,
-                               {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
+    if (llvm::Error e =
+            launch(backend, *reduceK, rArgs, {uint32_t(g[0]), uint32_t(g[1]), uint32_t(g[2])}))
       return std::move(e);
     auto host = dev.download<uint8_t>(*summed, T * K * 2);
     if (!host)

@@ -18,19 +18,21 @@ struct Emitter {
   const ActivationExpr &act;
   Value gate, up;
 
-  Value cst(double v) { return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v))); }
+  Value cst(double v) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v)));
+  }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, x, y); }
   // afn: a reciprocal-based division (v_rcp_f32) instead of the IEEE sequence;
   // the activation is compared with a tolerance anyway.
-  Value div(Value x, Value y) {
-    return arith::DivFOp::create(b, x, y, arith::FastMathFlags::afn);
-  }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, x, y, arith::FastMathFlags::afn); }
   // v_exp_f32 / v_log_f32 (the target's own approximations; no device library).
   Value exp2(Value x) { return ROCDL::ROCDLExp2::create(b, x.getType(), x); }
   Value fabs(Value x) { return LLVM::FAbsOp::create(b, x.getType(), x); }
-  Value copysign(Value mag, Value sign) { return LLVM::CopySignOp::create(b, mag.getType(), mag, sign); }
+  Value copysign(Value mag, Value sign) {
+    return LLVM::CopySignOp::create(b, mag.getType(), mag, sign);
+  }
 
   Value exp(Value x) { return exp2(mul(x, cst(M_LOG2E))); }
   Value sigmoid(Value x) { return div(cst(1.0), add(cst(1.0), exp2(mul(x, cst(-M_LOG2E))))); }
@@ -52,29 +54,48 @@ struct Emitter {
 
   Value emit(const ExprNode &n) {
     switch (n.kind) {
-    case ExprKind::Const: return cst(n.value);
-    case ExprKind::Gate: return gate;
-    case ExprKind::Up: return up;
-    case ExprKind::Param: return cst(act.params[n.paramIndex].value);
-    case ExprKind::Neg: return arith::NegFOp::create(b, emit(*n.operands[0]));
-    case ExprKind::Add: return add(emit(*n.operands[0]), emit(*n.operands[1]));
-    case ExprKind::Sub: return sub(emit(*n.operands[0]), emit(*n.operands[1]));
-    case ExprKind::Mul: return mul(emit(*n.operands[0]), emit(*n.operands[1]));
-    case ExprKind::Div: return div(emit(*n.operands[0]), emit(*n.operands[1]));
-    case ExprKind::Call: break;
+    case ExprKind::Const:
+      return cst(n.value);
+    case ExprKind::Gate:
+      return gate;
+    case ExprKind::Up:
+      return up;
+    case ExprKind::Param:
+      return cst(act.params[n.paramIndex].value);
+    case ExprKind::Neg:
+      return arith::NegFOp::create(b, emit(*n.operands[0]));
+    case ExprKind::Add:
+      return add(emit(*n.operands[0]), emit(*n.operands[1]));
+    case ExprKind::Sub:
+      return sub(emit(*n.operands[0]), emit(*n.operands[1]));
+    case ExprKind::Mul:
+      return mul(emit(*n.operands[0]), emit(*n.operands[1]));
+    case ExprKind::Div:
+      return div(emit(*n.operands[0]), emit(*n.operands[1]));
+    case ExprKind::Call:
+      break;
     }
     Value a = emit(*n.operands[0]);
     switch (n.func) {
-    case ExprFunc::Tanh: return tanh(a);
-    case ExprFunc::Sigmoid: return sigmoid(a);
-    case ExprFunc::Exp: return exp(a);
-    case ExprFunc::Log: return mul(ROCDL::ROCDLLog::create(b, a.getType(), a), cst(M_LN2));
-    case ExprFunc::Erf: return erf(a);
-    case ExprFunc::Sqrt: return ROCDL::ROCDLSqrt::create(b, a.getType(), a);
-    case ExprFunc::Abs: return fabs(a);
+    case ExprFunc::Tanh:
+      return tanh(a);
+    case ExprFunc::Sigmoid:
+      return sigmoid(a);
+    case ExprFunc::Exp:
+      return exp(a);
+    case ExprFunc::Log:
+      return mul(ROCDL::ROCDLLog::create(b, a.getType(), a), cst(M_LN2));
+    case ExprFunc::Erf:
+      return erf(a);
+    case ExprFunc::Sqrt:
+      return ROCDL::ROCDLSqrt::create(b, a.getType(), a);
+    case ExprFunc::Abs:
+      return fabs(a);
     // NaN-propagating, as the reference's min/max.
-    case ExprFunc::Min: return arith::MinimumFOp::create(b, a, emit(*n.operands[1]));
-    case ExprFunc::Max: return arith::MaximumFOp::create(b, a, emit(*n.operands[1]));
+    case ExprFunc::Min:
+      return arith::MinimumFOp::create(b, a, emit(*n.operands[1]));
+    case ExprFunc::Max:
+      return arith::MaximumFOp::create(b, a, emit(*n.operands[1]));
     }
     return a;
   }

@@ -24,8 +24,7 @@ Value nanToFF(ImplicitLocOpBuilder &b, Value amaxBits, Value e) {
 /// f32 with exponent field e (2^(e-127); e = 0 means 2^-127 to the scaled
 /// conversions, which read only the exponent field).
 Value scaleOf(ImplicitLocOpBuilder &b, Value e) {
-  return arith::BitcastOp::create(b, b.getF32Type(),
-                                  arith::ShLIOp::create(b, e, i32(b, 23)));
+  return arith::BitcastOp::create(b, b.getF32Type(), arith::ShLIOp::create(b, e, i32(b, 23)));
 }
 
 } // namespace
@@ -33,8 +32,8 @@ Value scaleOf(ImplicitLocOpBuilder &b, Value e) {
 Value emitEpilogueScale(ImplicitLocOpBuilder &b, Value amaxBits, bool fp4) {
   Value rounded = arith::AndIOp::create(b, arith::AddIOp::create(b, amaxBits, i32(b, 0x400000)),
                                         i32(b, 0x7F800000));
-  Value e = arith::SubIOp::create(b, arith::ShRUIOp::create(b, rounded, i32(b, 23)),
-                                  i32(b, fp4 ? 2 : 8));
+  Value e =
+      arith::SubIOp::create(b, arith::ShRUIOp::create(b, rounded, i32(b, 23)), i32(b, fp4 ? 2 : 8));
   return nanToFF(b, amaxBits, arith::MaxSIOp::create(b, e, i32(b, 0)));
 }
 
@@ -43,8 +42,8 @@ Value emitRoundUpScale(ImplicitLocOpBuilder &b, Value amaxBits, bool fp4) {
   // s = E - 2 + (m > 1.5), or E - 8 + (m > 1.75): a byte of Ef - 2 + (M > 0x400000).
   Value ef = arith::ShRUIOp::create(b, amaxBits, i32(b, 23));
   Value mant = arith::AndIOp::create(b, amaxBits, i32(b, 0x7FFFFF));
-  Value above = arith::CmpIOp::create(b, CmpIPredicate::ugt, mant,
-                                      i32(b, fp4 ? 0x400000 : 0x600000));
+  Value above =
+      arith::CmpIOp::create(b, CmpIPredicate::ugt, mant, i32(b, fp4 ? 0x400000 : 0x600000));
   Value e = arith::SubIOp::create(b, ef, i32(b, fp4 ? 2 : 8));
   e = arith::AddIOp::create(b, e, arith::ExtUIOp::create(b, b.getI32Type(), above));
   // amax = 0 and amax below 2^-127 give 0; subnormal amax has Ef = 0.
@@ -55,8 +54,8 @@ Value emitRoundUpScale(ImplicitLocOpBuilder &b, Value amaxBits, bool fp4) {
 }
 
 Value emitFp4Byte(ImplicitLocOpBuilder &b, Value lo, Value hi, Value e) {
-  Value src = vector::FromElementsOp::create(b, VectorType::get({2}, b.getF32Type()),
-                                             ValueRange{lo, hi});
+  Value src =
+      vector::FromElementsOp::create(b, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
   Value packed = amdgpu::PackedScaledTruncOp::create(
       b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), src, scaleOf(b, e), 0, Value());
   Value bytes = vector::BitCastOp::create(b, VectorType::get({4}, b.getI8Type()), packed);
@@ -74,7 +73,8 @@ Value emitFp8Byte(ImplicitLocOpBuilder &b, Value v, Value e) {
           i32(b, 0x600000)));
   Value q = arith::MinimumFOp::create(
       b, arith::MaximumFOp::create(b, v, arith::NegFOp::create(b, limit)), limit);
-  Value src = vector::FromElementsOp::create(b, VectorType::get({1}, b.getF32Type()), ValueRange{q});
+  Value src =
+      vector::FromElementsOp::create(b, VectorType::get({1}, b.getF32Type()), ValueRange{q});
   Value packed = amdgpu::PackedScaledTruncOp::create(
       b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), src, scaleOf(b, e), 0, Value());
   Value f8 = vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{0});

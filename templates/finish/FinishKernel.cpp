@@ -18,7 +18,8 @@ namespace moegen {
 std::string finishKernelSymbol(const MoeSpec &spec) {
   const StageSchedule &s = spec.stage1;
   const Problem &p = spec.problem;
-  llvm::hash_code h = llvm::hash_combine(p.topk, p.doweightStage1, printActivation(spec.activation));
+  llvm::hash_code h =
+      llvm::hash_combine(p.topk, p.doweightStage1, printActivation(spec.activation));
   char hex[17];
   snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
   return "moe_finish_i" + std::to_string(p.interDim) + "_kb" + std::to_string(s.kBatch) + "_" +
@@ -63,14 +64,14 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
   Value pos = a.divu(gid, a.idx(colBlocks));
   Value cb = a.remu(gid, a.idx(colBlocks));
   Value used = a.toIndex(load(numValid, a.idx(0)));
-  Value fused = a.toIndex(load(sortedIds, a.select(a.cmp(CmpIPredicate::ult, pos, used), pos,
-                                                   a.idx(0))));
+  Value fused =
+      a.toIndex(load(sortedIds, a.select(a.cmp(CmpIPredicate::ult, pos, used), pos, a.idx(0))));
   Value token = arith::AndIOp::create(b, fused, a.idx(0xFFFFFF));
   Value slot = arith::ShRUIOp::create(b, fused, a.idx(24));
-  Value valid = arith::AndIOp::create(
-      b, a.cmp(CmpIPredicate::ult, pos, used),
-      arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
-                            a.cmp(CmpIPredicate::ult, slot, a.idx(topk))));
+  Value valid =
+      arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, pos, used),
+                            arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
+                                                  a.cmp(CmpIPredicate::ult, slot, a.idx(topk))));
   auto ifValid = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifValid.thenBlock());
 
@@ -114,7 +115,8 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
         store(emitFp8Byte(b, vals[c], e), out,
               a.add(rowBase, a.add(a.mul(cb, a.idx(32)), a.idx(c))));
     }
-    store(arith::TruncIOp::create(b, i8, e), outScale, emitE8m0ShuffleOffset(a, pos, cb, colBlocks));
+    store(arith::TruncIOp::create(b, i8, e), outScale,
+          emitE8m0ShuffleOffset(a, pos, cb, colBlocks));
   }
   b.setInsertionPointAfter(ifValid);
   gpu::ReturnOp::create(b);

@@ -29,9 +29,8 @@ constexpr int64_t kFinishThreads = 256;
 
 std::string finishKernelSymbol(const MoeSpec &spec);
 KernelSignature finishKernelSignature(llvm::StringRef symbol);
-mlir::gpu::GPUFuncOp buildFinishKernel(mlir::ImplicitLocOpBuilder &b,
-                                       mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
-                                       const MoeSpec &spec);
+mlir::gpu::GPUFuncOp buildFinishKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
+                                       llvm::StringRef symbol, const MoeSpec &spec);
 
 /// The e8m0 byte of a block's amax (f32 bits as i32) with the RoundUp rule:
 /// the smallest power of two s with max * 2^s >= amax, where max is 6 (fp4)

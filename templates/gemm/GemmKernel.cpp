@@ -148,7 +148,8 @@ struct GemmBuilder {
     Value group = laneGroup;
     switch (p.aFormat) {
     case DType::MXFP4: {
-      Value off = a.add(a.mul(aRow, a.idx(K / 2)), a.add(a.divu(kk, a.idx(2)), a.mul(group, a.idx(16))));
+      Value off =
+          a.add(a.mul(aRow, a.idx(K / 2)), a.add(a.divu(kk, a.idx(2)), a.mul(group, a.idx(16))));
       Value bytes = vload(VectorType::get({16}, b.getI8Type()), aBuf, off);
       return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
                                        bytes);
@@ -198,8 +199,7 @@ struct GemmBuilder {
     for (int i = 0; i < 32; ++i)
       mask.push_back(i);
     Value both = vector::ShuffleOp::create(b, lo, hi, mask);
-    return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
-                                     both);
+    return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()), both);
   }
 
   /// B operand of the bf16 MFMA from fp4 weights: 8 elements
@@ -210,8 +210,8 @@ struct GemmBuilder {
   Value loadBDequant(Value row0, Value kk) {
     Value off = a.add(weightChunk(row0, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
     Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
-    Value fp4 = vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()),
-                                          bytes);
+    Value fp4 =
+        vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), bytes);
     Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
     Value sbyte = load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32));
     Value sb = arith::ExtUIOp::create(b, b.getI32Type(), sbyte);
@@ -269,8 +269,7 @@ struct GemmBuilder {
           Value bOp, bScale;
           if (mx) {
             bOp = loadB(row0, kk);
-            Value scaleRow =
-                a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
+            Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
             bScale = loadScale(wScale, scaleRow, block, K / 32);
           } else {
             bOp = loadBDequant(row0, kk);
@@ -355,12 +354,13 @@ struct GemmBuilder {
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
     bool atomic = s.kBatchMode == KBatchMode::Atomic;
     // Deterministic mode: split bid.z owns buffer bid.z.
-    Value splitBase = atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
+    Value splitBase =
+        atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t r = 0; r < 4; ++r) {
         RowInfo row = rowInfo(a.add(a.idx(mt * 16 + r), a.mul(laneGroup, a.idx(4))));
-        Value rowBase = a.add(splitBase, a.mul(a.add(a.mul(row.token, a.idx(topk)), row.slot),
-                                                a.idx(2 * I)));
+        Value rowBase =
+            a.add(splitBase, a.mul(a.add(a.mul(row.token, a.idx(topk)), row.slot), a.idx(2 * I)));
         ifThen(row.valid, [&] {
           for (int64_t nt = 0; nt < nTiles; ++nt)
             for (int half = 0; half < 2; ++half) {
@@ -368,9 +368,8 @@ struct GemmBuilder {
               Value v = element(acc[accIndex(mt, nt, half)], r);
               Value index = a.add(rowBase, col);
               if (atomic)
-                LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd,
-                                          elementPtr(out, f32(), index), v,
-                                          LLVM::AtomicOrdering::monotonic, "agent", 4);
+                LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd, elementPtr(out, f32(), index),
+                                          v, LLVM::AtomicOrdering::monotonic, "agent", 4);
               else
                 store(v, out, index);
             }
@@ -532,7 +531,7 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   bool stage1 = plan.stage == StageId::Stage1;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
   Type aElem = isMX(plan.aFormat) ? i8 : bf16;
-  Type outElem = stage1 && plan.schedule.kBatch > 1                      ? f32
+  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
                  : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
                                                                           : bf16;
   SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};

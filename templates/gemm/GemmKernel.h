@@ -18,8 +18,8 @@
 //   w_scale    e8m0 [E*2I, K/32] in the e8m0_shuffle layout, rows in w's row order
 //   sorted_ids, sorted_experts, sorted_weights, num_valid_ids   (the sorting kernel's outputs)
 //   out        bf16 [T, topk, I]; with fused_quant fp4x2 [T*topk, I/2] / fp8 [T*topk, I] bytes
-//   out_scale  fused_quant: e8m0 [sortedRows, I/32] in the e8m0_shuffle layout, row = sorted position
-//   tokens     i32
+//   out_scale  fused_quant: e8m0 [sortedRows, I/32] in the e8m0_shuffle layout, row = sorted
+//   position tokens     i32
 // Stage-2 arguments:
 //   a          stage-1 output [T*topk, I] (row token*topk + slot), format as stage 1's A
 //   a_scale    MX: e8m0 [sortedRows, I/32] e8m0_shuffle, row = sorted position

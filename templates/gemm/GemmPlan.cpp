@@ -9,10 +9,14 @@ namespace moegen {
 
 int64_t halfBytesPerElement(DType t) {
   switch (t) {
-  case DType::MXFP4: return 1;
-  case DType::MXFP8: return 2;
-  case DType::BF16: return 4;
-  case DType::F32: return 8;
+  case DType::MXFP4:
+    return 1;
+  case DType::MXFP8:
+    return 2;
+  case DType::BF16:
+    return 4;
+  case DType::F32:
+    return 8;
   }
   return 8;
 }
@@ -71,19 +75,19 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None) {
     DType want = s.fusedQuant == FusedQuant::FP4 ? DType::MXFP4 : DType::MXFP8;
     if (spec.formats.activation != want)
-      r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() +
-                                " writes the intermediate as " + toString(want).str() +
-                                ", but stage2 reads activation_dtype=" +
-                                toString(spec.formats.activation).str());
+      r.fail("fused_quant",
+             "fused_quant=" + toString(s.fusedQuant).str() + " writes the intermediate as " +
+                 toString(want).str() +
+                 ", but stage2 reads activation_dtype=" + toString(spec.formats.activation).str());
   }
 
   // Tile shape against the MFMA shape.
   if (s.tileM % p.mfma.m != 0)
-    r.fail("tile_m", "tile_m=" + str(s.tileM) + " is not a multiple of the MFMA M=" +
-                         str(p.mfma.m));
+    r.fail("tile_m",
+           "tile_m=" + str(s.tileM) + " is not a multiple of the MFMA M=" + str(p.mfma.m));
   if (s.tileN % p.mfma.n != 0)
-    r.fail("tile_n", "tile_n=" + str(s.tileN) + " is not a multiple of the MFMA N=" +
-                         str(p.mfma.n));
+    r.fail("tile_n",
+           "tile_n=" + str(s.tileN) + " is not a multiple of the MFMA N=" + str(p.mfma.n));
   if (s.tileM > 256 || s.tileN > 256)
     r.fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) +
                        " exceeds the template's 256x256 output tile");
@@ -99,15 +103,14 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   p.kSlice = p.k / s.kBatch;
   p.kPerWave = p.kSlice / s.kWave;
   if (p.k % s.kBatch != 0) {
-    r.fail("k_batch", "k_batch=" + str(s.kBatch) + " does not divide K=" + str(p.k) + " (" +
-                          kName + ")");
+    r.fail("k_batch",
+           "k_batch=" + str(s.kBatch) + " does not divide K=" + str(p.k) + " (" + kName + ")");
   } else if (p.kSlice % s.kWave != 0) {
     r.fail("k_wave", "k_wave=" + str(s.kWave) + " does not divide K/k_batch=" + str(p.k) + "/" +
                          str(s.kBatch) + "=" + str(p.kSlice));
   } else if (p.kPerWave % s.tileK != 0) {
-    r.fail("tile_k", "K/(k_batch*k_wave)=" + str(p.k) + "/(" + str(s.kBatch) + "*" +
-                         str(s.kWave) + ")=" + str(p.kPerWave) +
-                         " is not a multiple of tile_k=" + str(s.tileK));
+    r.fail("tile_k", "K/(k_batch*k_wave)=" + str(p.k) + "/(" + str(s.kBatch) + "*" + str(s.kWave) +
+                         ")=" + str(p.kPerWave) + " is not a multiple of tile_k=" + str(s.tileK));
   }
   p.kIterations = s.tileK > 0 ? p.kPerWave / s.tileK : 0;
 
@@ -125,15 +128,14 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None && nPerWave % 32 != 0)
     r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() + " needs 32-column " +
                               "blocks per wave, but tile_n=" + str(s.tileN) + " gives " +
-                              str(nPerWave) + " columns to each of " + str(p.nWaves) +
-                              " waves");
+                              str(nPerWave) + " columns to each of " + str(p.nWaves) + " waves");
   if (stage == StageId::Stage2 && s.kBatch > 1 && s.reduce != ReduceMode::Atomic)
     r.fail("k_batch", "k_batch=" + str(s.kBatch) +
                           " splits K across workgroups, which only reduce=atomic combines; "
                           "use reduce=atomic or k_batch=1");
   if (s.wavesPerEU > target.maxWavesPerEU)
-    r.fail("waves_per_eu", "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " +
-                               str(target.maxWavesPerEU));
+    r.fail("waves_per_eu",
+           "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " + str(target.maxWavesPerEU));
 
   // LDS.
   bool mxA = p.aFormat == DType::MXFP4 || p.aFormat == DType::MXFP8;
@@ -146,10 +148,10 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   p.ldsEpilogue = s.tileM * s.tileN * 4;
   p.ldsBytes = std::max({p.ldsMainLoop, p.ldsReduction, p.ldsEpilogue});
   if (p.ldsBytes > target.ldsBytes)
-    r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (main loop " +
-                      str(p.ldsMainLoop) + ", k_wave reduction " + str(p.ldsReduction) +
-                      ", epilogue " + str(p.ldsEpilogue) + "), over the " +
-                      str(target.ldsBytes) + "-byte limit of " + target.chip);
+    r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (main loop " + str(p.ldsMainLoop) +
+                      ", k_wave reduction " + str(p.ldsReduction) + ", epilogue " +
+                      str(p.ldsEpilogue) + "), over the " + str(target.ldsBytes) +
+                      "-byte limit of " + target.chip);
   return p;
 }
 

@@ -32,14 +32,14 @@ struct GemmPlan {
   StageSchedule schedule;
   DType aFormat, bFormat;
   MfmaShape mfma;
-  int64_t k = 0;          // the stage's reduction length
-  int64_t n = 0;          // output columns (stage 1: per gate and per up half)
-  int64_t kSlice = 0;     // K per workgroup = k / k_batch
-  int64_t kPerWave = 0;   // K per wave group = kSlice / k_wave
+  int64_t k = 0;           // the stage's reduction length
+  int64_t n = 0;           // output columns (stage 1: per gate and per up half)
+  int64_t kSlice = 0;      // K per workgroup = k / k_batch
+  int64_t kPerWave = 0;    // K per wave group = kSlice / k_wave
   int64_t kIterations = 0; // main-loop trips = kPerWave / tile_k
-  int64_t nWaves = 0;     // waves splitting tile_n
-  int64_t waves = 0;      // nWaves * k_wave
-  int64_t threads = 0;    // waves * 64
+  int64_t nWaves = 0;      // waves splitting tile_n
+  int64_t waves = 0;       // nWaves * k_wave
+  int64_t threads = 0;     // waves * 64
   // LDS use in bytes: the main loop's double-buffered A tiles (with scales),
   // the k_wave reduction scratch and the epilogue staging, which reuse the
   // same allocation; ldsBytes is their maximum.

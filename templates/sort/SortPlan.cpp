@@ -16,12 +16,12 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.topk = spec.problem.topk;
   p.ldsBytes = 2 * 4 * p.experts;
   if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
-    issues.push_back({"sort", "block_m",
-                      "block_m=stage1 tile_m=" + std::to_string(p.blockM) +
-                          " must be a power of two"});
+    issues.push_back(
+        {"sort", "block_m",
+         "block_m=stage1 tile_m=" + std::to_string(p.blockM) + " must be a power of two"});
   if (p.topk > 255)
-    issues.push_back({"sort", "topk",
-                      "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
+    issues.push_back(
+        {"sort", "topk", "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
   if (p.ldsBytes > target.ldsBytes)
     issues.push_back({"sort", "lds",
                       "experts=" + std::to_string(p.experts) + " need " +

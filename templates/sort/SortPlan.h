@@ -22,9 +22,7 @@ struct SortPlan {
 
   /// Sizes of the outputs for `tokens` tokens (aiter's formulas).
   int64_t maxPaddedRows(int64_t tokens) const { return tokens * topk + experts * blockM - topk; }
-  int64_t maxBlocks(int64_t tokens) const {
-    return (maxPaddedRows(tokens) + blockM - 1) / blockM;
-  }
+  int64_t maxBlocks(int64_t tokens) const { return (maxPaddedRows(tokens) + blockM - 1) / blockM; }
 };
 
 /// The sorted-id sentinel of padding rows: token = M, slot = topk.

@@ -2,9 +2,9 @@
 
 #include "compiler/pipeline/Pipeline.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {

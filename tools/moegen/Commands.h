@@ -16,6 +16,7 @@ int runInspect(int argc, const char **argv); // InspectCommand.cpp
 int runRef(int argc, const char **argv);     // RefCommand.cpp
 int runLookup(int argc, const char **argv);  // LookupCommand.cpp
 int runRun(int argc, const char **argv);     // RunCommand.cpp
+int runCache(int argc, const char **argv);   // CacheCommand.cpp
 
 } // namespace moegen::cli
 

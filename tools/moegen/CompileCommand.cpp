@@ -94,8 +94,8 @@ int runCompile(int argc, const char **argv) {
   }
   auto layer = compileLayer(*spec, options);
   if (!layer) {
-    llvm::WithColor::error(llvm::errs(), "moegen compile") << llvm::toString(layer.takeError())
-                                                           << "\n";
+    llvm::WithColor::error(llvm::errs(), "moegen compile")
+        << llvm::toString(layer.takeError()) << "\n";
     return 1;
   }
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir)) {
@@ -108,7 +108,8 @@ int runCompile(int argc, const char **argv) {
     llvm::SmallString<256> path(outDir);
     llvm::sys::path::append(path, k.signature.symbol + ".hsaco");
     if (llvm::Error e = writeFileAtomically(path, k.code.hsaco)) {
-      llvm::WithColor::error(llvm::errs(), "moegen compile") << llvm::toString(std::move(e)) << "\n";
+      llvm::WithColor::error(llvm::errs(), "moegen compile")
+          << llvm::toString(std::move(e)) << "\n";
       return 1;
     }
     rows.push_back({k.resources, k.compileMs});

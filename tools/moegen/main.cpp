@@ -3,8 +3,8 @@
 #include "tools/moegen/Commands.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace {
@@ -26,6 +26,9 @@ const Command kCommands[] = {
 #endif
 #ifdef MOEGEN_HAVE_LOOKUP_COMMAND
     {"lookup", "show which aiter tuned-table row a token count uses", moegen::cli::runLookup},
+#endif
+#ifdef MOEGEN_HAVE_CACHE_COMMAND
+    {"cache", "list, clear or prefill the kernel cache", moegen::cli::runCache},
 #endif
 #ifdef MOEGEN_HAVE_RUN_COMMAND
     {"run", "run a layer on a backend and compare it with the reference", moegen::cli::runRun},

@@ -32,8 +32,9 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 std::string baseSpec(const Case &c) {
   return std::string("moe t {\n  model_dim = 256\n  inter_dim = 128\n  experts = 8\n  topk = 2\n"
                      "  activation_dtype = ") +
-         c.dtype + "\n  activation = silu\n  stage1 { tile = 32x32x256; fused_quant = " +
-         c.fusedQuant + " }\n  stage2 { tile = 32x64x128 }\n}\n";
+         c.dtype +
+         "\n  activation = silu\n  stage1 { tile = 32x32x256; fused_quant = " + c.fusedQuant +
+         " }\n  stage2 { tile = 32x64x128 }\n}\n";
 }
 
 class LayerMatrix : public ::testing::TestWithParam<Case> {};
@@ -69,8 +70,11 @@ std::vector<Case> cases() {
       // MX activations without fused quantization: the inter-stage kernel.
       {"a4w4_unfused", "mxfp4", "none", {}, 13},
       {"a8w4_unfused_interleaved", "mxfp8", "none", {"gate_up=interleaved"}, 13},
-      {"a4w4_unfused_kb2_reduce", "mxfp4", "none", {"stage1.tile=32x32x128", "stage1.k_batch=2",
-                                                     "stage2.reduce=reduce"}, 13},
+      {"a4w4_unfused_kb2_reduce",
+       "mxfp4",
+       "none",
+       {"stage1.tile=32x32x128", "stage1.k_batch=2", "stage2.reduce=reduce"},
+       13},
       // Activations.
       {"a4w4_situv2", "mxfp4", "fp4", {"activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 9},
       {"a16w4_situv2", "bf16", "none", {"activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 9},
@@ -83,22 +87,41 @@ std::vector<Case> cases() {
       {"a4w4_one_token", "mxfp4", "fp4", {}, 1},
       // k_wave x tile_m.
       {"a4w4_kw2", "mxfp4", "fp4", {"stage1.tile=32x32x128", "stage1.k_wave=2"}, 11},
-      {"a16w4_kw2_tm64", "bf16", "none", {"stage1.tile=64x32x128", "stage1.k_wave=2",
-                                          "stage2.tile=64x64x128"}, 21},
+      {"a16w4_kw2_tm64",
+       "bf16",
+       "none",
+       {"stage1.tile=64x32x128", "stage1.k_wave=2", "stage2.tile=64x64x128"},
+       21},
       {"a16w4_kw4", "bf16", "none", {"stage1.tile=32x32x64", "stage1.k_wave=4"}, 11},
-      {"a4w4_kw4", "mxfp4", "fp4", {"model_dim=512", "stage1.tile=32x32x128", "stage1.k_wave=4"},
+      {"a4w4_kw4",
+       "mxfp4",
+       "fp4",
+       {"model_dim=512", "stage1.tile=32x32x128", "stage1.k_wave=4"},
        7},
       // k_batch: atomic and deterministic split-K, with each fused quantization.
       {"a4w4_kb2", "mxfp4", "fp4", {"stage1.tile=32x32x128", "stage1.k_batch=2"}, 13},
-      {"a4w4_kb4_det", "mxfp4", "fp4", {"model_dim=512", "stage1.tile=32x32x128",
-                                         "stage1.k_batch=4", "stage1.k_batch_mode=deterministic"},
+      {"a4w4_kb4_det",
+       "mxfp4",
+       "fp4",
+       {"model_dim=512", "stage1.tile=32x32x128", "stage1.k_batch=4",
+        "stage1.k_batch_mode=deterministic"},
        13},
-      {"a8w4_kb2_det", "mxfp8", "fp8", {"stage1.tile=32x32x128", "stage1.k_batch=2",
-                                         "stage1.k_batch_mode=deterministic"}, 13},
-      {"a16w4_kb8", "bf16", "none", {"stage1.tile=32x32x32", "stage1.k_batch=8",
-                                      "activation=situv2(beta = 4.0, linear_beta = 25.0)"}, 13},
-      {"a16w4_kb2_kw2_doweight1", "bf16", "none", {"stage1.tile=32x32x64", "stage1.k_batch=2",
-                                                    "stage1.k_wave=2", "doweight=stage1"}, 13},
+      {"a8w4_kb2_det",
+       "mxfp8",
+       "fp8",
+       {"stage1.tile=32x32x128", "stage1.k_batch=2", "stage1.k_batch_mode=deterministic"},
+       13},
+      {"a16w4_kb8",
+       "bf16",
+       "none",
+       {"stage1.tile=32x32x32", "stage1.k_batch=8",
+        "activation=situv2(beta = 4.0, linear_beta = 25.0)"},
+       13},
+      {"a16w4_kb2_kw2_doweight1",
+       "bf16",
+       "none",
+       {"stage1.tile=32x32x64", "stage1.k_batch=2", "stage1.k_wave=2", "doweight=stage1"},
+       13},
       {"a4w4_stage2_kb2", "mxfp4", "fp4", {"inter_dim=256", "stage2.k_batch=2"}, 13},
       // Stage 2: reduce mode, doweight in stage 1.
       {"a4w4_reduce", "mxfp4", "fp4", {"stage2.reduce=reduce"}, 13},

@@ -32,10 +32,11 @@ class SortKernel : public ::testing::TestWithParam<SortCase> {};
 
 TEST_P(SortKernel, MatchesReference) {
   const SortCase c = GetParam();
-  std::string text = "moe s {\n  model_dim = 256\n  inter_dim = 128\n  experts = " +
-                     std::to_string(c.experts) + "\n  topk = " + std::to_string(c.topk) +
-                     "\n  activation_dtype = mxfp4\n  activation = silu\n"
-                     "  stage1 { tile = 32x32x256; fused_quant = fp4 }\n  stage2 { tile = 32x128x128 }\n}\n";
+  std::string text =
+      "moe s {\n  model_dim = 256\n  inter_dim = 128\n  experts = " + std::to_string(c.experts) +
+      "\n  topk = " + std::to_string(c.topk) +
+      "\n  activation_dtype = mxfp4\n  activation = silu\n"
+      "  stage1 { tile = 32x32x256; fused_quant = fp4 }\n  stage2 { tile = 32x128x128 }\n}\n";
   auto spec = parseMoeSpec(text, "sort.moe");
   ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError());
   auto layer = compileLayer(*spec, CompileOptions());
@@ -81,9 +82,8 @@ TEST_P(SortKernel, MatchesReference) {
   for (runtime::DevicePtr p : {dIds, dW, dSorted, dSortedW, dExperts, dValid})
     args.add<uint64_t>(p);
   args.add<int32_t>(static_cast<int32_t>(c.tokens));
-  llvm::Error e = backend->launch(*kernel, {1, 1, 1},
-                                  {static_cast<uint32_t>(sort.signature.blockSize), 1, 1}, 0,
-                                  args.bytes());
+  llvm::Error e = backend->launch(
+      *kernel, {1, 1, 1}, {static_cast<uint32_t>(sort.signature.blockSize), 1, 1}, 0, args.bytes());
   ASSERT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
   ASSERT_FALSE(static_cast<bool>(backend->synchronize()));
 

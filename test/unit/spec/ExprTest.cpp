@@ -1,7 +1,7 @@
 //===- ExprTest.cpp - Activation expressions ------------------------------===//
 
-#include "compiler/spec/DslParser.h"
 #include "compiler/spec/Expr.h"
+#include "compiler/spec/DslParser.h"
 
 #include <gtest/gtest.h>
 
@@ -26,8 +26,8 @@ ActivationExpr parse(const char *text) {
 // The grid of (g, u) the activations are checked on: zero, tiny, the
 // saturating range of tanh and sigmoid, and values past the betas.
 std::vector<double> grid() {
-  std::vector<double> v = {0.0, 1e-6, -1e-6, 0.25, -0.25, 1.0, -1.0, 3.999, 4.0, -4.0,
-                           7.0, -7.0, 24.9, 25.0, 26.0, -26.0, 100.0, -100.0};
+  std::vector<double> v = {0.0,  1e-6, -1e-6, 0.25, -0.25, 1.0,  -1.0,  3.999, 4.0,
+                           -4.0, 7.0,  -7.0,  24.9, 25.0,  26.0, -26.0, 100.0, -100.0};
   for (int i = -40; i <= 40; ++i)
     v.push_back(i * 0.37);
   return v;
@@ -95,8 +95,7 @@ TEST(Expr, SwigluClampsGateAndUp) {
 TEST(Expr, GeluForms) {
   ActivationExpr t = builtin("gelu_tanh"), e = builtin("gelu_erf");
   for (double g : {-2.0, -0.5, 0.0, 0.7, 3.0}) {
-    double tanhForm =
-        0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
+    double tanhForm = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g)));
     double erfForm = 0.5 * g * (1 + std::erf(g / std::sqrt(2.0)));
     EXPECT_NEAR(evalActivationF64(t, g, 1.0), tanhForm, 1e-15);
     EXPECT_NEAR(evalActivationF64(e, g, 1.0), erfForm, 1e-15);

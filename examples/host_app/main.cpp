@@ -1,0 +1,184 @@
+//===- main.cpp - A host application that runs a MoE layer with moegen ----===//
+//
+//   host_app LAYER.moe [--table TUNED.csv] [--backend emu|hip] [--tokens N]
+//            [--set key=value]...
+//
+// Compiles (or loads from the kernel cache) the layer's kernels, runs the
+// whole layer (sort, quantization, stage 1, stage 2) through MoeLayer on the
+// chosen backend with deterministic inputs, and checks the output against
+// moegen's reference. Exit status 0 when it matches. --set scales a layer
+// down (e.g. Kimi-K3's shape with fewer experts) for the CPU emulator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/api/Backends.h"
+#include "runtime/api/MoeLayer.h"
+#include "runtime/numerics/Compare.h"
+#include "runtime/numerics/InputGen.h"
+#include "runtime/numerics/Preshuffle.h"
+#include "runtime/numerics/Reference.h"
+
+#include <cstdio>
+#include <string>
+
+using namespace moegen;
+
+namespace {
+
+int fail(const std::string &what, llvm::Error e) {
+  std::fprintf(stderr, "host_app: %s: %s\n", what.c_str(), llvm::toString(std::move(e)).c_str());
+  return 1;
+}
+
+/// Weight scales in the weight's row order, in the e8m0_shuffle layout.
+llvm::Expected<std::vector<uint8_t>> weightScales(const num::HostTensor &w, int64_t experts,
+                                                  int64_t rows, bool interleave) {
+  std::vector<uint8_t> scales = w.scales;
+  if (interleave) {
+    auto inter = num::interleaveGateUp(scales, experts, rows, w.scaleCols());
+    if (!inter)
+      return inter.takeError();
+    scales = std::move(*inter);
+  }
+  return num::e8m0Shuffle(scales, experts * rows, w.scaleCols());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string specPath, table, backendName = "emu";
+  std::vector<std::string> sets;
+  int64_t tokens = 7;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    bool hasValue = i + 1 < argc;
+    if (a == "--backend" && hasValue)
+      backendName = argv[++i];
+    else if (a == "--tokens" && hasValue)
+      tokens = std::stoll(argv[++i]);
+    else if (a == "--table" && hasValue)
+      table = argv[++i];
+    else if (a == "--set" && hasValue)
+      sets.push_back(argv[++i]);
+    else
+      specPath = a;
+  }
+  if (specPath.empty()) {
+    std::fprintf(stderr, "usage: host_app LAYER.moe [--table CSV] [--backend emu|hip] "
+                         "[--tokens N] [--set key=value]...\n");
+    return 2;
+  }
+
+  auto spec = parseMoeSpecFile(specPath);
+  if (!spec)
+    return fail("spec", spec.takeError());
+  for (const std::string &s : sets)
+    if (llvm::Error e = applySpecOverride(*spec, s))
+      return fail("--set " + s, std::move(e));
+  auto backend = runtime::createBackend(backendName);
+  if (!backend)
+    return fail("backend", backend.takeError());
+  runtime::Backend &b = **backend;
+  auto compiler = std::make_shared<runtime::Compiler>(); // cache: $MOEGEN_CACHE_DIR, ...
+  runtime::LayerOptions options;
+  if (!table.empty())
+    options.tunedTables.push_back(table);
+  auto layer = runtime::MoeLayer::create(compiler, b, *spec, options);
+  if (!layer)
+    return fail("layer", layer.takeError());
+  auto dispatch = (*layer)->dispatch(tokens);
+  if (!dispatch)
+    return fail("dispatch", dispatch.takeError());
+  // The inputs and the reference follow the schedule the layer runs (the
+  // stage-1 tile sets the sorting block).
+  const MoeSpec &ran = dispatch->spec;
+
+  auto in = num::generateInputs(ran, tokens);
+  if (!in)
+    return fail("inputs", in.takeError());
+  auto ref = num::referenceLayer(ran, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2);
+  if (!ref)
+    return fail("reference", ref.takeError());
+
+  // Device buffers in the layouts the kernels read.
+  const int64_t E = ran.problem.experts, K = ran.problem.modelDim, I = ran.problem.interDim;
+  const bool interleave = ran.problem.gateUp == GateUpLayout::Interleaved;
+  auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I, num::packedBytes(in->w1.format, K),
+                                    interleave);
+  auto w2 = num::shuffleWeight16x16(in->w2.data, E, K, num::packedBytes(in->w2.format, I));
+  auto w1Scale = weightScales(in->w1, E, 2 * I, interleave);
+  auto w2Scale = weightScales(in->w2, E, K, false);
+  if (!w1 || !w2 || !w1Scale || !w2Scale)
+    return fail("weights",
+                llvm::joinErrors(llvm::joinErrors(w1.takeError(), w2.takeError()),
+                                 llvm::joinErrors(w1Scale.takeError(), w2Scale.takeError())));
+  std::vector<uint8_t> hidden = num::makeBf16({tokens, K}, in->hidden).data;
+  llvm::Error uploadError = llvm::Error::success();
+  auto upload = [&](const void *data, size_t bytes) -> runtime::DevicePtr {
+    auto p = b.allocate(bytes);
+    if (!p) {
+      uploadError = llvm::joinErrors(std::move(uploadError), p.takeError());
+      return 0;
+    }
+    if (data)
+      uploadError = llvm::joinErrors(std::move(uploadError), b.copyToDevice(*p, data, bytes));
+    return *p;
+  };
+  auto ws = (*layer)->workspaceLayout(tokens);
+  if (!ws)
+    return fail("workspace", ws.takeError());
+  runtime::LayerArgs args;
+  args.tokens = tokens;
+  args.topkIds = upload(in->topkIds.data(), in->topkIds.size() * 4);
+  args.topkWeights = upload(in->topkWeights.data(), in->topkWeights.size() * 4);
+  args.hidden = upload(hidden.data(), hidden.size());
+  args.w1 = upload(w1->data(), w1->size());
+  args.w1Scale = upload(w1Scale->data(), w1Scale->size());
+  args.w2 = upload(w2->data(), w2->size());
+  args.w2Scale = upload(w2Scale->data(), w2Scale->size());
+  args.output = upload(nullptr, tokens * K * 2);
+  args.workspace = upload(nullptr, ws->total);
+  args.workspaceBytes = ws->total;
+  if (uploadError)
+    return fail("upload", std::move(uploadError));
+  llvm::consumeError(std::move(uploadError));
+
+  if (llvm::Error e = (*layer)->run(args))
+    return fail("run", std::move(e));
+  if (llvm::Error e = b.synchronize())
+    return fail("synchronize", std::move(e));
+
+  std::string origin =
+      dispatch->origin == runtime::toString(dispatch->source) ? "" : " (" + dispatch->origin + ")";
+  std::printf("%s (model_dim=%lld inter_dim=%lld experts=%lld topk=%lld, %s): %lld tokens -> "
+              "tier %lld, %s%s\n",
+              ran.name.c_str(), (long long)K, (long long)I, (long long)E,
+              (long long)ran.problem.topk, precisionTag(ran.formats).c_str(), (long long)tokens,
+              (long long)dispatch->tier, runtime::toString(dispatch->source).str().c_str(),
+              origin.c_str());
+  for (const auto &k : dispatch->kernels->kernels)
+    std::printf("  ran %-8s %s\n", k->meta.family.c_str(), k->meta.symbol.c_str());
+
+  num::HostTensor out;
+  out.format = num::ElemFormat::BF16;
+  out.shape = {tokens, K};
+  out.data.resize(tokens * K * 2);
+  if (llvm::Error e = b.copyToHost(out.data.data(), args.output, out.data.size()))
+    return fail("download", std::move(e));
+  // Quantized intermediates may land one code away: the layer's bound is the
+  // intermediate format's.
+  bool quantized = ran.formats.activation != DType::BF16;
+  num::CompareOptions tol;
+  tol.rtol = quantized ? 0.25 : 5e-2;
+  tol.atol = 1e-2;
+  tol.maxMismatch = 5e-2;
+  tol.maxCosineDiff = quantized ? 1e-2 : 1e-4;
+  auto cmp = num::compareTensors(ref->stage2.out, out, {}, tol);
+  if (!cmp)
+    return fail("compare", cmp.takeError());
+  std::printf("output vs reference: %lld values, cosine diff %.3g, %lld mismatches: %s\n",
+              (long long)cmp->compared, cmp->cosineDiff, (long long)cmp->mismatches,
+              cmp->passed ? "PASS" : "FAIL");
+  return cmp->passed && cmp->nonFinite == 0 ? 0 : 1;
+}

@@ -1,0 +1,19 @@
+//===- Backends.cpp - Creating a backend by name --------------------------===//
+
+#include "runtime/api/Backends.h"
+
+#include "runtime/backend/EmuBackend.h"
+#include "runtime/hip/HipBackend.h"
+
+namespace moegen::runtime {
+
+llvm::Expected<std::unique_ptr<Backend>> createBackend(llvm::StringRef name) {
+  if (name == "emu")
+    return createEmuBackend();
+  if (name == "hip")
+    return createHipBackend();
+  return llvm::createStringError(std::errc::invalid_argument,
+                                 "unknown backend '%s' (available: emu, hip)", name.str().c_str());
+}
+
+} // namespace moegen::runtime

@@ -1,0 +1,163 @@
+//===- FamilyLaunchers.cpp - How moegen's kernel families launch ----------===//
+//
+// Grids, argument bindings and intermediate sizes as the templates document
+// them (and runtime/check/LayerCheck.cpp runs them against the reference).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/api/FamilyLaunchers.h"
+
+#include "runtime/numerics/Preshuffle.h"
+#include "runtime/numerics/Tensor.h"
+#include "templates/TargetInfo.h"
+#include "templates/finish/FinishKernel.h"
+
+namespace moegen::runtime {
+namespace {
+
+Dim3 dim3(std::array<int64_t, 3> g) {
+  return {static_cast<uint32_t>(g[0]), static_cast<uint32_t>(g[1]), static_cast<uint32_t>(g[2])};
+}
+
+TargetInfo gfx950() { return *TargetInfo::forChip("gfx950"); }
+
+} // namespace
+
+LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels) {
+  LayerPlan p;
+  p.spec = spec;
+  TargetInfo target = gfx950();
+  ScheduleIssues issues; // the spec compiled: planning again cannot fail
+  p.stage1 = kernels.find("stage1") != nullptr;
+  p.stage2 = kernels.find("stage2") != nullptr;
+  p.finish = kernels.find("finish") != nullptr;
+  if (kernels.find("quant_input"))
+    p.quantInput = planInputQuant(spec, target, issues);
+  if (kernels.find("quant_inter"))
+    p.quantInter = planInterQuant(spec, target, issues);
+  if (kernels.find("reduce"))
+    p.reduce = planReduce(spec, target, issues);
+  return p;
+}
+
+WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
+  const Problem &pr = spec.problem;
+  const int64_t T = tokens, topk = pr.topk, I = pr.interDim, K = pr.modelDim;
+  WorkspaceLayout w;
+  w.blockM = spec.stage1.tileM; // a sorted block is one stage-1 M tile
+  w.maxPaddedRows = T * topk + pr.experts * w.blockM - topk;
+  w.maxBlocks = (w.maxPaddedRows + w.blockM - 1) / w.blockM;
+  size_t off = 0;
+  auto place = [&](WorkspaceRegion &r, int64_t bytes, bool zeroed = false) {
+    r.offset = off;
+    r.bytes = static_cast<size_t>(bytes);
+    r.zeroed = zeroed;
+    off = (off + r.bytes + 255) / 256 * 256;
+  };
+  place(w.sortedIds, 4 * w.maxPaddedRows);
+  place(w.sortedWeights, 4 * w.maxPaddedRows);
+  place(w.sortedExperts, 4 * w.maxBlocks);
+  place(w.numValidIds, 8);
+  if (quantInput) {
+    place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());
+    place(w.inputQScale, quantInput->scaleBytes(T), true);
+  } else if (stage1) {
+    place(w.noScale, 256, true);
+  }
+  if (stage1) {
+    if (finish) {
+      int64_t splits = spec.stage1.kBatchMode == KBatchMode::Deterministic ? spec.stage1.kBatch : 1;
+      place(w.partials, splits * T * topk * 2 * I * 4, true);
+    }
+    bool fused = spec.stage1.fusedQuant != FusedQuant::None;
+    int64_t rowBytes =
+        fused ? num::packedBytes(num::elemFormatOf(spec.formats.activation), I) : I * 2;
+    place(w.stage1Out, T * topk * rowBytes);
+    place(w.stage1OutScale, num::e8m0ShuffledRows(w.maxPaddedRows) * num::e8m0ShuffledCols(I / 32),
+          true);
+  }
+  if (quantInter) {
+    place(w.interQ, quantInter->sourceRows(T) * quantInter->rowBytes());
+    place(w.interQScale, quantInter->scaleBytes(T), true);
+  }
+  if (reduce)
+    place(w.slotRows, T * topk * K * 2);
+  w.total = off;
+  return w;
+}
+
+void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
+  // One workgroup (templates/sort/SortKernel.h).
+  t["sort"] = [](const MoeSpec &, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+    return FamilyLaunch{[](const LaunchShape &) { return Dim3{1, 1, 1}; }, {}};
+  };
+  // The bf16 input, token-major (templates/quant/QuantPlan.h).
+  t["quant_input"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    QuantPlan q = *planInputQuant(spec, gfx950(), issues);
+    return FamilyLaunch{[q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
+                        {{"x", ArgValue::Hidden},
+                         {"q", ArgValue::InputQ},
+                         {"scales", ArgValue::InputQScale},
+                         {"rows", ArgValue::Tokens}}};
+  };
+  // grid (N / tile_n, maxBlocks, k_batch) (templates/gemm/GemmKernel.h).
+  t["stage1"] = [](const MoeSpec &spec, const KernelSet &set) -> llvm::Expected<FamilyLaunch> {
+    uint32_t n = static_cast<uint32_t>(spec.problem.interDim / spec.stage1.tileN);
+    uint32_t kb = static_cast<uint32_t>(spec.stage1.kBatch);
+    bool quantized = set.find("quant_input") != nullptr;
+    return FamilyLaunch{[n, kb](const LaunchShape &s) {
+                          return Dim3{n, static_cast<uint32_t>(s.workspace.maxBlocks), kb};
+                        },
+                        {{"a", quantized ? ArgValue::InputQ : ArgValue::Hidden},
+                         {"a_scale", quantized ? ArgValue::InputQScale : ArgValue::NoScale},
+                         {"w", ArgValue::W1},
+                         {"w_scale", ArgValue::W1Scale},
+                         {"out", ArgValue::Stage1Out},
+                         {"out_scale", ArgValue::Stage1OutScale},
+                         {"partials", ArgValue::Partials}}};
+  };
+  // One thread per (sorted row, 32 columns) (templates/finish/FinishKernel.h).
+  t["finish"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+    int64_t blocks = spec.problem.interDim / 32;
+    return FamilyLaunch{
+        [blocks](const LaunchShape &s) {
+          int64_t threads = s.workspace.maxPaddedRows * blocks;
+          return Dim3{static_cast<uint32_t>((threads + kFinishThreads - 1) / kFinishThreads), 1, 1};
+        },
+        {{"partials", ArgValue::Partials},
+         {"out", ArgValue::Stage1Out},
+         {"out_scale", ArgValue::Stage1OutScale}}};
+  };
+  // Stage 1's bf16 output, scales by sorted position.
+  t["quant_inter"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    QuantPlan q = *planInterQuant(spec, gfx950(), issues);
+    return FamilyLaunch{
+        [q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
+        {{"x", ArgValue::Stage1Out}, {"q", ArgValue::InterQ}, {"scales", ArgValue::InterQScale}}};
+  };
+  t["stage2"] = [](const MoeSpec &spec, const KernelSet &set) -> llvm::Expected<FamilyLaunch> {
+    uint32_t n = static_cast<uint32_t>(spec.problem.modelDim / spec.stage2.tileN);
+    uint32_t kb = static_cast<uint32_t>(spec.stage2.kBatch);
+    bool quantized = set.find("quant_inter") != nullptr;
+    bool perSlot = set.find("reduce") != nullptr;
+    return FamilyLaunch{[n, kb](const LaunchShape &s) {
+                          return Dim3{n, static_cast<uint32_t>(s.workspace.maxBlocks), kb};
+                        },
+                        {{"a", quantized ? ArgValue::InterQ : ArgValue::Stage1Out},
+                         {"a_scale", quantized ? ArgValue::InterQScale : ArgValue::Stage1OutScale},
+                         {"w", ArgValue::W2},
+                         {"w_scale", ArgValue::W2Scale},
+                         {"out", perSlot ? ArgValue::SlotRows : ArgValue::Output}}};
+  };
+  // Sums the top-k per-slot rows of each token (templates/reduce/ReducePlan.h).
+  t["reduce"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    ReducePlan r = *planReduce(spec, gfx950(), issues);
+    return FamilyLaunch{[r](const LaunchShape &s) { return dim3(r.grid(s.tokens)); },
+                        {{"slot_rows", ArgValue::SlotRows}, {"out", ArgValue::Output}}};
+  };
+}
+
+} // namespace moegen::runtime

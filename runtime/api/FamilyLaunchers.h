@@ -1,0 +1,39 @@
+//===- FamilyLaunchers.h - How moegen's kernel families launch --*- C++ -*-===//
+//
+// The built-in FamilyLaunchers (MoeLayer.h) and the per-tier plan of the
+// workspace, both read from the kernel templates' launch contracts
+// (templates/<family>/*Kernel.h) and the kernel set a tier compiled to.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_RUNTIME_API_FAMILYLAUNCHERS_H
+#define MOEGEN_RUNTIME_API_FAMILYLAUNCHERS_H
+
+#include "runtime/api/MoeLayer.h"
+#include "templates/quant/QuantPlan.h"
+#include "templates/reduce/ReducePlan.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace moegen::runtime {
+
+/// What a tier's workspace and output clearing depend on.
+struct LayerPlan {
+  MoeSpec spec;
+  bool stage1 = false, stage2 = false, finish = false;
+  std::optional<QuantPlan> quantInput, quantInter;
+  std::optional<ReducePlan> reduce;
+
+  static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels);
+  WorkspaceLayout layout(int64_t tokens) const;
+  /// Stage 2 adds packed bf16 atomics into the (cleared) output.
+  bool atomicOutput() const { return stage2 && !reduce; }
+};
+
+/// sort, quant_input, stage1, finish, quant_inter, stage2 and reduce.
+void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &table);
+
+} // namespace moegen::runtime
+
+#endif // MOEGEN_RUNTIME_API_FAMILYLAUNCHERS_H

@@ -1,0 +1,49 @@
+//===- LayerSchedule.h - Which schedules a layer runs per tier --*- C++ -*-===//
+//
+// The decision MoeLayer.h documents: tuned row, else the fallback heuristic,
+// else the spec's schedules; each step down is logged once per shape.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_RUNTIME_API_LAYERSCHEDULE_H
+#define MOEGEN_RUNTIME_API_LAYERSCHEDULE_H
+
+#include "runtime/api/MoeLayer.h"
+#include "runtime/dispatch/TunedTable.h"
+
+#include <optional>
+
+namespace moegen::runtime {
+
+class LayerScheduler {
+public:
+  static llvm::Expected<std::unique_ptr<LayerScheduler>> create(const MoeSpec &spec,
+                                                                const LayerOptions &options);
+
+  struct Candidate {
+    ScheduleSource source;
+    std::string origin;
+    MoeSpec spec;
+  };
+  /// The schedules to try for `tokens`, best first; the last is always the
+  /// spec's own. Stepping down from the tuned row is logged here.
+  std::vector<Candidate> candidates(int64_t tokens);
+
+  /// The first candidate that compiles, with its kernels (every field but
+  /// `tier` set).
+  llvm::Expected<TierDispatch> choose(int64_t tokens, Compiler &compiler);
+
+private:
+  std::optional<Candidate> fromTable(int64_t tokens, std::string &why);
+  std::optional<Candidate> fromHeuristic(int64_t tokens, std::string &why);
+  void logOnce(int64_t tokens, const llvm::Twine &message);
+
+  MoeSpec spec;
+  LayerOptions options;
+  std::optional<dispatch::TunedTable> table;
+  std::optional<dispatch::TunedKey> key;
+  std::string keyError;
+};
+
+} // namespace moegen::runtime
+
+#endif // MOEGEN_RUNTIME_API_LAYERSCHEDULE_H

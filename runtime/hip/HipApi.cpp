@@ -1,0 +1,112 @@
+//===- HipApi.cpp - libamdhip64 opened at run time ------------------------===//
+
+#include "runtime/hip/HipApi.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace moegen::hip {
+namespace {
+
+const char *const kLibraryNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"};
+
+std::string dlerrorText() {
+  const char *e = dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+/// Resolves every symbol of HipSymbols.def; the missing required ones are
+/// listed in the error.
+llvm::Error resolve(HipApi &api) {
+  std::string missing;
+#define MOEGEN_HIP_RESOLVE(name, required)                                                         \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(api.handle, #name));                       \
+  if (!api.name && required)                                                                       \
+    missing += std::string(missing.empty() ? "" : ", ") + #name;
+#define MOEGEN_HIP_REQUIRED(name, params) MOEGEN_HIP_RESOLVE(name, true)
+#define MOEGEN_HIP_OPTIONAL(name, params) MOEGEN_HIP_RESOLVE(name, false)
+#define MOEGEN_HIP_STRING(name, params) MOEGEN_HIP_RESOLVE(name, true)
+#include "runtime/hip/HipSymbols.def"
+#undef MOEGEN_HIP_RESOLVE
+  if (missing.empty())
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "HIP runtime '%s' lacks %s (moegen needs HIP 6.0 or later)",
+                                 api.libraryPath.c_str(), missing.c_str());
+}
+
+/// Tries the places of HipApi.h in order; `tried` collects one line each.
+void *openLibrary(std::string &path, std::vector<std::string> &tried) {
+  for (const char *name : kLibraryNames) {
+    if (void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
+      path = std::string(name) + " (already loaded)";
+      return h;
+    }
+  }
+  tried.push_back("a libamdhip64 already loaded in the process: none");
+  if (const char *env = std::getenv("MOEGEN_HIP_LIB"); env && *env) {
+    if (void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) {
+      path = env;
+      return h;
+    }
+    tried.push_back(std::string("$MOEGEN_HIP_LIB=") + env + ": " + dlerrorText());
+  } else {
+    tried.push_back("$MOEGEN_HIP_LIB: not set");
+  }
+  llvm::SmallVector<std::string> candidates(std::begin(kLibraryNames), std::end(kLibraryNames));
+  if (const char *rocm = std::getenv("ROCM_PATH"); rocm && *rocm)
+    candidates.push_back(std::string(rocm) + "/lib/libamdhip64.so");
+  candidates.push_back("/opt/rocm/lib/libamdhip64.so");
+  for (const std::string &c : candidates) {
+    if (void *h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      path = c;
+      return h;
+    }
+    tried.push_back(c + ": " + dlerrorText());
+  }
+  return nullptr;
+}
+
+} // namespace
+
+std::string HipApi::errorText(hipError_t e) const {
+  const char *name = hipGetErrorName ? hipGetErrorName(e) : nullptr;
+  const char *text = hipGetErrorString ? hipGetErrorString(e) : nullptr;
+  std::string out = name ? name : "hipError " + std::to_string(e);
+  if (text)
+    out += std::string(" (") + text + ")";
+  return out;
+}
+
+llvm::Expected<const HipApi &> loadHipApi() {
+  static std::mutex m;
+  static HipApi *loaded = nullptr; // kept for the process: modules outlive callers
+  std::lock_guard<std::mutex> lock(m);
+  if (loaded)
+    return *loaded;
+  auto api = std::make_unique<HipApi>();
+  std::vector<std::string> tried;
+  api->handle = openLibrary(api->libraryPath, tried);
+  if (!api->handle) {
+    std::string msg = "no HIP runtime found (libamdhip64, from ROCm 6.0 or later); looked for:";
+    for (const std::string &t : tried)
+      msg += "\n  " + t;
+    msg += "\nInstall ROCm or set MOEGEN_HIP_LIB to the path of libamdhip64.so.";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  }
+  if (llvm::Error e = resolve(*api)) {
+    dlclose(api->handle);
+    return std::move(e);
+  }
+  if (hipError_t e = api->hipInit(0); e != hipSuccess)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "hipInit failed in '%s': %s",
+                                   api->libraryPath.c_str(), api->errorText(e).c_str());
+  loaded = api.release();
+  return *loaded;
+}
+
+} // namespace moegen::hip

@@ -1,0 +1,213 @@
+//===- HipBackend.cpp - The backend for real gfx950 devices ---------------===//
+
+#include "runtime/hip/HipBackend.h"
+
+#include "runtime/hip/HipApi.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+using namespace moegen::hip;
+
+namespace moegen::runtime {
+namespace {
+
+llvm::Error hipError(const HipApi &api, hipError_t e, const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "hip backend: " + what + " failed: " + api.errorText(e));
+}
+
+/// The architecture HIP reports for a device: "gfx950:sramecc+:xnack-".
+llvm::Expected<std::string> deviceArch(const HipApi &api, int device) {
+  alignas(16) char props[kDevicePropBufferBytes] = {};
+  if (hipError_t e = api.hipGetDevicePropertiesR0600(props, device); e != hipSuccess)
+    return hipError(api, e, "hipGetDeviceProperties(" + llvm::Twine(device) + ")");
+  const char *arch = props + kDevicePropGcnArchNameOffset;
+  return std::string(arch, strnlen(arch, 256));
+}
+
+class HipBackend final : public Backend {
+public:
+  HipBackend(const HipApi &api, int device, hipStream_t stream, bool ownsStream)
+      : api(api), device(device), stream(stream), ownsStream(ownsStream) {}
+
+  ~HipBackend() override {
+    api.hipSetDevice(device);
+    for (hipModule_t m : modules)
+      api.hipModuleUnload(m);
+    for (void *p : allocations)
+      api.hipFree(p);
+    if (ownsStream)
+      api.hipStreamDestroy(stream);
+  }
+
+  llvm::StringRef name() const override { return "hip"; }
+
+  llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
+    if (code.Hsaco.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "hip backend: code bundle '%s' has no code object",
+                                     code.Name.c_str());
+    std::lock_guard<std::mutex> lock(mutex);
+    api.hipSetDevice(device);
+    hipModule_t m = nullptr;
+    if (hipError_t e = api.hipModuleLoadData(&m, code.Hsaco.data()); e != hipSuccess)
+      return hipError(api, e,
+                      "loading code object '" + code.Name +
+                          "' (built for a chip or target "
+                          "features this device lacks?)");
+    modules.push_back(m);
+    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+  }
+
+  llvm::Expected<KernelHandle> getKernel(ModuleHandle m, llvm::StringRef symbol) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (m.Id >= modules.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "hip backend: no module %u",
+                                     m.Id);
+    std::string name = symbol.ends_with(".kd") ? symbol.drop_back(3).str() : symbol.str();
+    hipFunction_t f = nullptr;
+    if (hipError_t e = api.hipModuleGetFunction(&f, modules[m.Id], name.c_str()); e != hipSuccess)
+      return hipError(api, e, "hipModuleGetFunction('" + name + "')");
+    functions.push_back(f);
+    KernelHandle k;
+    // The handle's module field indexes our function table.
+    k.Module = static_cast<uint32_t>(functions.size() - 1);
+    k.Symbol = name;
+    return k;
+  }
+
+  llvm::Expected<DevicePtr> allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    api.hipSetDevice(device);
+    void *p = nullptr;
+    if (hipError_t e = api.hipMalloc(&p, bytes ? bytes : 1); e != hipSuccess)
+      return hipError(api, e, "hipMalloc(" + llvm::Twine(bytes) + ")");
+    allocations.push_back(p);
+    return reinterpret_cast<DevicePtr>(p);
+  }
+
+  llvm::Error free(DevicePtr p) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto *ptr = reinterpret_cast<void *>(p);
+    auto it = std::find(allocations.begin(), allocations.end(), ptr);
+    if (it == allocations.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "hip backend: free of 0x%llx, which is not an allocation",
+                                     static_cast<unsigned long long>(p));
+    allocations.erase(it);
+    if (hipError_t e = api.hipFree(ptr); e != hipSuccess)
+      return hipError(api, e, "hipFree");
+    return llvm::Error::success();
+  }
+
+  llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
+    if (hipError_t e = api.hipMemcpyHtoDAsync(reinterpret_cast<void *>(dst), src, bytes, stream);
+        e != hipSuccess)
+      return hipError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the device");
+    return sync("copy to the device"); // the source may be reused on return
+  }
+
+  llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
+    if (hipError_t e = api.hipMemcpyDtoHAsync(dst, reinterpret_cast<void *>(src), bytes, stream);
+        e != hipSuccess)
+      return hipError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the host");
+    return sync("copy to the host");
+  }
+
+  llvm::Error memset(DevicePtr dst, uint8_t value, size_t bytes) override {
+    if (hipError_t e = api.hipMemsetD8Async(reinterpret_cast<void *>(dst), value, bytes, stream);
+        e != hipSuccess)
+      return hipError(api, e, "memset of " + llvm::Twine(bytes) + " bytes");
+    return llvm::Error::success();
+  }
+
+  llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t dynamicLds,
+                     llvm::ArrayRef<uint8_t> kernarg) override {
+    hipFunction_t f;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (k.Module >= functions.size())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "hip backend: kernel handle '%s' is not from this backend",
+                                       k.Symbol.c_str());
+      f = functions[k.Module];
+    }
+    size_t size = kernarg.size();
+    void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
+                      kLaunchParamBufferSize, &size, kLaunchParamEnd};
+    if (hipError_t e = api.hipModuleLaunchKernel(f, grid.X, grid.Y, grid.Z, block.X, block.Y,
+                                                 block.Z, dynamicLds, stream, nullptr, config);
+        e != hipSuccess)
+      return hipError(api, e, "launch of '" + k.Symbol + "'");
+    return llvm::Error::success();
+  }
+
+  llvm::Error synchronize() override { return sync("synchronize"); }
+
+private:
+  llvm::Error sync(const llvm::Twine &what) {
+    if (hipError_t e = api.hipStreamSynchronize(stream); e != hipSuccess)
+      return hipError(api, e, what);
+    return llvm::Error::success();
+  }
+
+  const HipApi &api;
+  int device;
+  hipStream_t stream;
+  bool ownsStream;
+  std::mutex mutex;
+  std::vector<hipModule_t> modules;
+  std::vector<hipFunction_t> functions;
+  std::vector<void *> allocations;
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Backend>> createHipBackend(HipBackendOptions options) {
+  auto api = loadHipApi();
+  if (!api)
+    return api.takeError();
+  int count = 0;
+  if (hipError_t e = api->hipGetDeviceCount(&count); e != hipSuccess || count == 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "hip backend: no HIP device visible to '%s'%s",
+        api->libraryPath.c_str(),
+        e != hipSuccess ? (": " + api->errorText(e)).c_str() : " (HIP_VISIBLE_DEVICES?)");
+  std::string seen;
+  int chosen = -1;
+  for (int d = 0; d < count; ++d) {
+    auto arch = deviceArch(*api, d);
+    if (!arch)
+      return arch.takeError();
+    // "gfx950:sramecc+:xnack-": the chip is the part before the features.
+    bool match = llvm::StringRef(*arch).split(':').first == options.chip;
+    seen += "\n  device " + std::to_string(d) + ": " + *arch;
+    if (options.device >= 0 ? d == options.device && match : match && chosen < 0)
+      chosen = d;
+  }
+  if (chosen < 0) {
+    std::string which = options.device >= 0 ? "device " + std::to_string(options.device) +
+                                                  " is not a " + options.chip
+                                            : "no " + options.chip + " device";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "hip backend: %s among the %d HIP device(s) of '%s':%s",
+                                   which.c_str(), count, api->libraryPath.c_str(), seen.c_str());
+  }
+  if (hipError_t e = api->hipSetDevice(chosen); e != hipSuccess)
+    return hipError(*api, e, "hipSetDevice(" + llvm::Twine(chosen) + ")");
+  hipStream_t stream = static_cast<hipStream_t>(options.stream);
+  bool owns = false;
+  if (!stream) {
+    if (hipError_t e = api->hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+        e != hipSuccess)
+      return hipError(*api, e, "hipStreamCreateWithFlags");
+    owns = true;
+  }
+  return std::make_unique<HipBackend>(*api, chosen, stream, owns);
+}
+
+} // namespace moegen::runtime

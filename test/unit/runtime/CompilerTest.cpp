@@ -1,0 +1,117 @@
+//===- CompilerTest.cpp - The JIT compiler handle -------------------------===//
+
+#include "runtime/api/Compiler.h"
+
+#include "CacheTestUtil.h"
+
+#include "compiler/spec/DslParser.h"
+
+#include <thread>
+
+using namespace moegen;
+using namespace moegen::runtime;
+
+namespace {
+
+MoeSpec kimi() {
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  auto spec = parseMoeSpecFile(std::string(src ? src : ".") + "/examples/kimi_k3_tp8_a4w4.moe");
+  EXPECT_TRUE(bool(spec));
+  return spec ? *spec : MoeSpec();
+}
+
+TEST(RuntimeCompiler, CompilesOnFirstUseThenHitsMemory) {
+  test::TempDir dir;
+  CompilerOptions o;
+  o.cacheDir = dir.path;
+  Compiler jit(o);
+  MoeSpec spec = kimi();
+  auto k = jit.getKernel(spec, Target(), "sort");
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ((*k)->meta.family, "sort");
+  EXPECT_EQ((*k)->meta.symbol, "moe_sort_e896_k16_bm32");
+  EXPECT_EQ((*k)->meta.blockSize, 256);
+  ASSERT_EQ((*k)->meta.args.size(), 7u);
+  EXPECT_EQ((*k)->meta.args[0].name, "topk_ids");
+  EXPECT_EQ((*k)->meta.args[6].kind, cache::ArgKind::I32);
+  ASSERT_GT((*k)->hsaco.size(), 4u);
+  EXPECT_EQ(std::memcmp((*k)->hsaco.data(),
+                        "\x7f"
+                        "ELF",
+                        4),
+            0);
+  EXPECT_FALSE((*k)->bitcode.empty());
+  EXPECT_GT((*k)->meta.ldsBytes, 0);
+  EXPECT_EQ((*k)->meta.description, "kimi_k3_tp8_a4w4 for amdgcn-amd-amdhsa--gfx950;cov6");
+
+  auto again = jit.getKernel(spec, Target(), "sort");
+  ASSERT_TRUE(bool(again));
+  EXPECT_EQ(again->get(), k->get());
+  EXPECT_EQ(jit.stats().compiles, 1u);
+  EXPECT_EQ(jit.stats().memoryHits, 1u);
+
+  auto missing = jit.getKernel(spec, Target(), "stage9");
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("has no 'stage9' kernel (it has: sort"),
+            std::string::npos);
+}
+
+TEST(RuntimeCompiler, TheKeyCoversSpecTargetAndOptions) {
+  CompilerOptions o;
+  o.diskCache = false;
+  Compiler jit(o);
+  MoeSpec a = kimi(), b = kimi();
+  EXPECT_EQ(jit.unitKey(a, Target()), jit.unitKey(b, Target()));
+  b.stage2.kBatch = 2;
+  EXPECT_NE(jit.unitKey(a, Target()), jit.unitKey(b, Target()));
+  Target t5;
+  t5.codeObjectVersion = 5;
+  EXPECT_NE(jit.unitKey(a, Target()), jit.unitKey(a, t5));
+  Target feat;
+  feat.features = "sramecc+:xnack-";
+  EXPECT_NE(jit.unitKey(a, Target()), jit.unitKey(a, feat));
+  EXPECT_EQ(feat.id(), "amdgcn-amd-amdhsa--gfx950:sramecc+:xnack-;cov6");
+  CompilerOptions o2 = o;
+  o2.optLevel = 2;
+  Compiler jit2(o2);
+  EXPECT_NE(jit.unitKey(a, Target()), jit2.unitKey(a, Target()));
+}
+
+TEST(RuntimeCompiler, ConcurrentThreadsShareOneCompile) {
+  CompilerOptions o;
+  o.diskCache = false;
+  Compiler jit(o);
+  MoeSpec spec = kimi();
+  spec.problem.topk = 8;
+  std::vector<const cache::KernelBinary *> got(6);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      auto k = jit.getKernel(spec, Target(), "sort");
+      ASSERT_TRUE(bool(k));
+      got[t] = k->get();
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(jit.stats().compiles, 1u);
+  for (auto *g : got)
+    EXPECT_EQ(g, got[0]);
+}
+
+TEST(RuntimeCompiler, VerificationErrorsNameTheParameter) {
+  CompilerOptions o;
+  o.diskCache = false;
+  Compiler jit(o);
+  MoeSpec spec = kimi();
+  spec.stage1.kBatch = 3;
+  auto k = jit.getKernels(spec);
+  ASSERT_FALSE(bool(k));
+  EXPECT_NE(llvm::toString(k.takeError()).find("k_batch=3"), std::string::npos);
+  Target bad;
+  bad.chip = "gfx942";
+  auto t = jit.getKernels(kimi(), bad);
+  ASSERT_FALSE(bool(t));
+  EXPECT_NE(llvm::toString(t.takeError()).find("gfx942"), std::string::npos);
+}
+
+} // namespace

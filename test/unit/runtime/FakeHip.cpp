@@ -1,0 +1,175 @@
+//===- FakeHip.cpp - A stand-in libamdhip64 for the HIP backend's tests ---===//
+//
+// Implements the HIP entry points the backend resolves, on host memory, and
+// records launches. FAKE_HIP_ARCH (default "gfx950:sramecc+:xnack-") is the
+// architecture every device reports; FAKE_HIP_DEVICES the device count.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <elf.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct FakeModule {
+  const unsigned char *image;
+  size_t size;
+};
+
+struct FakeFunction {
+  std::string name;
+};
+
+struct FakeLaunch {
+  std::string name;
+  unsigned grid[3], block[3], sharedMem;
+  std::vector<unsigned char> kernarg;
+};
+
+std::vector<FakeLaunch> launches;
+
+} // namespace
+
+extern "C" {
+
+using hipError_t = int;
+
+const char *hipGetErrorString(hipError_t e) {
+  switch (e) {
+  case 0:
+    return "no error";
+  case 2:
+    return "out of memory";
+  case 200:
+    return "device kernel image is invalid";
+  case 500:
+    return "named symbol not found";
+  default:
+    return "unknown error";
+  }
+}
+
+const char *hipGetErrorName(hipError_t e) {
+  switch (e) {
+  case 0:
+    return "hipSuccess";
+  case 2:
+    return "hipErrorOutOfMemory";
+  case 200:
+    return "hipErrorInvalidImage";
+  case 500:
+    return "hipErrorNotFound";
+  default:
+    return "hipErrorUnknown";
+  }
+}
+
+hipError_t hipInit(unsigned) { return 0; }
+
+hipError_t hipGetDeviceCount(int *count) {
+  const char *n = std::getenv("FAKE_HIP_DEVICES");
+  *count = n ? std::atoi(n) : 1;
+  return 0;
+}
+
+hipError_t hipSetDevice(int) { return 0; }
+
+hipError_t hipGetDevicePropertiesR0600(void *props, int device) {
+  const char *arch = std::getenv("FAKE_HIP_ARCH");
+  std::strncpy(static_cast<char *>(props) + 1160, arch ? arch : "gfx950:sramecc+:xnack-", 255);
+  return 0;
+}
+
+hipError_t hipModuleLoadData(void **module, const void *image) {
+  auto *p = static_cast<const unsigned char *>(image);
+  if (std::memcmp(p, ELFMAG, SELFMAG) != 0)
+    return 200;
+  // The image's extent: the section header table ends it.
+  Elf64_Ehdr h;
+  std::memcpy(&h, p, sizeof(h));
+  *module = new FakeModule{p, size_t(h.e_shoff) + size_t(h.e_shnum) * h.e_shentsize};
+  return 0;
+}
+
+hipError_t hipModuleUnload(void *module) {
+  delete static_cast<FakeModule *>(module);
+  return 0;
+}
+
+hipError_t hipModuleGetFunction(void **function, void *module, const char *name) {
+  auto *m = static_cast<FakeModule *>(module);
+  size_t n = std::strlen(name) + 1; // with the NUL of the string table
+  if (!memmem(m->image, m->size, name, n))
+    return 500;
+  *function = new FakeFunction{name}; // leaked: tests are short
+  return 0;
+}
+
+hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, void *stream,
+                                 void **params, void **extra) {
+  if (params || !extra || extra[0] != reinterpret_cast<void *>(1) ||
+      extra[2] != reinterpret_cast<void *>(2) || extra[4] != reinterpret_cast<void *>(3))
+    return 1;
+  FakeLaunch l;
+  l.name = static_cast<FakeFunction *>(f)->name;
+  l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
+  l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
+  l.sharedMem = shared;
+  auto *args = static_cast<unsigned char *>(extra[1]);
+  l.kernarg.assign(args, args + *static_cast<size_t *>(extra[3]));
+  launches.push_back(std::move(l));
+  return 0;
+}
+
+hipError_t hipMalloc(void **p, size_t bytes) {
+  if (bytes > (size_t(1) << 40))
+    return 2;
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  return 0;
+}
+
+hipError_t hipFree(void *p) {
+  std::free(p);
+  return 0;
+}
+
+hipError_t hipMemcpyHtoDAsync(void *dst, const void *src, size_t bytes, void *) {
+  std::memcpy(dst, src, bytes);
+  return 0;
+}
+
+hipError_t hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes, void *) {
+  std::memcpy(dst, src, bytes);
+  return 0;
+}
+
+hipError_t hipMemsetD8Async(void *dst, unsigned char v, size_t n, void *) {
+  std::memset(dst, v, n);
+  return 0;
+}
+
+hipError_t hipStreamCreateWithFlags(void **stream, unsigned) {
+  static int token;
+  *stream = &token;
+  return 0;
+}
+
+hipError_t hipStreamDestroy(void *) { return 0; }
+hipError_t hipStreamSynchronize(void *) { return 0; }
+
+// For the tests: the launches so far.
+int fakeHipLaunchCount() { return static_cast<int>(launches.size()); }
+const char *fakeHipLaunchName(int i) { return launches[i].name.c_str(); }
+const unsigned *fakeHipLaunchGrid(int i) { return launches[i].grid; }
+const unsigned *fakeHipLaunchBlock(int i) { return launches[i].block; }
+const unsigned char *fakeHipLaunchKernarg(int i, size_t *size) {
+  *size = launches[i].kernarg.size();
+  return launches[i].kernarg.data();
+}
+
+} // extern "C"

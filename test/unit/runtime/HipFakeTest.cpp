@@ -1,0 +1,141 @@
+//===- HipFakeTest.cpp - The HIP backend over a stand-in libamdhip64 ------===//
+//
+// MOEGEN_HIP_LIB points at FakeHip.cpp's library: the backend's loader,
+// symbol table, device selection, module loading, copies and launches run
+// for real; the "device" is host memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/api/MoeLayer.h"
+#include "runtime/hip/HipBackend.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+
+using namespace moegen;
+using namespace moegen::runtime;
+
+namespace {
+
+struct HipFake : ::testing::Test {
+  void SetUp() override {
+    ::setenv("MOEGEN_HIP_LIB", MOEGEN_FAKE_HIP, 1);
+    ::unsetenv("FAKE_HIP_ARCH");
+    ::unsetenv("FAKE_HIP_DEVICES");
+  }
+  template <class F> F fake(const char *name) {
+    void *h = dlopen(MOEGEN_FAKE_HIP, RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_TRUE(h);
+    return reinterpret_cast<F>(dlsym(h, name));
+  }
+};
+
+TEST_F(HipFake, NoGfx950DeviceIsAnErrorListingTheDevices) {
+  ::setenv("FAKE_HIP_ARCH", "gfx942:sramecc+:xnack-", 1);
+  ::setenv("FAKE_HIP_DEVICES", "2", 1);
+  auto b = createHipBackend();
+  ASSERT_FALSE(bool(b));
+  std::string msg = llvm::toString(b.takeError());
+  EXPECT_NE(msg.find("no gfx950 device among the 2 HIP device(s)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("device 1: gfx942:sramecc+:xnack-"), std::string::npos) << msg;
+  ::setenv("FAKE_HIP_DEVICES", "0", 1);
+  auto none = createHipBackend();
+  ASSERT_FALSE(bool(none));
+  EXPECT_NE(llvm::toString(none.takeError()).find("no HIP device"), std::string::npos);
+}
+
+TEST_F(HipFake, ErrorsCarryHipsNameAndString) {
+  auto b = createHipBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ((*b)->name(), "hip");
+  auto big = (*b)->allocate(size_t(1) << 41);
+  ASSERT_FALSE(bool(big));
+  EXPECT_NE(llvm::toString(big.takeError()).find("hipErrorOutOfMemory (out of memory)"),
+            std::string::npos);
+  CodeBundle junk;
+  junk.Hsaco = {1, 2, 3, 4};
+  junk.Name = "junk";
+  auto m = (*b)->loadCode(junk);
+  ASSERT_FALSE(bool(m));
+  std::string msg = llvm::toString(m.takeError());
+  EXPECT_NE(msg.find("hipErrorInvalidImage"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'junk'"), std::string::npos) << msg;
+}
+
+TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
+  auto b = createHipBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  Backend &hip = **b;
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  auto spec = parseMoeSpecFile(std::string(src ? src : ".") + "/examples/kimi_k3_tp8_a4w4.moe");
+  ASSERT_TRUE(bool(spec));
+  CompilerOptions o;
+  o.diskCache = false;
+  auto layer = MoeLayer::create(std::make_shared<Compiler>(o), hip, *spec);
+  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+
+  // Device memory round-trips.
+  std::vector<int32_t> ids(4 * 16, 3);
+  auto idsDev = hip.allocate(ids.size() * 4);
+  ASSERT_TRUE(bool(idsDev));
+  ASSERT_FALSE(bool(hip.copyToDevice(*idsDev, ids.data(), ids.size() * 4)));
+  std::vector<int32_t> back(ids.size());
+  ASSERT_FALSE(bool(hip.copyToHost(back.data(), *idsDev, back.size() * 4)));
+  EXPECT_EQ(back, ids);
+
+  auto ws = (*layer)->workspaceLayout(4);
+  ASSERT_TRUE(bool(ws));
+  LayerArgs args;
+  args.tokens = 4;
+  args.topkIds = *idsDev;
+  // The fake runs no kernel: only what the layer clears must be full size.
+  for (DevicePtr *p :
+       {&args.topkWeights, &args.hidden, &args.w1, &args.w1Scale, &args.w2, &args.w2Scale})
+    *p = llvm::cantFail(hip.allocate(4096));
+  args.output = llvm::cantFail(hip.allocate(4 * spec->problem.modelDim * 2));
+  args.workspace = llvm::cantFail(hip.allocate(ws->total));
+  args.workspaceBytes = ws->total;
+  ASSERT_FALSE(bool((*layer)->run(args)));
+  ASSERT_FALSE(bool(hip.synchronize()));
+
+  auto d = (*layer)->dispatch(4);
+  ASSERT_TRUE(bool(d));
+  int n = fake<int (*)()>("fakeHipLaunchCount")();
+  ASSERT_EQ(n, int(d->kernels->kernels.size()));
+  auto name = fake<const char *(*)(int)>("fakeHipLaunchName");
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(name(i), d->kernels->kernels[i]->meta.symbol);
+  // The sort launch: one workgroup, its arguments packed in signature order.
+  EXPECT_STREQ(name(0), "moe_sort_e896_k16_bm32");
+  const unsigned *grid = fake<const unsigned *(*)(int)>("fakeHipLaunchGrid")(0);
+  const unsigned *block = fake<const unsigned *(*)(int)>("fakeHipLaunchBlock")(0);
+  EXPECT_EQ(grid[0] * grid[1] * grid[2], 1u);
+  EXPECT_EQ(block[0], 256u);
+  size_t size = 0;
+  const unsigned char *k =
+      fake<const unsigned char *(*)(int, size_t *)>("fakeHipLaunchKernarg")(0, &size);
+  // topk_ids, topk_weights, sorted_ids, sorted_weights, sorted_experts,
+  // num_valid_ids (8 bytes each), tokens (4).
+  ASSERT_EQ(size, 6 * 8 + 4u);
+  uint64_t p[6];
+  std::memcpy(p, k, sizeof(p));
+  EXPECT_EQ(p[0], *idsDev);
+  EXPECT_EQ(p[1], args.topkWeights);
+  EXPECT_EQ(p[2], args.workspace + ws->sortedIds.offset);
+  EXPECT_EQ(p[3], args.workspace + ws->sortedWeights.offset);
+  EXPECT_EQ(p[4], args.workspace + ws->sortedExperts.offset);
+  EXPECT_EQ(p[5], args.workspace + ws->numValidIds.offset);
+  int32_t tokens;
+  std::memcpy(&tokens, k + 48, 4);
+  EXPECT_EQ(tokens, 4);
+  ASSERT_FALSE(bool(hip.free(*idsDev)));
+  llvm::Error twice = hip.free(*idsDev);
+  ASSERT_TRUE(bool(twice));
+  EXPECT_NE(llvm::toString(std::move(twice)).find("not an allocation"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,359 @@
+//===- MoeLayerTest.cpp - Dispatch, argument checks and launch ------------===//
+
+#include "runtime/api/MoeLayer.h"
+
+#include "runtime/api/LayerSchedule.h"
+
+#include "CacheTestUtil.h"
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/api/Backends.h"
+
+#include <thread>
+
+using namespace moegen;
+using namespace moegen::runtime;
+
+namespace {
+
+std::string source(llvm::StringRef rel) {
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/" + rel.str();
+}
+
+MoeSpec kimi() {
+  auto spec = parseMoeSpecFile(source("examples/kimi_k3_tp8_a4w4.moe"));
+  EXPECT_TRUE(bool(spec));
+  return spec ? *spec : MoeSpec();
+}
+
+std::shared_ptr<Compiler> memoryCompiler() {
+  CompilerOptions o;
+  o.diskCache = false;
+  return std::make_shared<Compiler>(o);
+}
+
+LayerOptions withKimiTable() {
+  LayerOptions o;
+  o.tunedTables = {source("data/aiter-configs/kimik3_a4w4_tuned_fmoe.csv")};
+  return o;
+}
+
+/// Routes runtime notes into a list for the duration of a test.
+struct NoteCapture {
+  test::LogCapture log;
+  NoteCapture() { setLogHandler(log.handler()); }
+  ~NoteCapture() { setLogHandler(nullptr); }
+};
+
+struct Fixture : ::testing::Test {
+  std::unique_ptr<Backend> backend;
+  void SetUp() override {
+    auto b = createBackend("emu");
+    ASSERT_TRUE(bool(b));
+    backend = std::move(*b);
+  }
+  std::unique_ptr<MoeLayer> layer(const MoeSpec &spec, LayerOptions o = {},
+                                  std::shared_ptr<Compiler> jit = memoryCompiler()) {
+    auto l = MoeLayer::create(std::move(jit), *backend, spec, std::move(o));
+    EXPECT_TRUE(bool(l)) << (l ? "" : llvm::toString(l.takeError()));
+    return l ? std::move(*l) : nullptr;
+  }
+};
+
+using MoeLayerDispatch = Fixture;
+
+/// The schedule decision alone (no compile): what a tier would run first.
+LayerScheduler::Candidate firstChoice(const MoeSpec &spec, int64_t tokens,
+                                      LayerOptions o = withKimiTable()) {
+  auto s = LayerScheduler::create(spec, o);
+  EXPECT_TRUE(bool(s));
+  auto c = (*s)->candidates(tokens);
+  EXPECT_FALSE(c.empty());
+  EXPECT_EQ(c.back().source, ScheduleSource::SpecDefault); // always the last resort
+  return c.front();
+}
+
+TEST_F(MoeLayerDispatch, TheTunedRowOfTheTierIsUsed) {
+  auto c = firstChoice(kimi(), 3); // tier 4
+  EXPECT_EQ(c.source, ScheduleSource::Tuned);
+  EXPECT_NE(c.origin.find("kimik3_a4w4_tuned_fmoe.csv:5"), std::string::npos) << c.origin;
+  // flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_kw2_fp4
+  EXPECT_EQ(c.spec.stage1.tileN, 32);
+  EXPECT_EQ(c.spec.stage1.kWave, 2);
+  EXPECT_EQ(c.spec.stage1.wavesPerEU, 3);
+  EXPECT_EQ(c.spec.stage1.fusedQuant, FusedQuant::FP4);
+  EXPECT_EQ(firstChoice(kimi(), 20000).spec.stage1.tileM, 64); // tier 32768: block_m 64
+
+  // The layer runs what was chosen: its sort kernel follows block_m.
+  auto l = layer(kimi(), withKimiTable());
+  auto d = l->dispatch(3);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(d->tier, 4);
+  ASSERT_TRUE(d->kernels->find("sort"));
+  EXPECT_EQ(d->kernels->find("sort")->meta.symbol,
+            "moe_sort_e896_k16_bm" + std::to_string(d->spec.stage1.tileM));
+  auto big = l->dispatch(20000);
+  ASSERT_TRUE(bool(big));
+  EXPECT_EQ(big->tier, 32768);
+  EXPECT_EQ(big->kernels->find("sort")->meta.symbol,
+            "moe_sort_e896_k16_bm" + std::to_string(big->spec.stage1.tileM));
+  EXPECT_TRUE(d->notLaunched.empty()); // every family moegen plans has a launcher
+}
+
+TEST_F(MoeLayerDispatch, TierFallbackWithTheRealTable) {
+  NoteCapture notes;
+  auto c = firstChoice(kimi(), 200000); // tier 131072 has no row: 32768's is used
+  EXPECT_EQ(c.source, ScheduleSource::Tuned);
+  EXPECT_NE(c.origin.find("kimik3_a4w4_tuned_fmoe.csv:18 (tier 131072 -> 32768)"),
+            std::string::npos)
+      << c.origin;
+  EXPECT_EQ(c.spec.stage1.tileM, 64);
+  EXPECT_EQ(notes.log.count("fallback"), 0u); // a tuned choice is not a fallback
+  auto l = layer(kimi(), withKimiTable());
+  auto d = l->dispatch(200000);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(d->tier, 131072);
+}
+
+TEST_F(MoeLayerDispatch, ActTypeFallbackWithTheRealTable) {
+  MoeSpec spec = kimi();
+  ASSERT_FALSE(bool(applySpecOverride(spec, "activation=silu")));
+  auto c = firstChoice(spec, 1);
+  EXPECT_EQ(c.source, ScheduleSource::TunedActAgnostic);
+  EXPECT_NE(c.origin.find("act_type-agnostic: the row is ActivationType.Situv2"), std::string::npos)
+      << c.origin;
+  EXPECT_EQ(c.spec.activation.name, "silu"); // the layer keeps its activation
+  EXPECT_EQ(c.spec.stage1.wavesPerEU, 4);
+}
+
+TEST_F(MoeLayerDispatch, NoRowUsesTheHeuristicAndSaysSoOncePerShape) {
+  NoteCapture notes;
+  MoeSpec spec = kimi();
+  spec.problem.experts = 384; // not in the table
+  for (int64_t tokens : {5, 7, 8}) {
+    auto c = firstChoice(spec, tokens);
+    EXPECT_EQ(c.source, ScheduleSource::Heuristic);
+    EXPECT_NE(c.origin.find("block_m=32"), std::string::npos) << c.origin;
+    EXPECT_EQ(c.spec.stage1.tileM, 32);
+  }
+  EXPECT_EQ(notes.log.count("fallback heuristic"), 1u);
+  EXPECT_EQ(notes.log.count("expert=384"), 1u);
+  EXPECT_EQ(firstChoice(spec, 3000).spec.stage1.tileM, 128); // tier 4096, another note
+  EXPECT_EQ(notes.log.count("fallback heuristic"), 2u);
+  // No table at all: the spec's schedules are the configuration, silently.
+  EXPECT_EQ(firstChoice(kimi(), 1, LayerOptions()).source, ScheduleSource::SpecDefault);
+  EXPECT_EQ(notes.log.count("fallback heuristic"), 2u);
+}
+
+TEST_F(MoeLayerDispatch, AUserActivationFallsBackToTheSpecSchedules) {
+  NoteCapture notes;
+  MoeSpec spec = kimi();
+  ASSERT_FALSE(bool(applySpecOverride(spec, "activation=act(g, u) = g * u")));
+  auto c = firstChoice(spec, 1);
+  EXPECT_EQ(c.source, ScheduleSource::SpecDefault);
+  EXPECT_EQ(notes.log.count("using the spec's schedules"), 1u);
+  auto l = layer(spec, withKimiTable());
+  auto d = l->dispatch(1);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(d->source, ScheduleSource::SpecDefault);
+}
+
+TEST_F(MoeLayerDispatch, ConcurrentCallsResolveEachTierOnce) {
+  auto jit = memoryCompiler();
+  auto l = layer(kimi(), withKimiTable(), jit);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] { EXPECT_TRUE(bool(l->dispatch(t % 2 ? 1 : 5000))); });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(jit->stats().compiles, 2u);
+}
+
+TEST_F(MoeLayerDispatch, CreateChecksItsArguments) {
+  auto bad = MoeLayer::create(nullptr, *backend, kimi());
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("argument 'compiler' is null"), std::string::npos);
+  MoeSpec spec = kimi();
+  spec.problem.topk = 0;
+  auto badSpec = MoeLayer::create(memoryCompiler(), *backend, spec);
+  ASSERT_FALSE(bool(badSpec));
+  EXPECT_NE(llvm::toString(badSpec.takeError()).find("topk=0"), std::string::npos);
+  MoeSpec unverifiable = kimi();
+  unverifiable.stage1.kBatch = 3;
+  auto badSchedule = MoeLayer::create(memoryCompiler(), *backend, unverifiable);
+  ASSERT_FALSE(bool(badSchedule));
+  std::string msg = llvm::toString(badSchedule.takeError());
+  EXPECT_NE(msg.find("argument 'spec'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("k_batch=3"), std::string::npos) << msg;
+  LayerOptions o;
+  o.tunedTables = {"/nonexistent/table.csv"};
+  auto badTable = MoeLayer::create(memoryCompiler(), *backend, kimi(), o);
+  ASSERT_FALSE(bool(badTable));
+  EXPECT_NE(llvm::toString(badTable.takeError()).find("options.tunedTables"), std::string::npos);
+}
+
+/// Accepts everything and runs nothing: argument checks and launch plans
+/// without executing kernels.
+class RecordingBackend final : public Backend {
+public:
+  llvm::StringRef name() const override { return "recording"; }
+  llvm::Expected<ModuleHandle> loadCode(const CodeBundle &) override { return ModuleHandle{0}; }
+  llvm::Expected<KernelHandle> getKernel(ModuleHandle, llvm::StringRef s) override {
+    return KernelHandle{0, s.str(), 0};
+  }
+  llvm::Expected<DevicePtr> allocate(size_t) override { return next += 1 << 24; }
+  llvm::Error free(DevicePtr) override { return llvm::Error::success(); }
+  llvm::Error copyToDevice(DevicePtr, const void *, size_t) override {
+    return llvm::Error::success();
+  }
+  llvm::Error copyToHost(void *, DevicePtr, size_t) override { return llvm::Error::success(); }
+  llvm::Error memset(DevicePtr p, uint8_t, size_t bytes) override {
+    memsets.push_back({p, bytes});
+    return llvm::Error::success();
+  }
+  llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t,
+                     llvm::ArrayRef<uint8_t>) override {
+    launches.push_back({k.Symbol, grid, block});
+    return llvm::Error::success();
+  }
+  llvm::Error synchronize() override { return llvm::Error::success(); }
+
+  struct Launch {
+    std::string symbol;
+    Dim3 grid, block;
+  };
+  std::vector<Launch> launches;
+  std::vector<std::pair<DevicePtr, size_t>> memsets;
+
+private:
+  DevicePtr next = 1 << 24;
+};
+
+struct MoeLayerRun : ::testing::Test {
+  RecordingBackend backend;
+  std::unique_ptr<MoeLayer> l;
+  LayerArgs args;
+  void SetUp() override {
+    CompilerOptions o;
+    o.diskCache = false;
+    auto layer = MoeLayer::create(std::make_shared<Compiler>(o), backend, kimi(), withKimiTable());
+    ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+    l = std::move(*layer);
+    args.tokens = 4;
+    for (DevicePtr *p : {&args.topkIds, &args.topkWeights, &args.hidden, &args.w1, &args.w1Scale,
+                         &args.w2, &args.w2Scale, &args.output})
+      *p = llvm::cantFail(backend.allocate(1));
+    auto ws = l->workspaceLayout(args.tokens);
+    ASSERT_TRUE(bool(ws));
+    args.workspace = llvm::cantFail(backend.allocate(ws->total));
+    args.workspaceBytes = ws->total;
+  }
+  std::string runError(const LayerArgs &a) {
+    llvm::Error e = l->run(a);
+    return e ? llvm::toString(std::move(e)) : "";
+  }
+};
+
+TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
+  ASSERT_EQ(runError(args), "");
+  auto d = l->dispatch(args.tokens);
+  ASSERT_TRUE(bool(d));
+  EXPECT_TRUE(d->notLaunched.empty());
+  ASSERT_EQ(backend.launches.size(), d->kernels->kernels.size());
+  for (size_t i = 0; i < backend.launches.size(); ++i) {
+    EXPECT_EQ(backend.launches[i].symbol, d->kernels->kernels[i]->meta.symbol);
+    EXPECT_EQ(int64_t(backend.launches[i].block.X), d->kernels->kernels[i]->meta.blockSize);
+  }
+  auto ws = l->workspaceLayout(args.tokens);
+  ASSERT_TRUE(bool(ws));
+  const MoeSpec &s = d->spec;
+  EXPECT_EQ(backend.launches.front().grid.X, 1u); // sort: one workgroup
+  for (const auto &k : backend.launches)
+    if (llvm::StringRef(k.symbol).starts_with("moe_stage1")) {
+      EXPECT_EQ(int64_t(k.grid.X), s.problem.interDim / s.stage1.tileN);
+      EXPECT_EQ(int64_t(k.grid.Y), ws->maxBlocks);
+      EXPECT_EQ(int64_t(k.grid.Z), s.stage1.kBatch);
+    } else if (llvm::StringRef(k.symbol).starts_with("moe_stage2")) {
+      EXPECT_EQ(int64_t(k.grid.X), s.problem.modelDim / s.stage2.tileN);
+      EXPECT_EQ(int64_t(k.grid.Y), ws->maxBlocks);
+    }
+  // Atomic stage 2: the output is cleared first.
+  ASSERT_EQ(s.stage2.reduce, ReduceMode::Atomic);
+  bool cleared = false;
+  for (auto [p, bytes] : backend.memsets)
+    cleared |= p == args.output && bytes == size_t(args.tokens * s.problem.modelDim * 2);
+  EXPECT_TRUE(cleared);
+}
+
+TEST_F(MoeLayerRun, LaunchersArePluggable) {
+  NoteCapture notes;
+  // A replaced launcher is used by layers that resolve a tier afterwards.
+  registerFamilyLauncher("sort",
+                         [](const MoeSpec &, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+                           return FamilyLaunch{[](const LaunchShape &s) {
+                                                 return Dim3{uint32_t(s.tokens), 1, 1};
+                                               },
+                                               {}};
+                         });
+  registerFamilyLauncher("stage2", nullptr); // and a family without one is reported
+  CompilerOptions o;
+  o.diskCache = false;
+  auto layer = MoeLayer::create(std::make_shared<Compiler>(o), backend, kimi(), withKimiTable());
+  ASSERT_TRUE(bool(layer));
+  llvm::Error e = (*layer)->run(args);
+  resetFamilyLaunchers();
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  auto d = (*layer)->dispatch(args.tokens);
+  ASSERT_TRUE(bool(d));
+  EXPECT_EQ(d->notLaunched, std::vector<std::string>{"stage2"});
+  EXPECT_EQ(notes.log.count("no launcher for kernel family stage2"), 1u);
+  ASSERT_EQ(backend.launches.size(), d->kernels->kernels.size() - 1);
+  EXPECT_EQ(backend.launches[0].grid.X, uint32_t(args.tokens));
+  for (const auto &k : backend.launches)
+    EXPECT_FALSE(llvm::StringRef(k.symbol).starts_with("moe_stage2"));
+  // The output is not cleared for a stage 2 that does not run.
+  for (auto [p, bytes] : backend.memsets)
+    EXPECT_NE(p, args.output);
+}
+
+TEST_F(MoeLayerRun, ArgumentErrorsNameTheArgument) {
+  LayerArgs a = args;
+  a.tokens = 0;
+  EXPECT_NE(runError(a).find("argument 'tokens' is 0"), std::string::npos);
+  a = args;
+  a.topkIds = 0;
+  EXPECT_NE(runError(a).find("argument 'topkIds' is null"), std::string::npos);
+  a = args;
+  a.topkWeights += 2;
+  EXPECT_NE(runError(a).find("argument 'topkWeights'"), std::string::npos);
+  EXPECT_NE(runError(a).find("not 4-byte aligned"), std::string::npos);
+  for (auto [field, name] : {std::pair{&LayerArgs::hidden, "hidden"},
+                             {&LayerArgs::w1, "w1"},
+                             {&LayerArgs::w1Scale, "w1Scale"},
+                             {&LayerArgs::w2, "w2"},
+                             {&LayerArgs::w2Scale, "w2Scale"},
+                             {&LayerArgs::output, "output"}}) {
+    a = args;
+    a.*field = 0;
+    EXPECT_NE(runError(a).find("argument '" + std::string(name) + "' is null"), std::string::npos)
+        << name;
+  }
+  a = args;
+  a.w1 += 8;
+  EXPECT_NE(runError(a).find("argument 'w1' (0x"), std::string::npos);
+  EXPECT_NE(runError(a).find("not 16-byte aligned"), std::string::npos);
+  a = args;
+  a.workspaceBytes = 100;
+  EXPECT_NE(runError(a).find("argument 'workspaceBytes' is 100"), std::string::npos);
+  a = args;
+  a.workspace = 0;
+  EXPECT_NE(runError(a).find("argument 'workspace' is null"), std::string::npos);
+  a = args;
+  a.workspace += 4;
+  EXPECT_NE(runError(a).find("not 256-byte aligned"), std::string::npos);
+  EXPECT_TRUE(backend.launches.empty()); // nothing ran
+  EXPECT_EQ(runError(args), "");
+}
+
+} // namespace

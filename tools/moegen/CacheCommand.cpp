@@ -1,0 +1,207 @@
+//===- CacheCommand.cpp - moegen cache ------------------------------------===//
+//
+//   moegen cache ls [--dir DIR]
+//   moegen cache clear [--dir DIR]
+//   moegen cache prefill --table CSV [--table CSV]... --spec LAYER.moe [--spec ...]
+//                        [--dir DIR] [-j N] [--cu-num 256]
+//
+// DIR defaults to $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else
+// ~/.cache/moegen. `prefill` compiles, in parallel, every kernel a MoeLayer
+// of each spec would use for each token tier with these tables (the tuned
+// row of the tier, else the fallback), so a deployment starts warm. The
+// spec supplies what a table row does not name: the activation and its
+// parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/moegen/Args.h"
+#include "tools/moegen/Commands.h"
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/api/Compiler.h"
+#include "runtime/api/LayerSchedule.h"
+#include "runtime/cache/DiskCache.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <thread>
+
+namespace moegen::cli {
+namespace {
+
+int usage() {
+  llvm::errs() << "usage: moegen cache ls [--dir DIR]\n"
+                  "       moegen cache clear [--dir DIR]\n"
+                  "       moegen cache prefill --table CSV... --spec LAYER.moe... [--dir DIR] "
+                  "[-j N] [--cu-num N]\n";
+  return 2;
+}
+
+int fail(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "moegen cache") << msg << "\n";
+  return 1;
+}
+
+int list(const std::string &dir) {
+  cache::DiskCache disk(dir, {});
+  auto entries = disk.list();
+  llvm::outs() << "cache " << disk.versionDir() << ": " << entries.size() << " file(s)\n";
+  uint64_t total = 0;
+  for (const cache::EntryListing &e : entries) {
+    total += e.bytes;
+    llvm::StringRef name = llvm::sys::path::filename(e.path);
+    if (!e.valid) {
+      llvm::outs() << "  " << name << "  " << e.bytes << " B  INVALID: " << e.problem << "\n";
+      continue;
+    }
+    llvm::outs() << "  " << name.take_front(16) << "  " << llvm::left_justify(e.meta.family, 7)
+                 << llvm::left_justify(e.meta.symbol, 32) << llvm::format("%9llu B ", e.bytes)
+                 << llvm::format("%8.1f ms  ", e.meta.compileMs) << e.meta.description << "\n";
+  }
+  llvm::outs() << "total " << total << " B\n";
+  return 0;
+}
+
+int clear(const std::string &dir) {
+  cache::DiskCache disk(dir, {});
+  auto removed = disk.clear();
+  if (!removed)
+    return fail(llvm::toString(removed.takeError()));
+  llvm::outs() << "removed " << *removed << " file(s) from " << disk.versionDir() << "\n";
+  return 0;
+}
+
+/// Every tier aiter's get_padded_M can produce.
+std::vector<int64_t> allTiers() {
+  std::vector<int64_t> t;
+  for (int64_t m = 1; m <= 32768; m *= 2)
+    t.push_back(m);
+  t.push_back(131072);
+  return t;
+}
+
+int prefill(const std::string &dir, const std::vector<std::string> &tables,
+            const std::vector<std::string> &specPaths, unsigned jobs, int64_t cuNum) {
+  if (tables.empty())
+    return fail("prefill needs at least one --table");
+  if (specPaths.empty())
+    return fail("prefill needs --spec: a table names schedules, the spec supplies the layer "
+                "(problem, formats, activation and its parameters)");
+  struct Job {
+    int64_t tier;
+    std::string layer;
+    std::vector<runtime::LayerScheduler::Candidate> candidates;
+  };
+  std::vector<Job> work;
+  for (const std::string &path : specPaths) {
+    auto spec = parseMoeSpecFile(path);
+    if (!spec)
+      return fail(llvm::toString(spec.takeError()));
+    runtime::LayerOptions options;
+    options.tunedTables = tables;
+    options.cuNum = cuNum;
+    auto scheduler = runtime::LayerScheduler::create(*spec, options);
+    if (!scheduler)
+      return fail(llvm::toString(scheduler.takeError()));
+    for (int64_t tier : allTiers())
+      work.push_back({tier, spec->name, (*scheduler)->candidates(tier)});
+  }
+
+  runtime::CompilerOptions co;
+  co.cacheDir = dir;
+  runtime::Compiler jit(co);
+  if (jit.kernelCache().disk() &&
+      jit.kernelCache().disk()->state() != cache::DiskCache::State::Writable)
+    return fail("the cache directory is not writable; nothing would be kept");
+  std::atomic<size_t> next{0};
+  std::vector<std::string> lines(work.size()), problems(work.size());
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < work.size();) {
+      Job &job = work[i];
+      std::string &line = lines[i], errors;
+      for (auto &c : job.candidates) {
+        auto kernels = jit.getKernels(c.spec);
+        if (!kernels) {
+          errors += "\n    " + c.origin + ": " + llvm::toString(kernels.takeError());
+          continue;
+        }
+        line = job.layer + " tier " + std::to_string(job.tier) + ": " +
+               runtime::toString(c.source).str() +
+               (c.origin == runtime::toString(c.source) ? "" : " (" + c.origin + ")") + ":";
+        for (const auto &k : (*kernels)->kernels)
+          line += " " + k->meta.symbol;
+        break;
+      }
+      if (line.empty())
+        problems[i] = job.layer + " tier " + std::to_string(job.tier) + ": nothing compiles";
+      line += errors;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::max(1u, jobs); ++t)
+    threads.emplace_back(worker);
+  for (auto &t : threads)
+    t.join();
+  int failures = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (!problems[i].empty()) {
+      ++failures;
+      llvm::WithColor::error(llvm::errs(), "moegen cache") << problems[i] << lines[i] << "\n";
+    } else {
+      llvm::outs() << lines[i] << "\n";
+    }
+  }
+  cache::CacheStats s = jit.stats();
+  llvm::outs() << "prefill: " << s.compiles << " layer(s) compiled, " << s.diskHits
+               << " kernel(s) already cached, " << s.diskWrites << " entry(ies) written to "
+               << (jit.kernelCache().disk() ? jit.kernelCache().disk()->versionDir() : "") << "\n";
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int runCache(int argc, const char **argv) {
+  if (argc < 2)
+    return usage();
+  llvm::StringRef verb = argv[1];
+  ArgReader args("cache", argc - 1, argv + 1);
+  std::string dir, value;
+  std::vector<std::string> tables, specs;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  int64_t cuNum = 256;
+  while (!args.done() && !args.failed()) {
+    if (args.flag("--dir", value))
+      dir = value;
+    else if (verb == "prefill" && args.flag("--table", value))
+      tables.push_back(value);
+    else if (verb == "prefill" && args.flag("--spec", value))
+      specs.push_back(value);
+    else if (verb == "prefill" && args.flag("-j", value)) {
+      if (auto n = parsePositive(args, "-j", value))
+        jobs = static_cast<unsigned>(*n);
+    } else if (verb == "prefill" && args.flag("--cu-num", value)) {
+      if (auto n = parsePositive(args, "--cu-num", value))
+        cuNum = *n;
+    } else
+      args.unknown();
+  }
+  if (args.failed())
+    return 2;
+  if (dir.empty())
+    dir = cache::defaultCacheRoot();
+  if (dir.empty())
+    return fail("no cache directory: pass --dir or set MOEGEN_CACHE_DIR");
+  if (verb == "ls")
+    return list(dir);
+  if (verb == "clear")
+    return clear(dir);
+  if (verb == "prefill")
+    return prefill(dir, tables, specs, jobs, cuNum);
+  return usage();
+}
+
+} // namespace moegen::cli
