@@ -194,7 +194,6 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                 I = pr.interDim;
   const StageSchedule &s1 = spec.stage1, &s2 = spec.stage2;
   const bool interleave = pr.gateUp == GateUpLayout::Interleaved;
-  const bool mxA = spec.formats.activation != DType::BF16;
   const bool fused = s1.fusedQuant != FusedQuant::None;
   if (T <= 0 || T > kMaxSortTokens)
     return makeError("--tokens must be in [1, " + llvm::Twine(kMaxSortTokens) + "], got " +

@@ -81,7 +81,7 @@ struct GemmBuilder {
       outScale, tokensI32, tokens;
   // Per-thread coordinates.
   Value lane, laneRow, laneGroup, waveN, waveK, bidN, bidM, bidK, expert;
-  Value ldsReduce;
+  Value ldsA; // A tiles, then the k_wave reduction scratch
 
   GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p)
       : b(b), a{b}, spec(spec), p(p), s(p.schedule), stage1(p.stage == StageId::Stage1) {
@@ -143,36 +143,6 @@ struct GemmBuilder {
 
   // --- Operand loads ------------------------------------------------------
 
-  /// A operand of m-tile rows `aRow` (per lane) at K offset kk.
-  Value loadA(Value aRow, Value kk) {
-    Value group = laneGroup;
-    switch (p.aFormat) {
-    case DType::MXFP4: {
-      Value off =
-          a.add(a.mul(aRow, a.idx(K / 2)), a.add(a.divu(kk, a.idx(2)), a.mul(group, a.idx(16))));
-      Value bytes = vload(VectorType::get({16}, b.getI8Type()), aBuf, off);
-      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
-                                       bytes);
-    }
-    case DType::MXFP8: {
-      Value base = a.add(a.mul(aRow, a.idx(K)), a.add(kk, a.mul(group, a.idx(16))));
-      VectorType v16 = VectorType::get({16}, b.getI8Type());
-      Value lo = vload(v16, aBuf, base);
-      Value hi = vload(v16, aBuf, a.add(base, a.idx(64)));
-      SmallVector<int64_t> mask;
-      for (int i = 0; i < 32; ++i)
-        mask.push_back(i);
-      Value both = vector::ShuffleOp::create(b, lo, hi, mask);
-      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
-                                       both);
-    }
-    default: {
-      Value off = a.add(a.mul(aRow, a.idx(K)), a.add(kk, a.mul(group, a.idx(8))));
-      return vload(VectorType::get({8}, b.getBF16Type()), aBuf, off);
-    }
-    }
-  }
-
   /// Byte offset of the 16-byte chunk `chunk` (16 bytes = 32 fp4 / 16 fp8
   /// elements along K) of weight row `row0 + lane%16` of the expert.
   Value weightChunk(Value row0, Value chunk) {
@@ -233,18 +203,127 @@ struct GemmBuilder {
   }
 
   /// The K loop: returns the accumulators of this wave's K range.
+  // --- A tiles through LDS ------------------------------------------------
+  //
+  // Each K-group's nWaves*64 threads copy the group's A tile (tile_m gathered
+  // rows x tile_k) in 16-byte chunks into LDS; every wave then reads its MFMA
+  // operands from there. Two buffers: the next tile's global loads are issued
+  // before the MFMAs of the current one and stored after them, one barrier
+  // per iteration.
+
+  int64_t aRowBytes() const {
+    return p.aFormat == DType::BF16 ? 2 * K : halfBytesPerElement(p.aFormat) * K / 2;
+  }
+
+  struct TileCopy {
+    SmallVector<Value> globalBase; // byte offset of the chunk's row and column at k = 0
+    SmallVector<Value> ldsOffset;  // byte offset within one tile buffer
+    SmallVector<Value> inRange;    // null when every thread has every chunk
+  };
+
+  TileCopy planTileCopy() {
+    TileCopy t;
+    int64_t perRow = p.aTileRowBytes / 16, chunks = s.tileM * perRow;
+    int64_t groupThreads = p.nWaves * 64;
+    int64_t perThread = (chunks + groupThreads - 1) / groupThreads;
+    Value tid = a.add(a.mul(waveN, a.idx(64)), lane);
+    for (int64_t j = 0; j < perThread; ++j) {
+      Value c = a.add(tid, a.idx(j * groupThreads));
+      Value in;
+      if (chunks % groupThreads != 0 && (j + 1) * groupThreads > chunks) {
+        in = a.cmp(CmpIPredicate::ult, c, a.idx(chunks));
+        c = a.select(in, c, a.idx(0));
+      }
+      Value r = a.divu(c, a.idx(perRow)), col = a.remu(c, a.idx(perRow));
+      RowInfo ri = rowInfo(r);
+      Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
+      row = a.select(ri.valid, row, a.idx(0)); // padding rows copy row 0, never stored
+      t.globalBase.push_back(a.add(a.mul(row, a.idx(aRowBytes())), a.mul(col, a.idx(16))));
+      t.ldsOffset.push_back(a.add(a.mul(r, a.idx(p.ldsRowStride)), a.mul(col, a.idx(16))));
+      t.inRange.push_back(in);
+    }
+    return t;
+  }
+
+  SmallVector<Value> loadTile(const TileCopy &t, Value k0) {
+    VectorType v16 = VectorType::get({16}, b.getI8Type());
+    Value kBytes = p.aFormat == DType::BF16
+                       ? a.mul(k0, a.idx(2))
+                       : a.divu(a.mul(k0, a.idx(halfBytesPerElement(p.aFormat))), a.idx(2));
+    SmallVector<Value> chunks;
+    for (Value base : t.globalBase) {
+      Value off = a.add(base, kBytes);
+      if (p.aFormat == DType::BF16) {
+        Value v = vload(VectorType::get({8}, b.getBF16Type()), aBuf, a.divu(off, a.idx(2)));
+        chunks.push_back(vector::BitCastOp::create(b, v16, v));
+      } else {
+        chunks.push_back(vload(v16, aBuf, off));
+      }
+    }
+    return chunks;
+  }
+
+  Value tileBase(Value buffer) {
+    return a.mul(a.add(a.mul(buffer, a.idx(s.kWave)), waveK), a.idx(s.tileM * p.ldsRowStride));
+  }
+
+  void storeTile(const TileCopy &t, ArrayRef<Value> chunks, Value buffer) {
+    Value base = tileBase(buffer);
+    for (size_t j = 0; j < chunks.size(); ++j) {
+      auto store16 = [&] {
+        vector::StoreOp::create(b, chunks[j], ldsA, ValueRange{a.add(base, t.ldsOffset[j])});
+      };
+      if (t.inRange[j])
+        ifThen(t.inRange[j], store16);
+      else
+        store16();
+    }
+  }
+
+  /// The A operand of m-tile mt, MFMA step ks, from the tile in `buffer`.
+  Value readA(Value buffer, int64_t mt, int64_t ks) {
+    VectorType v16 = VectorType::get({16}, b.getI8Type());
+    Value row =
+        a.add(tileBase(buffer), a.mul(a.add(a.idx(mt * 16), laneRow), a.idx(p.ldsRowStride)));
+    Value group16 = a.mul(laneGroup, a.idx(16));
+    switch (p.aFormat) {
+    case DType::MXFP4: {
+      Value bytes = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 64), group16)));
+      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
+                                       bytes);
+    }
+    case DType::MXFP8: {
+      Value lo = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 128), group16)));
+      Value hi = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 128 + 64), group16)));
+      SmallVector<int64_t> mask;
+      for (int i = 0; i < 32; ++i)
+        mask.push_back(i);
+      Value both = vector::ShuffleOp::create(b, lo, hi, mask);
+      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
+                                       both);
+    }
+    default: {
+      Value bytes = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 64), group16)));
+      return vector::BitCastOp::create(b, VectorType::get({8}, b.getBF16Type()), bytes);
+    }
+    }
+  }
+
+  /// The K loop: returns the accumulators of this wave's K range.
   SmallVector<Value> mainLoop() {
-    // Rows of the A operand this lane reads, per m-tile (lane%16 of each).
-    SmallVector<Value> aRows, aScaleRows;
+    // Rows whose A scales this lane reads, per m-tile (lane%16 of each).
+    SmallVector<Value> aScaleRows;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
       RowInfo r = rowInfo(a.add(a.idx(mt * 16), laneRow));
-      Value row = stage1 ? r.token : a.add(a.mul(r.token, a.idx(topk)), r.slot);
-      row = a.select(r.valid, row, a.idx(0)); // padding rows read row 0, never stored
-      aRows.push_back(row);
-      aScaleRows.push_back(stage1 ? row : r.sortedPos);
+      Value row = stage1 ? r.token : r.sortedPos;
+      aScaleRows.push_back(a.select(r.valid, row, stage1 ? a.idx(0) : r.sortedPos));
     }
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
     Value kBase = a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave)));
+
+    TileCopy copy = planTileCopy();
+    storeTile(copy, loadTile(copy, kBase), a.idx(0));
+    gpu::BarrierOp::create(b);
 
     Value zero = arith::ConstantOp::create(b, DenseElementsAttr::get(accType(), 0.0f));
     SmallVector<Value> init(numAcc, zero);
@@ -252,14 +331,19 @@ struct GemmBuilder {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    Value k0 = a.add(kBase, a.mul(loop.getInductionVar(), a.idx(s.tileK)));
+    Value kt = loop.getInductionVar();
+    Value cur = a.remu(kt, a.idx(2));
+    Value k0 = a.add(kBase, a.mul(kt, a.idx(s.tileK)));
+    // The next tile (the last one again on the last trip, never read).
+    Value nextKt = arith::MinUIOp::create(b, a.add(kt, a.idx(1)), a.idx(p.kIterations - 1));
+    SmallVector<Value> next = loadTile(copy, a.add(kBase, a.mul(nextKt, a.idx(s.tileK))));
     bool mx = p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128;
     for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
       Value kk = a.add(k0, a.idx(ks * p.mfma.k));
       Value block = a.add(a.divu(kk, a.idx(32)), laneGroup); // this lane's scale block
       SmallVector<Value> aOps, aScales;
       for (int64_t mt = 0; mt < mTiles; ++mt) {
-        aOps.push_back(loadA(aRows[mt], kk));
+        aOps.push_back(readA(cur, mt, ks));
         if (mx)
           aScales.push_back(loadScale(aScale, aScaleRows[mt], block, K / 32));
       }
@@ -289,28 +373,36 @@ struct GemmBuilder {
         }
       }
     }
+    storeTile(copy, next, a.sub(a.idx(1), cur));
+    gpu::BarrierOp::create(b);
     scf::YieldOp::create(b, acc);
     return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
   }
 
-  /// Sums the K-groups' accumulators through LDS, in K-group order.
+  /// Sums the K-groups' accumulators through LDS, in K-group order. The
+  /// scratch reuses the A tiles' LDS: the main loop ends with a barrier after
+  /// its last reads.
   SmallVector<Value> reduceKWaves(SmallVector<Value> acc) {
     if (s.kWave == 1)
       return acc;
     Value wave = a.add(waveN, a.mul(waveK, a.idx(p.nWaves)));
     auto slot = [&](Value w, int i) {
       return a.mul(a.add(a.mul(a.add(a.mul(w, a.idx(numAcc)), a.idx(i)), a.idx(64)), lane),
-                   a.idx(4));
+                   a.idx(16));
     };
+    VectorType bytes = VectorType::get({16}, b.getI8Type());
     for (int i = 0; i < numAcc; ++i)
-      vector::StoreOp::create(b, acc[i], ldsReduce, ValueRange{slot(wave, i)});
+      vector::StoreOp::create(b, vector::BitCastOp::create(b, bytes, acc[i]), ldsA,
+                              ValueRange{slot(wave, i)});
     gpu::BarrierOp::create(b);
+    auto read = [&](Value w, int i) {
+      return vector::BitCastOp::create(b, accType(), vload(bytes, ldsA, slot(w, i)));
+    };
     SmallVector<Value> sum;
     for (int i = 0; i < numAcc; ++i) {
-      Value total = vload(accType(), ldsReduce, slot(waveN, i));
+      Value total = read(waveN, i);
       for (int64_t g = 1; g < s.kWave; ++g)
-        total = arith::AddFOp::create(
-            b, total, vload(accType(), ldsReduce, slot(a.add(waveN, a.idx(g * p.nWaves)), i)));
+        total = arith::AddFOp::create(b, total, read(a.add(waveN, a.idx(g * p.nWaves)), i));
       sum.push_back(total);
     }
     return sum;
@@ -483,8 +575,7 @@ struct GemmBuilder {
     out = entry.getArgument(8);
     outScale = stage1 ? entry.getArgument(9) : Value();
     tokensI32 = entry.getArgument(stage1 ? 10 : 9);
-    if (s.kWave > 1)
-      ldsReduce = func.getWorkgroupAttributions()[0];
+    ldsA = func.getWorkgroupAttributions()[0];
 
     tokens = a.toIndex(tokensI32);
     // Operands go through buffer resources sized to the real tensors: 16-byte
@@ -538,9 +629,7 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   if (stage1)
     elems.push_back(i8);
   elems.push_back(i32);
-  SmallVector<MemRefType> lds;
-  if (plan.schedule.kWave > 1)
-    lds.push_back(ldsBufferType(ctx, f32, plan.ldsReduction / 4));
+  SmallVector<MemRefType> lds = {ldsBufferType(ctx, i8, plan.ldsBytes)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds, plan.schedule.wavesPerEU);
   GemmBuilder(b, spec, plan).build(func);

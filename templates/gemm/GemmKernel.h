@@ -5,11 +5,14 @@
 // [bid.x * tile_n, +tile_n) of sorted block bid.y (tile_m sorted rows, one
 // expert) over the K slice bid.z of k_batch. Its waves are nWaves N-waves
 // times k_wave K-groups; each wave keeps (tile_m/16) x (tile_n/nWaves/16)
-// 16x16 f32 accumulators (twice in stage 1: gate and up) and reads its MFMA
-// operands straight from memory with 16-byte buffer loads: A rows gathered
-// through sorted_token_ids, weights in the (16,16) preshuffle, whose 16-byte
-// chunks are exactly one lane's MFMA operand. K-groups are reduced through
-// LDS in a fixed order (deterministic).
+// 16x16 f32 accumulators (twice in stage 1: gate and up). A rows, gathered
+// through sorted_token_ids, are copied per K step by the K-group's threads in
+// 16-byte buffer loads into double-buffered LDS tiles (the next tile's loads
+// are in flight during the current tile's MFMAs; one barrier per step), and
+// every wave reads its A operands from there. Weights, in the (16,16)
+// preshuffle whose 16-byte chunks are exactly one lane's MFMA operand, go
+// straight from memory to registers. K-groups are reduced through LDS (the
+// same allocation) in a fixed order, so the result is deterministic.
 //
 // Stage-1 arguments, in order:
 //   a          activations [T, K]: fp4x2 [T, K/2] / fp8 [T, K] bytes, or bf16

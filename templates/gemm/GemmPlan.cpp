@@ -138,20 +138,17 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
            "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " + str(target.maxWavesPerEU));
 
   // LDS.
-  bool mxA = p.aFormat == DType::MXFP4 || p.aFormat == DType::MXFP8;
-  int64_t aTile = s.tileM * s.tileK * halfBytesPerElement(p.aFormat) / 2;
-  int64_t aScales = mxA ? s.tileM * (s.tileK / 32) : 0;
-  p.ldsMainLoop = 2 * s.kWave * (aTile + aScales);
+  p.aTileRowBytes = s.tileK * halfBytesPerElement(p.aFormat) / 2;
+  p.ldsRowStride = p.aTileRowBytes + 16;
+  p.ldsMainLoop = 2 * s.kWave * s.tileM * p.ldsRowStride;
   int64_t halves = stage == StageId::Stage1 ? 2 : 1; // gate and up accumulators
   int64_t accPerWave = 64 * (s.tileM / 16) * (s.tileN / p.nWaves / 16) * 4 * halves * 4;
   p.ldsReduction = s.kWave > 1 ? p.waves * accPerWave : 0;
-  p.ldsEpilogue = s.tileM * s.tileN * 4;
-  p.ldsBytes = std::max({p.ldsMainLoop, p.ldsReduction, p.ldsEpilogue});
+  p.ldsBytes = std::max(p.ldsMainLoop, p.ldsReduction); // one allocation, reused
   if (p.ldsBytes > target.ldsBytes)
-    r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (main loop " + str(p.ldsMainLoop) +
-                      ", k_wave reduction " + str(p.ldsReduction) + ", epilogue " +
-                      str(p.ldsEpilogue) + "), over the " + str(target.ldsBytes) +
-                      "-byte limit of " + target.chip);
+    r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (double-buffered A tiles " +
+                      str(p.ldsMainLoop) + ", k_wave reduction " + str(p.ldsReduction) +
+                      "), over the " + str(target.ldsBytes) + "-byte limit of " + target.chip);
   return p;
 }
 

@@ -40,10 +40,13 @@ struct GemmPlan {
   int64_t nWaves = 0;      // waves splitting tile_n
   int64_t waves = 0;       // nWaves * k_wave
   int64_t threads = 0;     // waves * 64
-  // LDS use in bytes: the main loop's double-buffered A tiles (with scales),
-  // the k_wave reduction scratch and the epilogue staging, which reuse the
-  // same allocation; ldsBytes is their maximum.
-  int64_t ldsMainLoop = 0, ldsReduction = 0, ldsEpilogue = 0, ldsBytes = 0;
+  // A tiles in LDS: each K-group stages tile_m rows of tile_k elements
+  // (aTileRowBytes each, rows padded to ldsRowStride against bank conflicts),
+  // twice (ping/pong: one is read while the next is loaded).
+  int64_t aTileRowBytes = 0, ldsRowStride = 0;
+  // LDS use in bytes: the A tiles, then (after the main loop) the k_wave
+  // reduction scratch in the same allocation.
+  int64_t ldsMainLoop = 0, ldsReduction = 0, ldsBytes = 0;
 };
 
 /// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).

@@ -1,7 +1,7 @@
 // RUN: moegen-opt %s --moe-verify-schedule --split-input-file --verify-diagnostics | FileCheck %s
 // Each rule of the kernel templates, once failing and once passing at its edge.
 // Passing layers come out unchanged:
-// CHECK-COUNT-17: moe.layer @l
+// CHECK-COUNT-16: moe.layer @l
 // The Kimi-K3 TP8 a4w4 schedule passes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
   moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
@@ -282,11 +282,11 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
 
 // -----
 
-// LDS over 160 KiB: bf16 A tiles double-buffered, 2 * 128 * 352 * 2 bytes.
+// LDS over 160 KiB: bf16 A tiles double-buffered, 2 * 128 rows * (352 * 2 + 16) bytes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
   moe.layer @l problem = #moe.problem<model_dim = 3520, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
     moe.sort @sort block_m = 128
-    // expected-error @below {{stage1: needs 180224 bytes of LDS (main loop 180224, k_wave reduction 0, epilogue 16384), over the 163840-byte limit of gfx950}}
+    // expected-error @below {{stage1: needs 184320 bytes of LDS (double-buffered A tiles 184320, k_wave reduction 0), over the 163840-byte limit of gfx950}}
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 352, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
     moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 64, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
@@ -294,35 +294,24 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
 
 // -----
 
-// Edge: 2 * 128 * 320 * 2 = 163840 bytes.
+// The k_wave reduction scratch (reusing the A tiles' LDS): 8 waves * 64 lanes * 11 m-tiles * 2 n-tiles * 16 bytes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
-  moe.layer @l problem = #moe.problem<model_dim = 3520, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-    moe.sort @sort block_m = 128
-    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 320, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 64, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 256, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: needs 180224 bytes of LDS (double-buffered A tiles 56320, k_wave reduction 180224), over the 163840-byte limit of gfx950}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 176, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 2, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }
 
 // -----
 
-// LDS in stage2, where a power-of-two tile_m is not required by sorting.
+// Edge: exactly 163840 bytes (tile_m = 160).
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
-  moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 2304, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 256, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
     moe.sort @sort block_m = 32
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-    // expected-error @below {{stage2: needs 184320 bytes of LDS (main loop 184320, k_wave reduction 0, epilogue 81920), over the 163840-byte limit of gfx950}}
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 288, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-  }
-}
-
-// -----
-
-// Edge: exactly 163840 bytes.
-module attributes {moe.target = #moe.target<chip = "gfx950">} {
-  moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 2304, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-    moe.sort @sort block_m = 32
-    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 2, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }
 
