@@ -574,6 +574,20 @@ llvm::Expected<MoeSpec> parseMoeSpecFile(llvm::StringRef path) {
   return parseBuffer(std::move(*buffer));
 }
 
+llvm::Expected<MoeSpec> loadMoeSpec(llvm::StringRef path, llvm::ArrayRef<std::string> overrides) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   "cannot read '" + path + "': " + buffer.getError().message());
+  auto spec = parseMoeSpec((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path);
+  if (!spec)
+    return spec.takeError();
+  for (const std::string &o : overrides)
+    if (llvm::Error e = applySpecOverride(*spec, o))
+      return std::move(e);
+  return spec;
+}
+
 llvm::Expected<ActivationExpr> parseActivation(llvm::StringRef text) {
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "activation"),

@@ -40,6 +40,10 @@ llvm::Expected<MoeSpec> parseMoeSpec(llvm::StringRef text, llvm::StringRef buffe
 /// Reads and parses a .moe file.
 llvm::Expected<MoeSpec> parseMoeSpecFile(llvm::StringRef path);
 
+/// Reads a .moe file ("-": standard input), parses it and applies the
+/// "section.key=value" overrides in order. The first error is returned.
+llvm::Expected<MoeSpec> loadMoeSpec(llvm::StringRef path, llvm::ArrayRef<std::string> overrides);
+
 /// Applies one "section.key=value" override (the CLI's --set), e.g.
 /// "stage1.k_batch=2", "topk=8" or "activation=silu". The value is parsed
 /// exactly as in a .moe file.

@@ -51,6 +51,13 @@ void ArgReader::unknown() {
   ++pos;
 }
 
+void printError(llvm::Error error) {
+  std::string text = llvm::toString(std::move(error));
+  llvm::errs() << text;
+  if (text.empty() || text.back() != '\n')
+    llvm::errs() << "\n";
+}
+
 std::optional<int64_t> parsePositive(ArgReader &reader, llvm::StringRef name,
                                      llvm::StringRef value) {
   int64_t v;

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -39,6 +40,10 @@ private:
   size_t pos = 0;
   bool hadError = false;
 };
+
+/// Prints an error (a diagnostic that already names its file:line:col, or a
+/// plain message) to stderr, ending with one newline.
+void printError(llvm::Error error);
 
 /// Parses a positive integer flag value; reports "--name: ..." on failure.
 std::optional<int64_t> parsePositive(ArgReader &reader, llvm::StringRef name,

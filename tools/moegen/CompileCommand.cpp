@@ -75,16 +75,10 @@ int runCompile(int argc, const char **argv) {
   if (args.failed())
     return 2;
 
-  auto spec = parseMoeSpecFile(specPath);
+  auto spec = loadMoeSpec(specPath, overrides);
   if (!spec) {
-    llvm::errs() << llvm::toString(spec.takeError());
+    printError(spec.takeError());
     return 1;
-  }
-  for (const std::string &o : overrides) {
-    if (llvm::Error e = applySpecOverride(*spec, o)) {
-      llvm::errs() << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
   }
   // Verify first: an invalid schedule must not leave any file behind, not
   // even the --dump-ir directory.

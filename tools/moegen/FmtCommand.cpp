@@ -41,22 +41,11 @@ int runFmt(int argc, const char **argv) {
   if (args.failed())
     return 2;
 
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
-  if (!buffer) {
-    llvm::errs() << "moegen fmt: cannot read '" << path << "': " << buffer.getError().message()
-                 << "\n";
-    return 1;
-  }
-  auto spec = parseMoeSpec((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path);
+  auto spec = loadMoeSpec(path, overrides);
   if (!spec) {
-    llvm::errs() << llvm::toString(spec.takeError());
+    printError(spec.takeError());
     return 1;
   }
-  for (const std::string &o : overrides)
-    if (llvm::Error e = applySpecOverride(*spec, o)) {
-      llvm::errs() << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
   if (emit == "moe") {
     llvm::outs() << printMoeSpec(*spec);
     return 0;

@@ -66,12 +66,9 @@ int runRef(int argc, const char **argv) {
     llvm::WithColor::error(llvm::errs(), "moegen ref") << llvm::toString(std::move(err)) << "\n";
     return 1;
   };
-  auto spec = parseMoeSpecFile(specPath);
+  auto spec = loadMoeSpec(specPath, overrides);
   if (!spec)
     return fail(spec.takeError());
-  for (const std::string &o : overrides)
-    if (auto err = applySpecOverride(*spec, o))
-      return fail(std::move(err));
   auto summary = num::writeReferenceBundle(*spec, *tokens, out, opts);
   if (!summary)
     return fail(summary.takeError());

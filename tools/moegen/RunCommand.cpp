@@ -52,16 +52,11 @@ int runRun(int argc, const char **argv) {
   if (args.failed())
     return 2;
 
-  auto spec = parseMoeSpecFile(path);
+  auto spec = loadMoeSpec(path, overrides);
   if (!spec) {
-    llvm::errs() << llvm::toString(spec.takeError());
+    printError(spec.takeError());
     return 1;
   }
-  for (const std::string &o : overrides)
-    if (llvm::Error e = applySpecOverride(*spec, o)) {
-      llvm::errs() << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
   auto fail = [](llvm::Error e) {
     llvm::WithColor::error(llvm::errs(), "moegen run") << llvm::toString(std::move(e)) << "\n";
     return 1;
