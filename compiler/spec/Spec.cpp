@@ -2,7 +2,11 @@
 
 #include "compiler/spec/Spec.h"
 
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <bit>
+#include <tuple>
 
 namespace moegen {
 
@@ -97,6 +101,69 @@ std::string precisionTag(const Formats &f) {
     return "?";
   };
   return std::string("a") + bits(f.activation) + "w" + bits(f.weight);
+}
+
+namespace {
+
+bool sameExpr(const ExprNode &a, const ExprNode &b) {
+  if (a.kind != b.kind || a.value != b.value || a.paramIndex != b.paramIndex || a.func != b.func ||
+      a.operands.size() != b.operands.size())
+    return false;
+  for (size_t i = 0; i < a.operands.size(); ++i)
+    if (!sameExpr(*a.operands[i], *b.operands[i]))
+      return false;
+  return true;
+}
+
+llvm::hash_code hashExpr(const ExprNode &n) {
+  llvm::hash_code h = llvm::hash_combine(static_cast<int>(n.kind), std::bit_cast<uint64_t>(n.value),
+                                         n.paramIndex, static_cast<int>(n.func));
+  for (const ExprRef &op : n.operands)
+    h = llvm::hash_combine(h, hashExpr(*op));
+  return h;
+}
+
+auto scheduleFields(const StageSchedule &s) {
+  return std::make_tuple(s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU, s.fusedQuant,
+                         s.kBatchMode, s.reduce);
+}
+
+auto problemFields(const MoeSpec &s) {
+  const Problem &p = s.problem;
+  return std::make_tuple(p.modelDim, p.interDim, p.experts, p.topk, p.gateUp, p.doweightStage1,
+                         s.formats.activation, s.formats.weight, s.formats.output);
+}
+
+} // namespace
+
+bool sameSpec(const MoeSpec &a, const MoeSpec &b) {
+  if (a.name != b.name || problemFields(a) != problemFields(b) ||
+      scheduleFields(a.stage1) != scheduleFields(b.stage1) ||
+      scheduleFields(a.stage2) != scheduleFields(b.stage2))
+    return false;
+  const ActivationExpr &x = a.activation, &y = b.activation;
+  if (x.name != y.name || x.builtin != y.builtin || x.params.size() != y.params.size())
+    return false;
+  for (size_t i = 0; i < x.params.size(); ++i)
+    if (x.params[i].name != y.params[i].name || x.params[i].value != y.params[i].value)
+      return false;
+  return x.body && y.body ? sameExpr(*x.body, *y.body) : x.body == y.body;
+}
+
+size_t hashSpec(const MoeSpec &s) {
+  auto hashSchedule = [](const StageSchedule &t) {
+    return std::apply([](auto... f) { return llvm::hash_combine(static_cast<int64_t>(f)...); },
+                      scheduleFields(t));
+  };
+  llvm::hash_code h = std::apply(
+      [](auto... f) { return llvm::hash_combine(static_cast<int64_t>(f)...); }, problemFields(s));
+  h = llvm::hash_combine(h, s.name, hashSchedule(s.stage1), hashSchedule(s.stage2),
+                         s.activation.name, s.activation.builtin);
+  for (const ActivationParam &p : s.activation.params)
+    h = llvm::hash_combine(h, p.name, std::bit_cast<uint64_t>(p.value));
+  if (s.activation.body)
+    h = llvm::hash_combine(h, hashExpr(*s.activation.body));
+  return static_cast<size_t>(h);
 }
 
 } // namespace moegen

@@ -117,6 +117,11 @@ std::optional<FusedQuant> parseFusedQuant(llvm::StringRef s);
 std::optional<ReduceMode> parseReduceMode(llvm::StringRef s);
 std::optional<KBatchMode> parseKBatchMode(llvm::StringRef s);
 
+/// Structural equality and hash of everything that shapes the kernels (the
+/// source locations are not part of it). Cheap: no printing.
+bool sameSpec(const MoeSpec &a, const MoeSpec &b);
+size_t hashSpec(const MoeSpec &s);
+
 /// aiter's name of an activation dtype pairing, e.g. "a4w4" for mxfp4 x mxfp4.
 std::string precisionTag(const Formats &f);
 

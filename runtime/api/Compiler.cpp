@@ -2,6 +2,8 @@
 
 #include "runtime/api/Compiler.h"
 
+#include "llvm/ADT/Hashing.h"
+
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
 #include "templates/LayerKernels.h"
@@ -64,9 +66,35 @@ Compiler::Compiler(CompilerOptions options) : opts(std::move(options)) {
 
 Compiler::~Compiler() = default;
 
-cache::CacheKey Compiler::unitKey(const MoeSpec &spec, const Target &target) const {
+cache::CacheKey Compiler::computeUnitKey(const MoeSpec &spec, const Target &target) const {
   std::string identity = "opt=" + std::to_string(opts.optLevel) + "\n" + printMoeSpec(spec);
   return cache::makeUnitKey(target.id(), identity);
+}
+
+cache::CacheKey Compiler::unitKey(const MoeSpec &spec, const Target &target) const {
+  size_t h =
+      llvm::hash_combine(hashSpec(spec), target.chip, target.features, target.codeObjectVersion);
+  auto sameTarget = [&](const Target &t) {
+    return t.chip == target.chip && t.features == target.features &&
+           t.codeObjectVersion == target.codeObjectVersion;
+  };
+  {
+    std::lock_guard<std::mutex> lock(memoMutex);
+    auto it = keyMemo.find(h);
+    if (it != keyMemo.end())
+      for (const MemoEntry &e : it->second)
+        if (sameTarget(e.target) && sameSpec(e.spec, spec))
+          return e.key;
+  }
+  cache::CacheKey key = computeUnitKey(spec, target);
+  std::lock_guard<std::mutex> lock(memoMutex);
+  if (memoSize >= 4096) { // a bound for processes that see endless specs
+    keyMemo.clear();
+    memoSize = 0;
+  }
+  keyMemo[h].push_back({spec, target, key});
+  ++memoSize;
+  return key;
 }
 
 PreparedLayer Compiler::prepare(const MoeSpec &spec, const Target &target) const {
@@ -75,6 +103,10 @@ PreparedLayer Compiler::prepare(const MoeSpec &spec, const Target &target) const
 
 llvm::Expected<std::shared_ptr<const KernelSet>> Compiler::getKernels(const MoeSpec &spec,
                                                                       const Target &target) {
+  // A hit needs only the key; the spec is copied into a PreparedLayer only to
+  // compile.
+  if (auto hit = cacheImpl->lookup(unitKey(spec, target)))
+    return hit;
   return getKernels(prepare(spec, target));
 }
 

@@ -23,7 +23,10 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace moegen::runtime {
 
@@ -91,8 +94,20 @@ public:
   const CompilerOptions &options() const { return opts; }
 
 private:
+  cache::CacheKey computeUnitKey(const MoeSpec &spec, const Target &target) const;
+
   CompilerOptions opts;
   std::unique_ptr<cache::KernelCache> cacheImpl;
+  // Spec -> key memo: a structural hash and equality instead of printing
+  // and hashing the canonical text on every lookup.
+  struct MemoEntry {
+    MoeSpec spec;
+    Target target;
+    cache::CacheKey key;
+  };
+  mutable std::mutex memoMutex;
+  mutable std::unordered_map<size_t, std::vector<MemoEntry>> keyMemo;
+  mutable size_t memoSize = 0;
 };
 
 } // namespace moegen::runtime
