@@ -113,3 +113,27 @@ TEST(Dsl, ReadsFiles) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Spec, StructuralEqualityAndHashIgnoreLocations) {
+  MoeSpec a = parseOk(kKimi);
+  MoeSpec b = parseOk(printMoeSpec(a).c_str()); // other source locations
+  EXPECT_TRUE(sameSpec(a, b));
+  EXPECT_EQ(hashSpec(a), hashSpec(b));
+  MoeSpec c = b;
+  ASSERT_FALSE(static_cast<bool>(applySpecOverride(c, "stage1.k_batch=7")));
+  EXPECT_FALSE(sameSpec(a, c));
+  EXPECT_NE(hashSpec(a), hashSpec(c));
+  MoeSpec d = b;
+  ASSERT_FALSE(
+      static_cast<bool>(applySpecOverride(d, "activation=situv2(beta = 4.0, linear_beta = 24.0)")));
+  EXPECT_FALSE(sameSpec(a, d));
+  MoeSpec e = b;
+  ASSERT_FALSE(static_cast<bool>(applySpecOverride(
+      e, "activation=situv2x(g, u; beta = 4.0, linear_beta = 25.0) = beta * tanh(g / beta) * "
+         "sigmoid(g) * (linear_beta * tanh(u / linear_beta))")));
+  EXPECT_FALSE(sameSpec(a, e)); // same values, but a user-written activation
+}
+
+} // namespace
