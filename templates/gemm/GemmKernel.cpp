@@ -74,13 +74,16 @@ struct GemmBuilder {
   const StageSchedule &s;
   bool stage1;
   int64_t K, N, I, topk;
-  int64_t nPerWave, mTiles, nTiles, halves, numAcc;
+  // The MFMA is M x M (16 or 32); each lane holds `regs` accumulator values.
+  int64_t M, regs, nPerWave, mTiles, nTiles, halves, numAcc;
 
   // Kernel arguments.
   Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
       outScale, tokensI32, tokens;
   // Per-thread coordinates.
   Value lane, laneRow, laneGroup, waveN, waveK, bidN, bidM, bidK, expert;
+  // This lane's weight row within an n-tile, and its byte offset.
+  Value laneWeightRow, laneWeightBytes;
   Value ldsA; // A tiles, then the k_wave reduction scratch
 
   GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p)
@@ -90,14 +93,16 @@ struct GemmBuilder {
     I = spec.problem.interDim;
     topk = spec.problem.topk;
     nPerWave = s.tileN / p.nWaves;
-    mTiles = s.tileM / 16;
-    nTiles = nPerWave / 16;
+    M = p.mfma.m;
+    mTiles = s.tileM / M;
+    nTiles = nPerWave / M;
+    regs = M * M / 64;
     halves = stage1 ? 2 : 1;
     numAcc = mTiles * nTiles * halves;
   }
 
   Type f32() { return b.getF32Type(); }
-  VectorType accType() { return VectorType::get({4}, f32()); }
+  VectorType accType() { return VectorType::get({regs}, f32()); }
   Value load(Value mem, Value idx) { return memref::LoadOp::create(b, mem, ValueRange{idx}); }
   void store(Value v, Value mem, Value idx) { memref::StoreOp::create(b, v, mem, ValueRange{idx}); }
   Value vload(VectorType t, Value mem, Value idx) {
@@ -130,41 +135,51 @@ struct GemmBuilder {
   }
 
   /// The weight row (in w's row order) of output column n of a stage-1 half
-  /// (0 gate, 1 up) or of stage 2. `n` is a multiple of 16.
+  /// (0 gate, 1 up) or of stage 2. `n` is the first column of an n-tile (a
+  /// multiple of 16): the row is uniform across the wave.
   Value weightRow(Value n, int half) {
     if (!stage1)
       return n;
     if (spec.problem.gateUp == GateUpLayout::Separated)
       return half ? a.add(n, a.idx(I)) : n;
+    // GUGU: 16 gate rows, then the same 16 columns' up rows.
     Value group = a.mul(a.divu(n, a.idx(16)), a.idx(32));
     return half ? a.add(group, a.idx(16)) : group;
+  }
+
+  /// This lane's row within an n-tile's rows: lane%M, where the second 16
+  /// columns of a 32-wide tile are 32 rows further in the GUGU layout.
+  int64_t laneRowStep() const {
+    return stage1 && spec.problem.gateUp == GateUpLayout::Interleaved ? 32 : 16;
   }
   int64_t weightRows() const { return stage1 ? 2 * I : N; }
 
   // --- Operand loads ------------------------------------------------------
 
   /// Byte offset of the 16-byte chunk `chunk` (16 bytes = 32 fp4 / 16 fp8
-  /// elements along K) of weight row `row0 + lane%16` of the expert.
+  /// elements along K) of this lane's weight row in the n-tile starting at
+  /// weight row `row0` (a multiple of 16).
   Value weightChunk(Value row0, Value chunk) {
     int64_t rowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
     Value expertBase = a.mul(expert, a.idx(weightRows() * rowBytes));
     Value off = a.add(expertBase, a.mul(a.divu(row0, a.idx(16)), a.idx(16 * rowBytes)));
     off = a.add(off, a.mul(chunk, a.idx(256)));
-    return a.add(off, a.mul(laneRow, a.idx(16)));
+    return a.add(off, laneWeightBytes);
   }
 
-  /// B operand (MX) of weight rows row0..row0+15 at K offset kk.
-  Value loadB(Value row0, Value kk) {
+  /// B operand (MX) at K offset kk of the n-tile starting at weight row `row`.
+  Value loadB(Value row, Value kk) {
     VectorType v16 = VectorType::get({16}, b.getI8Type());
     if (p.bFormat == DType::MXFP4) {
       Value chunk = a.add(a.divu(kk, a.idx(32)), laneGroup);
-      Value bytes = vload(v16, wBuf, weightChunk(row0, chunk));
+      Value bytes = vload(v16, wBuf, weightChunk(row, chunk));
       return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
                                        bytes);
     }
+    // fp8: the lane's second 16 bytes are mfma.k/2 elements further along K.
     Value chunk = a.add(a.divu(kk, a.idx(16)), laneGroup);
-    Value lo = vload(v16, wBuf, weightChunk(row0, chunk));
-    Value hi = vload(v16, wBuf, weightChunk(row0, a.add(chunk, a.idx(4))));
+    Value lo = vload(v16, wBuf, weightChunk(row, chunk));
+    Value hi = vload(v16, wBuf, weightChunk(row, a.add(chunk, a.idx(p.mfma.k / 32))));
     SmallVector<int64_t> mask;
     for (int i = 0; i < 32; ++i)
       mask.push_back(i);
@@ -177,12 +192,12 @@ struct GemmBuilder {
   /// (fp4 times the e8m0 power of two) to bf16 by four
   /// v_cvt_scalef32_pk_bf16_fp4, which multiply by the scale's exponent field
   /// (0xFF: NaN).
-  Value loadBDequant(Value row0, Value kk) {
-    Value off = a.add(weightChunk(row0, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
+  Value loadBDequant(Value row, Value kk) {
+    Value off = a.add(weightChunk(row, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
     Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
     Value fp4 =
         vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), bytes);
-    Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
+    Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row, laneWeightRow));
     Value sbyte = load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32));
     Value sb = arith::ExtUIOp::create(b, b.getI32Type(), sbyte);
     Value scale = arith::BitcastOp::create(b, f32(), a.shl(sb, a.i32(23)));
@@ -284,17 +299,17 @@ struct GemmBuilder {
   Value readA(Value buffer, int64_t mt, int64_t ks) {
     VectorType v16 = VectorType::get({16}, b.getI8Type());
     Value row =
-        a.add(tileBase(buffer), a.mul(a.add(a.idx(mt * 16), laneRow), a.idx(p.ldsRowStride)));
+        a.add(tileBase(buffer), a.mul(a.add(a.idx(mt * M), laneRow), a.idx(p.ldsRowStride)));
     Value group16 = a.mul(laneGroup, a.idx(16));
     switch (p.aFormat) {
     case DType::MXFP4: {
-      Value bytes = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 64), group16)));
+      Value bytes = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * p.mfma.k / 2), group16)));
       return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float4E2M1FNType>()),
                                        bytes);
     }
     case DType::MXFP8: {
-      Value lo = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 128), group16)));
-      Value hi = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 128 + 64), group16)));
+      Value lo = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * p.mfma.k), group16)));
+      Value hi = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * p.mfma.k + p.mfma.k / 2), group16)));
       SmallVector<int64_t> mask;
       for (int i = 0; i < 32; ++i)
         mask.push_back(i);
@@ -314,7 +329,7 @@ struct GemmBuilder {
     // Rows whose A scales this lane reads, per m-tile (lane%16 of each).
     SmallVector<Value> aScaleRows;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
-      RowInfo r = rowInfo(a.add(a.idx(mt * 16), laneRow));
+      RowInfo r = rowInfo(a.add(a.idx(mt * M), laneRow));
       Value row = stage1 ? r.token : r.sortedPos;
       aScaleRows.push_back(a.select(r.valid, row, stage1 ? a.idx(0) : r.sortedPos));
     }
@@ -337,7 +352,7 @@ struct GemmBuilder {
     // The next tile (the last one again on the last trip, never read).
     Value nextKt = arith::MinUIOp::create(b, a.add(kt, a.idx(1)), a.idx(p.kIterations - 1));
     SmallVector<Value> next = loadTile(copy, a.add(kBase, a.mul(nextKt, a.idx(s.tileK))));
-    bool mx = p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128;
+    bool mx = p.mfma.kind != MfmaKind::BF16_16x16x32;
     for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
       Value kk = a.add(k0, a.idx(ks * p.mfma.k));
       Value block = a.add(a.divu(kk, a.idx(32)), laneGroup); // this lane's scale block
@@ -349,21 +364,21 @@ struct GemmBuilder {
       }
       for (int half = 0; half < halves; ++half) {
         for (int64_t nt = 0; nt < nTiles; ++nt) {
-          Value row0 = weightRow(a.add(colBase, a.idx(nt * 16)), half);
+          Value row = weightRow(a.add(colBase, a.idx(nt * M)), half);
           Value bOp, bScale;
           if (mx) {
-            bOp = loadB(row0, kk);
-            Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row0, laneRow));
+            bOp = loadB(row, kk);
+            Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row, laneWeightRow));
             bScale = loadScale(wScale, scaleRow, block, K / 32);
           } else {
-            bOp = loadBDequant(row0, kk);
+            bOp = loadBDequant(row, kk);
           }
           for (int64_t mt = 0; mt < mTiles; ++mt) {
             int i = accIndex(mt, nt, half);
             if (mx)
               acc[i] = amdgpu::ScaledMFMAOp::create(
-                  b, accType(), b.getI32IntegerAttr(16), b.getI32IntegerAttr(16),
-                  b.getI32IntegerAttr(128), aOps[mt], bOp, acc[i], aScales[mt], bScale,
+                  b, accType(), b.getI32IntegerAttr(M), b.getI32IntegerAttr(M),
+                  b.getI32IntegerAttr(p.mfma.k), aOps[mt], bOp, acc[i], aScales[mt], bScale,
                   b.getI32IntegerAttr(0), b.getI32IntegerAttr(0));
             else
               acc[i] = amdgpu::MFMAOp::create(b, accType(), b.getI32IntegerAttr(16),
@@ -388,9 +403,9 @@ struct GemmBuilder {
     Value wave = a.add(waveN, a.mul(waveK, a.idx(p.nWaves)));
     auto slot = [&](Value w, int i) {
       return a.mul(a.add(a.mul(a.add(a.mul(w, a.idx(numAcc)), a.idx(i)), a.idx(64)), lane),
-                   a.idx(16));
+                   a.idx(4 * regs));
     };
-    VectorType bytes = VectorType::get({16}, b.getI8Type());
+    VectorType bytes = VectorType::get({4 * regs}, b.getI8Type());
     for (int i = 0; i < numAcc; ++i)
       vector::StoreOp::create(b, vector::BitCastOp::create(b, bytes, acc[i]), ldsA,
                               ValueRange{slot(wave, i)});
@@ -409,6 +424,13 @@ struct GemmBuilder {
   }
 
   // --- Epilogues ----------------------------------------------------------
+
+  /// The tile row lane l's accumulator register r holds (C/D layout):
+  /// 16x16: 4*(l/16) + r; 32x32: 8*(r/4) + 4*(l/32) + r%4. Column: l % M.
+  Value regRow(int64_t mt, int64_t r) {
+    int64_t fixed = M == 16 ? r : 8 * (r / 4) + r % 4;
+    return a.add(a.idx(mt * M + fixed), a.mul(laneGroup, a.idx(4)));
+  }
 
   Value element(Value acc, int64_t r) {
     return vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r});
@@ -449,14 +471,14 @@ struct GemmBuilder {
     Value splitBase =
         atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
     for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t r = 0; r < 4; ++r) {
-        RowInfo row = rowInfo(a.add(a.idx(mt * 16 + r), a.mul(laneGroup, a.idx(4))));
+      for (int64_t r = 0; r < regs; ++r) {
+        RowInfo row = rowInfo(regRow(mt, r));
         Value rowBase =
             a.add(splitBase, a.mul(a.add(a.mul(row.token, a.idx(topk)), row.slot), a.idx(2 * I)));
         ifThen(row.valid, [&] {
           for (int64_t nt = 0; nt < nTiles; ++nt)
             for (int half = 0; half < 2; ++half) {
-              Value col = a.add(a.add(colBase, a.idx(nt * 16 + half * I)), laneRow);
+              Value col = a.add(a.add(colBase, a.idx(nt * M + half * I)), laneRow);
               Value v = element(acc[accIndex(mt, nt, half)], r);
               Value index = a.add(rowBase, col);
               if (atomic)
@@ -475,9 +497,8 @@ struct GemmBuilder {
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
     Value isEven = a.cmp(CmpIPredicate::eq, andI(lane, 1), a.idx(0));
     for (int64_t mt = 0; mt < mTiles; ++mt) {
-      for (int64_t r = 0; r < 4; ++r) {
-        // C/D layout: lane l, register r holds row 4*(l/16) + r, column l%16.
-        RowInfo row = rowInfo(a.add(a.idx(mt * 16 + r), a.mul(laneGroup, a.idx(4))));
+      for (int64_t r = 0; r < regs; ++r) {
+        RowInfo row = rowInfo(regRow(mt, r));
         Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
         Value weight;
         bool applyWeight = stage1 == spec.problem.doweightStage1;
@@ -500,7 +521,7 @@ struct GemmBuilder {
           continue;
         }
         for (int64_t nt = 0; nt < nTiles; ++nt) {
-          Value col = a.add(a.add(colBase, a.idx(nt * 16)), laneRow);
+          Value col = a.add(a.add(colBase, a.idx(nt * M)), laneRow);
           Value bf = arith::TruncFOp::create(b, b.getBF16Type(), vals[nt]);
           if (stage1 || s.reduce == ReduceMode::Reduce) {
             int64_t width = stage1 ? I : N;
@@ -524,22 +545,26 @@ struct GemmBuilder {
   }
 
   /// Fused MX quantization of one output row's values (one per n-tile): per
-  /// 32-column block (two n-tiles, 16 lanes each), the e8m0 exponent of the
-  /// block's amax with the in-epilogue rule, then fp4/fp8 conversion.
+  /// 32-column block (two 16-wide n-tiles of 16 lanes, or one 32-wide n-tile
+  /// of 32 lanes), the e8m0 exponent of the block's amax with the
+  /// in-epilogue rule, then fp4/fp8 conversion.
   void storeQuantized(ArrayRef<Value> vals, RowInfo &row, Value pair, Value colBase, Value isEven) {
     bool fp4 = s.fusedQuant == FusedQuant::FP4;
     Type i32 = b.getI32Type();
-    for (int64_t cb = 0; cb < nTiles / 2; ++cb) {
-      Value v0 = vals[2 * cb], v1 = vals[2 * cb + 1];
-      Value amax = arith::MaximumFOp::create(b, LLVM::FAbsOp::create(b, f32(), v0),
-                                             LLVM::FAbsOp::create(b, f32(), v1));
-      for (int32_t off : {8, 4, 2, 1})
+    int64_t tilesPerBlock = 32 / M;
+    for (int64_t cb = 0; cb < nTiles / tilesPerBlock; ++cb) {
+      Value amax;
+      for (int64_t h = 0; h < tilesPerBlock; ++h) {
+        Value v = LLVM::FAbsOp::create(b, f32(), vals[tilesPerBlock * cb + h]);
+        amax = amax ? arith::MaximumFOp::create(b, amax, v) : v;
+      }
+      for (int32_t off = M / 2; off >= 1; off /= 2) // across the M lanes of the row
         amax = arith::MaximumFOp::create(b, amax, shuffleXor(amax, off));
       Value e = emitEpilogueScale(b, arith::BitcastOp::create(b, i32, amax), fp4);
       Value firstCol = a.add(colBase, a.idx(cb * 32));
-      for (int64_t h = 0; h < 2; ++h) {
-        Value v = vals[2 * cb + h];
-        Value col = a.add(a.add(firstCol, a.idx(h * 16)), laneRow);
+      for (int64_t h = 0; h < tilesPerBlock; ++h) {
+        Value v = vals[tilesPerBlock * cb + h];
+        Value col = a.add(a.add(firstCol, a.idx(h * M)), laneRow);
         if (fp4) {
           // Columns 2j and 2j+1 sit in adjacent lanes; the even one stores.
           Value byte = emitFp4Byte(b, v, shuffleXor(v, 1), e);
@@ -587,8 +612,12 @@ struct GemmBuilder {
     wBuf = fatBuffer(wBuf, a.idx(spec.problem.experts * weightRows() * wRowBytes));
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 63);
-    laneRow = andI(lane, 15);
-    laneGroup = shr(lane, 4);
+    laneRow = andI(lane, M - 1);
+    laneGroup = a.divu(lane, a.idx(M));
+    laneWeightRow = a.add(a.mul(shr(laneRow, 4), a.idx(laneRowStep())), andI(laneRow, 15));
+    int64_t weightRowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
+    laneWeightBytes = a.add(a.mul(shr(laneWeightRow, 4), a.idx(16 * weightRowBytes)),
+                            a.mul(andI(laneWeightRow, 15), a.idx(16)));
     Value wave = shr(tid, 6);
     waveN = a.remu(wave, a.idx(p.nWaves));
     waveK = a.divu(wave, a.idx(p.nWaves));

@@ -125,6 +125,15 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
                          " threads), over the workgroup limit of " +
                          str(target.maxThreadsPerWorkgroup));
   int64_t nPerWave = s.tileN / p.nWaves;
+  // The 32x32x64 scaled MFMA computes at the same rate from half the operand
+  // registers per FLOP, at the price of more per-lane addressing. It pays
+  // when a wave's output tile is large enough that operand registers limit
+  // occupancy (a 128x32 tile per wave or more: bench/gfx950_static shows the
+  // 16x16 form ahead below that). The tile_k rule above stays the 16x16x128
+  // one, so both shapes accept every valid tile_k.
+  if (p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128 && s.tileM % 32 == 0 && nPerWave % 32 == 0 &&
+      s.tileK % 128 == 0 && s.tileM * nPerWave >= 128 * 32)
+    p.mfma = MfmaShape{MfmaKind::ScaledF8F6F4_32x32x64, 32, 32, 64};
   if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None && nPerWave % 32 != 0)
     r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() + " needs 32-column " +
                               "blocks per wave, but tile_n=" + str(s.tileN) + " gives " +

@@ -19,6 +19,8 @@ namespace moegen {
 
 enum class MfmaKind : uint8_t {
   ScaledF8F6F4_16x16x128, // v_mfma_scale_f32_16x16x128_f8f6f4 (MX A and B)
+  ScaledF8F6F4_32x32x64,  // v_mfma_scale_f32_32x32x64_f8f6f4: same rate, half the operand
+                          // registers per FLOP; chosen for waves with 128x32 outputs or more
   BF16_16x16x32,          // v_mfma_f32_16x16x32_bf16 (bf16 A, weights dequantized to bf16)
 };
 

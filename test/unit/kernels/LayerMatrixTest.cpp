@@ -84,6 +84,18 @@ std::vector<Case> cases() {
       {"a4w4_tm16", "mxfp4", "fp4", {"stage1.tile=16x32x256", "stage2.tile=16x64x128"}, 5},
       {"a4w4_tm64", "mxfp4", "fp4", {"stage1.tile=64x64x128", "stage2.tile=64x128x128"}, 37},
       {"a16w4_tm128", "bf16", "none", {"stage1.tile=128x32x256", "stage2.tile=128x64x128"}, 70},
+      // The 32x32x64 scaled MFMA (waves with 128x32 outputs or more), both MX dtypes.
+      {"a4w4_tm128_mfma32",
+       "mxfp4",
+       "fp4",
+       {"stage1.tile=128x32x256", "stage2.tile=128x64x128"},
+       70},
+      {"a8w4_tm128_mfma32_interleaved",
+       "mxfp8",
+       "fp8",
+       {"gate_up=interleaved", "stage1.tile=128x64x128", "stage1.k_wave=2",
+        "stage2.tile=128x64x128", "stage2.reduce=reduce"},
+       70},
       {"a4w4_one_token", "mxfp4", "fp4", {}, 1},
       // k_wave x tile_m.
       {"a4w4_kw2", "mxfp4", "fp4", {"stage1.tile=32x32x128", "stage1.k_wave=2"}, 11},
