@@ -7,6 +7,8 @@
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -155,6 +157,24 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
                                           const CodeObjectOptions &options,
                                           const StageDumper &dump) {
   llvm::LLVMContext llvmContext;
+  // LLVM's warnings are collected for the caller instead of going to stderr.
+  std::vector<std::string> warnings;
+  llvmContext.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *info, void *context) {
+        if (info->getSeverity() == llvm::DS_Remark || info->getSeverity() == llvm::DS_Note)
+          return;
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        info->print(printer);
+        llvm::StringRef noLocation = "<unknown>:0:0: "; // LLVM's prefix without a source location
+        if (llvm::StringRef(text).starts_with(noLocation))
+          text.erase(0, noLocation.size());
+        auto *out = static_cast<std::vector<std::string> *>(context);
+        if (std::find(out->begin(), out->end(), text) == out->end())
+          out->push_back(text);
+      },
+      &warnings);
   std::unique_ptr<llvm::Module> m =
       mlir::translateModuleToLLVMIR(module, llvmContext, module.getName());
   if (!m)
@@ -194,6 +214,7 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
   if (!hsaco)
     return hsaco.takeError();
   result.hsaco = std::move(*hsaco);
+  result.warnings = std::move(warnings);
   return result;
 }
 

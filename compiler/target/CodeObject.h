@@ -35,6 +35,8 @@ struct CodeObject {
   std::vector<char> hsaco;   // the linked ELF code object
   std::vector<char> bitcode; // the optimized LLVM IR, as bitcode (what the emulator runs)
   std::string isa;           // the assembly LLVM printed
+  /// LLVM's warnings while generating code (e.g. an unmet waves_per_eu).
+  std::vector<std::string> warnings;
 };
 
 /// Compiles one gpu.module already lowered to the LLVM dialect.

@@ -108,6 +108,27 @@ int runCompile(int argc, const char **argv) {
     }
     rows.push_back({k.resources, k.compileMs});
   }
+  for (const CompiledKernel &k : layer->kernels)
+    for (const std::string &w : k.code.warnings)
+      llvm::WithColor::warning(llvm::errs(), "moegen compile")
+          << k.signature.symbol << ": " << w << "\n";
+  // Spills are legal code but slow: say so, with the likely cause.
+  for (const CompiledKernel &k : layer->kernels) {
+    const KernelResources &r = k.resources;
+    if (r.vgprSpills + r.sgprSpills == 0 && r.scratchBytes == 0)
+      continue;
+    const StageSchedule *s = k.family == "stage1"   ? &spec->stage1
+                             : k.family == "stage2" ? &spec->stage2
+                                                    : nullptr;
+    auto &os = llvm::WithColor::warning(llvm::errs(), "moegen compile");
+    os << k.signature.symbol << " spills (" << r.vgprSpills << " VGPRs, " << r.sgprSpills
+       << " SGPRs, " << r.scratchBytes << " bytes of scratch per lane)";
+    if (s && s->wavesPerEU > 0)
+      os << ": " << k.family << " waves_per_eu=" << s->wavesPerEU << " leaves "
+         << 512 / s->wavesPerEU << " registers per lane; a lower waves_per_eu or a smaller tile "
+         << "avoids it";
+    os << "\n";
+  }
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ", " << options.chip
                << ", code object v" << options.codeObjectVersion << "): " << rows.size()
                << " kernel(s) in " << outDir << "\n";
