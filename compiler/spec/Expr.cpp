@@ -18,30 +18,36 @@ std::optional<double> ActivationExpr::param(llvm::StringRef paramName) const {
 
 static ExprRef makeNode(ExprNode node) { return std::make_shared<const ExprNode>(std::move(node)); }
 
+static ExprNode nodeOf(ExprKind kind) {
+  ExprNode n;
+  n.kind = kind;
+  return n;
+}
+
 ExprRef makeConst(double v) {
-  ExprNode n{ExprKind::Const};
+  ExprNode n = nodeOf(ExprKind::Const);
   n.value = v;
   return makeNode(std::move(n));
 }
-ExprRef makeGate() { return makeNode(ExprNode{ExprKind::Gate}); }
-ExprRef makeUp() { return makeNode(ExprNode{ExprKind::Up}); }
+ExprRef makeGate() { return makeNode(nodeOf(ExprKind::Gate)); }
+ExprRef makeUp() { return makeNode(nodeOf(ExprKind::Up)); }
 ExprRef makeParam(unsigned index) {
-  ExprNode n{ExprKind::Param};
+  ExprNode n = nodeOf(ExprKind::Param);
   n.paramIndex = index;
   return makeNode(std::move(n));
 }
 ExprRef makeNeg(ExprRef a) {
-  ExprNode n{ExprKind::Neg};
+  ExprNode n = nodeOf(ExprKind::Neg);
   n.operands = {std::move(a)};
   return makeNode(std::move(n));
 }
 ExprRef makeBinary(ExprKind kind, ExprRef a, ExprRef b) {
-  ExprNode n{kind};
+  ExprNode n = nodeOf(kind);
   n.operands = {std::move(a), std::move(b)};
   return makeNode(std::move(n));
 }
 ExprRef makeCall(ExprFunc func, std::vector<ExprRef> args) {
-  ExprNode n{ExprKind::Call};
+  ExprNode n = nodeOf(ExprKind::Call);
   n.func = func;
   n.operands = std::move(args);
   return makeNode(std::move(n));

@@ -48,7 +48,7 @@ enum class ExprKind : uint8_t {
 /// One node of an activation expression. Trees are immutable once built and
 /// shared through shared_ptr, so copies of a spec are cheap.
 struct ExprNode {
-  ExprKind kind;
+  ExprKind kind = ExprKind::Const;
   double value = 0.0;      // Const
   unsigned paramIndex = 0; // Param
   ExprFunc func = ExprFunc::Tanh;

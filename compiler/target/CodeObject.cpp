@@ -124,7 +124,7 @@ static llvm::Expected<std::vector<char>> linkCodeObject(llvm::StringRef object) 
   llvm::SmallString<128> objPath(dir), outPath(dir);
   llvm::sys::path::append(objPath, "kernel.o");
   llvm::sys::path::append(outPath, "kernel.hsaco");
-  auto cleanup = llvm::make_scope_exit([&] {
+  llvm::scope_exit cleanup([&] {
     llvm::sys::fs::remove(objPath);
     llvm::sys::fs::remove(outPath);
     llvm::sys::fs::remove(dir);

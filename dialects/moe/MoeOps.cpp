@@ -39,7 +39,7 @@ LogicalResult LayerOp::verify() {
     if (auto s = dyn_cast<Stage1Op>(op))
       stage1 = s;
   }
-  if (sort && stage1 && sort.getBlockM() != stage1.getSchedule().getTileM())
+  if (sort && stage1 && static_cast<int64_t>(sort.getBlockM()) != stage1.getSchedule().getTileM())
     return sort.emitOpError() << "block_m (" << sort.getBlockM() << ") must equal stage1 tile_m ("
                               << stage1.getSchedule().getTileM() << ")";
   return success();
