@@ -57,6 +57,8 @@ uint16_t doubleToHalf(double D) {
   double A = std::fabs(D);
   if (A == 0)
     return Sign;
+  if (std::isinf(A)) // ilogb(inf) would turn the quantum into inf/inf = NaN
+    return Sign | 0x7C00;
   int E = std::ilogb(A);
   if (E < -14)
     E = -14; // subnormal quantum 2^-24

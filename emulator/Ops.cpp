@@ -62,6 +62,8 @@ static uint16_t doubleToBf16(double D) {
   double A = std::fabs(D);
   if (A == 0)
     return Sign;
+  if (std::isinf(A)) // ilogb(inf) would turn the quantum into inf/inf = NaN
+    return Sign | 0x7F80;
   int E = std::ilogb(A);
   if (E < -126)
     E = -126;

@@ -235,3 +235,29 @@ TEST(EmulatorCore, RefusesCodeForOtherTargets) {
   ASSERT_FALSE(bool(E.loadIR(Gfx942->getMemBufferRef())));
   expectErrorContains(E.getKernel("k").takeError(), {"compiled for gfx942"});
 }
+
+namespace moegen::emu::test {
+namespace {
+
+TEST(EmulatorCore, FpTruncKeepsInfinitiesAndRoundsToNearestEven) {
+  auto E = loadKernels("fptrunc.ll");
+  ASSERT_TRUE(E);
+  const float inf = std::numeric_limits<float>::infinity();
+  // inf, -inf, 1 + 2^-8 (a bf16 tie: to even, 1.0), 1 + 3*2^-8 (tie: up), 65520 (half overflow).
+  std::vector<float> in = {inf, -inf, 1.00390625f, 1.01171875f, 65520.0f};
+  in.resize(64, 0.0f);
+  DeviceBuffer<float> In(*E, in);
+  DeviceBuffer<uint16_t> Bf(*E, 64, 0), H(*E, 64, 0);
+  ASSERT_FALSE(static_cast<bool>(
+      launch(*E, "trunc", {1, 1, 1}, {64, 1, 1}, Args().add(In.Addr).add(Bf.Addr).add(H.Addr))));
+  EXPECT_EQ(Bf.Host[0], 0x7F80);
+  EXPECT_EQ(Bf.Host[1], 0xFF80);
+  EXPECT_EQ(Bf.Host[2], 0x3F80);
+  EXPECT_EQ(Bf.Host[3], 0x3F82);
+  EXPECT_EQ(H.Host[0], 0x7C00);
+  EXPECT_EQ(H.Host[1], 0xFC00);
+  EXPECT_EQ(H.Host[4], 0x7C00);
+}
+
+} // namespace
+} // namespace moegen::emu::test
