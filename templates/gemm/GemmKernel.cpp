@@ -180,6 +180,11 @@ struct GemmBuilder {
     Value chunk = a.add(a.divu(kk, a.idx(16)), laneGroup);
     Value lo = vload(v16, wBuf, weightChunk(row, chunk));
     Value hi = vload(v16, wBuf, weightChunk(row, a.add(chunk, a.idx(p.mfma.k / 32))));
+    return fp8Operand(lo, hi);
+  }
+
+  /// An fp8 MFMA operand from its two 16-byte halves.
+  Value fp8Operand(Value lo, Value hi) {
     SmallVector<int64_t> mask;
     for (int i = 0; i < 32; ++i)
       mask.push_back(i);
@@ -310,12 +315,7 @@ struct GemmBuilder {
     case DType::MXFP8: {
       Value lo = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * p.mfma.k), group16)));
       Value hi = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * p.mfma.k + p.mfma.k / 2), group16)));
-      SmallVector<int64_t> mask;
-      for (int i = 0; i < 32; ++i)
-        mask.push_back(i);
-      Value both = vector::ShuffleOp::create(b, lo, hi, mask);
-      return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()),
-                                       both);
+      return fp8Operand(lo, hi);
     }
     default: {
       Value bytes = vload(v16, ldsA, a.add(row, a.add(a.idx(ks * 64), group16)));
