@@ -51,7 +51,7 @@ struct Options {
   bool CheckLdsRaces = true;
   bool CheckLdsUninit = true;
   bool CheckBarrierFences = true;
-  /// Constructs whose semantics GFX950-FACTS marks uncertain ([U]) are
+  /// Constructs whose semantics docs/gfx950-facts.md marks uncertain ([U]) are
   /// refused unless this is set: today ds_read_b64_tr_b4 ([I/U] lane layout,
   /// derived from Triton's lowering, not hardware-verified).
   bool AllowUncertainLayouts = false;

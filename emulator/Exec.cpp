@@ -160,7 +160,7 @@ bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32
   if (Stride != 0)
     return fail(I, C, "buffer resource with a non-zero stride is not supported");
   // Dword accesses are range-checked per dword, byte/short ones as a whole
-  // (GFX950-FACTS §3.3): out of range loads read 0, stores are dropped.
+  // (docs/gfx950-facts.md §3.3): out of range loads read 0, stores are dropped.
   uint32_t Unit = Bytes % 4 == 0 ? 4 : Bytes;
   for (uint32_t E = 0; E < Bytes; E += Unit) {
     uint64_t End = uint64_t(Offset) + E + Unit;
@@ -190,7 +190,7 @@ uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, ui
     return nullptr;
   }
   if (uint64_t(Offset) + Bytes > NR) {
-    // Out-of-range buffer atomics fault on gfx950 (GFX950-FACTS §3.3).
+    // Out-of-range buffer atomics fault on gfx950 (docs/gfx950-facts.md §3.3).
     fail(I, C,
          "out-of-range buffer atomic (offset " + std::to_string(Offset) + ", num_records " +
              std::to_string(NR) + ")",

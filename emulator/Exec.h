@@ -33,7 +33,7 @@ struct Wave {
   std::vector<uint8_t> Private; // NumLanes * PrivateBytes
   std::array<uint32_t, 64> Pc{};
   std::array<LaneState, 64> State{};
-  // Fence bookkeeping per lane for the barrier/fence check (GFX950-FACTS §7.1).
+  // Fence bookkeeping per lane for the barrier/fence check (docs/gfx950-facts.md §7.1).
   std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};
   std::array<uint32_t, 64> AcquireEpoch{};
   std::vector<uint8_t> ReleasedEpoch; // epoch -> every LDS write released

@@ -1,7 +1,7 @@
 //===- Formats.h - Number formats of gfx950 (bf16, f16, OCP fp8/fp4, e8m0) -===//
 //
 // Decoders and RNE encoders written from the OCP MX v1.0 format tables and the
-// gfx950 conversion rules (GFX950-FACTS §4, §5). Independent of runtime/numerics.
+// gfx950 conversion rules (docs/gfx950-facts.md §4, §5). Independent of runtime/numerics.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_EMULATOR_FORMATS_H

@@ -198,7 +198,7 @@ Error CallDecoder::mfmaScale() {
   In.Aux = *SB;
   In.Aux2 = M;
   // Literal (0, 0) scales: LLVM selects the unscaled instruction (x1),
-  // GFX950-FACTS §1.5.
+  // docs/gfx950-facts.md §1.5.
   auto IsZero = [](const Value *V) {
     auto *C = dyn_cast<ConstantInt>(V);
     return C && C->isZero();
@@ -436,7 +436,7 @@ Error CallDecoder::run() {
   }
   if (Name.starts_with("llvm.amdgcn.ds.read.tr")) {
     if (Name.starts_with("llvm.amdgcn.ds.read.tr6"))
-      // GFX950-FACTS §6.2: the b96 tr_b6 layout is not established [U].
+      // docs/gfx950-facts.md §6.2: the b96 tr_b6 layout is not established [U].
       return D.unsupported(CI, "ds_read_b96_tr_b6 (lane layout unknown)");
     if (Error E = ops({0}))
       return E;

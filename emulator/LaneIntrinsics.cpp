@@ -79,7 +79,7 @@ void opMakeRsrc(const Inst &I, uint8_t *F) {
 }
 
 // soffset takes part in the range check per AMD's emulators but not per the
-// LLVM intrinsic comment (GFX950-FACTS §3.3, [U]): a non-zero soffset is refused.
+// LLVM intrinsic comment (docs/gfx950-facts.md §3.3, [U]): a non-zero soffset is refused.
 static bool checkSoffset(const Inst &I, LaneCtx &C, uint32_t Soffset) {
   if (Soffset == 0)
     return true;
@@ -120,7 +120,7 @@ bool ctxBufferAtomic(const Inst &I, LaneCtx &C) {
 }
 
 //===----------------------------------------------------------------------===//
-// Scaled conversions (GFX950-FACTS §4): narrowing divides by the scale's
+// Scaled conversions (docs/gfx950-facts.md §4): narrowing divides by the scale's
 // exponent, widening multiplies; one RNE rounding; src0 -> low nibble/byte.
 //===----------------------------------------------------------------------===//
 
@@ -227,7 +227,7 @@ void opCvt(const Inst &I, uint8_t *F) {
 // The unscaled conversions convert to/from OCP E4M3/E5M2 on gfx950 [I]: the
 // same as the scaled forms with scale 1. What they do with values beyond the
 // format's range (saturate or NaN/inf) is not documented [U], so such inputs
-// stop the run; compilers clamp first (GFX950-FACTS §4.3).
+// stop the run; compilers clamp first (docs/gfx950-facts.md §4.3).
 bool ctxCvtUnscaled(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   switch (I.Sub) {

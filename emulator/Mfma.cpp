@@ -1,6 +1,6 @@
 //===- Mfma.cpp - MFMA family with the documented wave64 lane layouts ------===//
 //
-// Layouts (GFX950-FACTS §1, mfma-layouts/):
+// Layouts (docs/gfx950-facts.md §1):
 //   C/D 16x16: lane l, register r holds D[4*(l/16) + r][l%16].
 //   C/D 32x32: lane l, register r holds D[8*(r/4) + 4*(l/32) + r%4][l%32].
 //   bf16/f16 A (B): lane l, element e holds A[l%M][E*(l/M) + e] (B[..][l%M]),

@@ -243,7 +243,7 @@ bool waveBpermute(const Inst &I, WaveCtx &W) {
   return true;
 }
 
-// ds_read_b64_tr_b{16,8,4} (GFX950-FACTS §6.2): within each group of 16 lanes,
+// ds_read_b64_tr_b{16,8,4} (docs/gfx950-facts.md §6.2): within each group of 16 lanes,
 // concatenate the 64-bit reads as E elements each (F); lane d gets F[16r + d]
 // as its element r. b16 is [V]; b8 [I] and b4 [I/U] come from Triton's
 // production lowering and are used as stated there.
@@ -296,7 +296,7 @@ static bool uniformLdsBase(const Inst &I, WaveCtx &W, uint32_t Slot, uint32_t &B
   return true;
 }
 
-// global_load_lds / load.to.lds (GFX950-FACTS §6.3): lane l reads Size bytes
+// global_load_lds / load.to.lds (docs/gfx950-facts.md §6.3): lane l reads Size bytes
 // from its own address + imm_offset and writes them to M0 + imm_offset +
 // l * slot, in lane order (sizes 1 and 2 zero-extended to a dword).
 bool waveLoadToLds(const Inst &I, WaveCtx &W) {

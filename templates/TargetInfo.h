@@ -10,7 +10,7 @@
 
 namespace moegen {
 
-/// Hardware limits the templates plan against (GFX950-FACTS.md §6-§7).
+/// Hardware limits the templates plan against (docs/gfx950-facts.md §6-§7).
 struct TargetInfo {
   std::string chip;
   int64_t waveSize = 64;

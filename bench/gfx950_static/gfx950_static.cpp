@@ -7,7 +7,7 @@
 // the MFMA-bound ideal.
 //
 // Cycle model (per wave, one SIMD): MFMAs cost their documented issue cycles
-// (GFX950-FACTS 7.3: 16x16x128 f8f6f4 16 with fp4 operands and 32 with an
+// (docs/gfx950-facts.md 7.3: 16x16x128 f8f6f4 16 with fp4 operands and 32 with an
 // fp8 one, 16x16x32 bf16 16, 32x32x16 bf16 32); every other vector or memory
 // instruction costs 4 cycles of issue (wave64 on a 16-lane SIMD), scalar ones
 // 1; the matrix core overlaps the rest, so the estimate is the larger of the

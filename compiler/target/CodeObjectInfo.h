@@ -34,7 +34,7 @@ struct CodeObjectInfo {
 /// Parses an AMDGPU code object (ELF with an AMDGPU metadata note).
 llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco);
 
-/// Waves per SIMD the kernel's registers allow on gfx950 (GFX950-FACTS §7.1).
+/// Waves per SIMD the kernel's registers allow on gfx950 (docs/gfx950-facts.md §7.1).
 int64_t occupancyFromRegisters(const KernelResources &k);
 
 } // namespace moegen

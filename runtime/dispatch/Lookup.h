@@ -35,7 +35,7 @@ std::string canonicalDtype(llvm::StringRef s);
 llvm::Expected<TunedKey> aiterKeyFor(const MoeSpec &spec, llvm::StringRef gfx, int64_t cuNum);
 
 /// The FlyDSL kernels aiter's no-row heuristic picks for an MX per_1x32
-/// problem (AITER-FACTS 1.8), or nullopt when the heuristic is another
+/// problem (aiter fused_moe.py, get_2stage_cfgs fallback), or nullopt when the heuristic is another
 /// backend.
 struct HeuristicChoice {
   int64_t blockM = 0;

@@ -1,6 +1,6 @@
 //===- ConvertTest.cpp - Scaled fp4/fp8/bf8 conversions ---------------------===//
 //
-// Reference: GFX950-FACTS §4 (narrowing divides by 2^(es-127) of the scale's
+// Reference: docs/gfx950-facts.md §4 (narrowing divides by 2^(es-127) of the scale's
 // exponent field and rounds to nearest even; fp4 saturates to +-6; E4M3
 // overflow is NaN; E5M2 overflow is inf; src0 goes to the low nibble/byte;
 // the select operand picks the destination byte/word). The expected codes are

@@ -1,6 +1,6 @@
 //===- LdsOpsTest.cpp - ds_read_tr and global->LDS loads ---------------------===//
 //
-// ds_read_b64_tr_b{16,8,4} (GFX950-FACTS §6.2): within each 16-lane group,
+// ds_read_b64_tr_b{16,8,4} (docs/gfx950-facts.md §6.2): within each 16-lane group,
 // F = the concatenated 64-bit reads (E = 64/bits elements each); lane d gets
 // element r = F[16r + d]. global_load_lds (§6.3): lane l's data lands at
 // M0 + imm_offset + l*size.

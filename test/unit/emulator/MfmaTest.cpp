@@ -2,12 +2,12 @@
 //
 // Each test runs a one-instruction kernel (kernels/mfma.ll) and compares D
 // with C + A*B computed here from the lane layouts documented in
-// GFX950-FACTS.md §1 and design/mfma-layouts/:
-//   - C/D (§1.1, calculator files cdna3-calculator__*): 16x16: lane l, reg r
+// docs/gfx950-facts.md §1:
+//   - C/D (§1.1): 16x16: lane l, reg r
 //     -> D[4*(l/16)+r][l%16]; 32x32: D[8*(r/4)+4*(l/32)+r%4][l%32].
-//   - bf16 16x16x32 / 32x32x16 (§1.2, gfx950-derived__v_mfma_f32_*_bf16.txt):
+//   - bf16 16x16x32 / 32x32x16 (§1.2):
 //     lane l, element e -> A[l%M][8*(l/M)+e], B[8*(l/M)+e][l%M].
-//   - f8f6f4 (§1.3, §1.4, gfx950-derived__v_mfma_scale_*.txt): fp8 byte b ->
+//   - f8f6f4 (§1.3, §1.4): fp8 byte b ->
 //     k = 16*G*(b/16) + 16*(l/M) + b%16 with G = 64/M; fp4 nibble n ->
 //     k = 32*(l/M) + n; scale byte opsel of lane M*blk + i for K-block blk.
 // Accumulation precision is [U] (§1.6): results are compared with a tolerance
@@ -25,7 +25,7 @@ using namespace moegen::emu::test;
 
 namespace {
 
-// Test-side decoders (OCP MX v1.0 tables, GFX950-FACTS §5).
+// Test-side decoders (OCP MX v1.0 tables, docs/gfx950-facts.md §5).
 double e4m3(uint8_t C) {
   int S = C >> 7, E = (C >> 3) & 15, M = C & 7;
   if (E == 15 && M == 7)
@@ -256,11 +256,11 @@ void runScaled(const ScaledCase &C, uint32_t Seed, Special Sp) {
 
 const Bf16Case Bf16_16{"mfma_16x16x32_bf16", 16, 32};
 const Bf16Case Bf16_32{"mfma_32x32x16_bf16", 32, 16};
-// f16 forms: same layout as bf16 assumed [I] (GFX950-FACTS documents bf16).
+// f16 forms: same layout as bf16 assumed [I] (docs/gfx950-facts.md documents bf16).
 const Bf16Case F16_16{"mfma_16x16x32_f16", 16, 32, true};
 const Bf16Case F16_32{"mfma_32x32x16_f16", 32, 16, true};
-// Older 4-element forms (calculator files cdna3-calculator__v_mfma_f32_16x16x16_bf16.txt,
-// ..._32x32x8_bf16.txt): A k = 4*(lane/M) + e.
+// Older 4-element forms (AMD's matrix instruction calculator for CDNA3, unchanged on gfx950):
+// A k = 4*(lane/M) + e.
 const Bf16Case Bf16_16_1k{"mfma_16x16x16_bf16_1k", 16, 16};
 const Bf16Case Bf16_32_1k{"mfma_32x32x8_bf16_1k", 32, 8};
 const Bf16Case F16_16_4{"mfma_16x16x16_f16", 16, 16, true};
@@ -269,7 +269,7 @@ const Bf16Case F16_32_4{"mfma_32x32x8_f16", 32, 8, true};
 } // namespace
 
 TEST(EmulatorMfma, LayoutFormulasMatchDocumentedTables) {
-  // Spot checks copied from design/mfma-layouts: gfx950-derived 16x16x128
+  // Spot checks from the layout tables (docs/gfx950-facts.md §1.7): gfx950-derived 16x16x128
   // fp8 lane 16 holds k = 16..31 then 80..95; 32x32x64 fp8 lane 32 holds
   // k = 16..31 then 48..63; calculator 32x32x8 bf16: A k = 4*(lane/32) + ...
   auto K16 = [](unsigned L, unsigned B) { return 64 * (B / 16) + 16 * (L / 16) + B % 16; };

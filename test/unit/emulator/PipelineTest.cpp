@@ -75,7 +75,7 @@ double fp4Value(unsigned C) {
   static const double T[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
   return (C & 8) ? -T[C & 7] : T[C & 7];
 }
-unsigned fp4Nearest(double Y) { // RNE, saturating (GFX950-FACTS §4.1)
+unsigned fp4Nearest(double Y) { // RNE, saturating (docs/gfx950-facts.md §4.1)
   unsigned Best = 0;
   for (unsigned C = 1; C < 8; ++C) {
     double E = std::fabs(std::fabs(Y) - fp4Value(C)), EB = std::fabs(std::fabs(Y) - fp4Value(Best));
@@ -101,7 +101,7 @@ TEST(EmulatorPipeline, MxFp4Loop) {
     C = uint8_t(Rng() & 0xF);
   for (unsigned It = 0; It < Iters; ++It)
     for (unsigned L = 0; L < 64; ++L) {
-      // fp4 layout (GFX950-FACTS §1.3): nibble n of lane l is k = 32*(l/16) + n.
+      // fp4 layout (docs/gfx950-facts.md §1.3): nibble n of lane l is k = 32*(l/16) + n.
       for (unsigned N = 0; N < 32; ++N) {
         unsigned Kk = 32 * (L / 16) + N, Idx = L % 16;
         A[It * 1024 + L * 16 + N / 2] |= uint8_t(CodesA[(It * M + Idx) * K + Kk] << (4 * (N % 2)));

@@ -45,7 +45,7 @@ float ulpDistance(float a, float b) {
 }
 
 TEST(Expr, Situv2MatchesTheFormulaToOneUlp) {
-  // AITER-FACTS §5: beta tanh(g/beta) sigmoid(g) * lb tanh(u/lb).
+  // SiTUv2 (Kimi-K3): beta tanh(g/beta) sigmoid(g) * lb tanh(u/lb).
   ActivationExpr act = builtin("situv2", {{"beta", 4.0}, {"linear_beta", 25.0}});
   for (double gd : grid())
     for (double ud : grid()) {
