@@ -160,7 +160,7 @@ struct GemmBuilder {
   /// elements along K) of this lane's weight row in the n-tile starting at
   /// weight row `row0` (a multiple of 16).
   Value weightChunk(Value row0, Value chunk) {
-    int64_t rowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
+    int64_t rowBytes = weightRowBytes();
     Value expertBase = a.mul(expert, a.idx(weightRows() * rowBytes));
     Value off = a.add(expertBase, a.mul(a.divu(row0, a.idx(16)), a.idx(16 * rowBytes)));
     off = a.add(off, a.mul(chunk, a.idx(256)));
@@ -230,6 +230,8 @@ struct GemmBuilder {
   // operands from there. Two buffers: the next tile's global loads are issued
   // before the MFMAs of the current one and stored after them, one barrier
   // per iteration.
+
+  int64_t weightRowBytes() const { return p.bFormat == DType::MXFP4 ? K / 2 : K; }
 
   int64_t aRowBytes() const {
     return p.aFormat == DType::BF16 ? 2 * K : halfBytesPerElement(p.aFormat) * K / 2;
@@ -605,18 +607,15 @@ struct GemmBuilder {
     tokens = a.toIndex(tokensI32);
     // Operands go through buffer resources sized to the real tensors: 16-byte
     // buffer loads, and a read past the end returns 0 instead of faulting.
-    int64_t aRowBytes = p.aFormat == DType::BF16 ? 2 * K : halfBytesPerElement(p.aFormat) * K / 2;
     Value aRows = stage1 ? tokens : a.mul(tokens, a.idx(topk));
-    aBuf = fatBuffer(aBuf, a.mul(aRows, a.idx(aRowBytes)));
-    int64_t wRowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
-    wBuf = fatBuffer(wBuf, a.idx(spec.problem.experts * weightRows() * wRowBytes));
+    aBuf = fatBuffer(aBuf, a.mul(aRows, a.idx(aRowBytes())));
+    wBuf = fatBuffer(wBuf, a.idx(spec.problem.experts * weightRows() * weightRowBytes()));
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 63);
     laneRow = andI(lane, M - 1);
     laneGroup = a.divu(lane, a.idx(M));
     laneWeightRow = a.add(a.mul(shr(laneRow, 4), a.idx(laneRowStep())), andI(laneRow, 15));
-    int64_t weightRowBytes = p.bFormat == DType::MXFP4 ? K / 2 : K;
-    laneWeightBytes = a.add(a.mul(shr(laneWeightRow, 4), a.idx(16 * weightRowBytes)),
+    laneWeightBytes = a.add(a.mul(shr(laneWeightRow, 4), a.idx(16 * weightRowBytes())),
                             a.mul(andI(laneWeightRow, 15), a.idx(16)));
     Value wave = shr(tid, 6);
     waveN = a.remu(wave, a.idx(p.nWaves));
