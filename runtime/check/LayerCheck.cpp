@@ -4,6 +4,7 @@
 
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
+#include "runtime/numerics/Npy.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
 #include "templates/finish/FinishKernel.h"
@@ -187,11 +188,83 @@ std::string LayerCheckResult::table() const {
   return out;
 }
 
+template <typename T>
+static llvm::Expected<std::vector<T>> readArray(llvm::StringRef dir, llvm::StringRef name,
+                                                llvm::StringRef descr,
+                                                llvm::ArrayRef<int64_t> shape) {
+  std::string path = (dir + "/" + name + ".npy").str();
+  auto a = num::readNpy(path);
+  if (!a)
+    return a.takeError();
+  if (a->descr != descr || a->shape != std::vector<int64_t>(shape.begin(), shape.end())) {
+    std::string want, got;
+    for (int64_t d : shape)
+      want += (want.empty() ? "" : ", ") + std::to_string(d);
+    for (int64_t d : a->shape)
+      got += (got.empty() ? "" : ", ") + std::to_string(d);
+    return makeError(path + ": expected " + descr + " [" + want + "] for the spec, found " +
+                     a->descr + " [" + got + "]");
+  }
+  std::vector<T> v(a->data.size() / sizeof(T));
+  std::memcpy(v.data(), a->data.data(), v.size() * sizeof(T));
+  return v;
+}
+
+llvm::Expected<num::LayerInputs> readLayerInputs(const MoeSpec &spec, llvm::StringRef dir) {
+  const Problem &pr = spec.problem;
+  num::LayerInputs in;
+  auto a1 = num::readTensor(dir, "a1");
+  if (!a1)
+    return a1.takeError();
+  if (a1->shape.size() != 2 || a1->shape[1] != pr.modelDim ||
+      a1->format != num::elemFormatOf(spec.formats.activation))
+    return makeError(dir + "/a1: expected [tokens, " + llvm::Twine(pr.modelDim) + "] in " +
+                     toString(spec.formats.activation) + " for the spec");
+  in.tokens = a1->shape[0];
+  in.a1 = std::move(*a1);
+  const int64_t M = in.tokens;
+  auto hidden = readArray<float>(dir, "hidden", "<f4", {M, pr.modelDim});
+  auto ids = readArray<int32_t>(dir, "topk_ids", "<i4", {M, pr.topk});
+  auto weights = readArray<float>(dir, "topk_weights", "<f4", {M, pr.topk});
+  if (!hidden)
+    return hidden.takeError();
+  if (!ids)
+    return ids.takeError();
+  if (!weights)
+    return weights.takeError();
+  in.hidden = std::move(*hidden);
+  in.topkIds = std::move(*ids);
+  in.topkWeights = std::move(*weights);
+  for (auto [name, tensor, rows, cols] : {std::tuple{"w1", &in.w1, 2 * pr.interDim, pr.modelDim},
+                                          std::tuple{"w2", &in.w2, pr.modelDim, pr.interDim}}) {
+    auto w = num::readTensor(dir, name);
+    if (!w)
+      return w.takeError();
+    if (w->shape != std::vector<int64_t>{pr.experts, rows, cols} ||
+        w->format != num::elemFormatOf(spec.formats.weight))
+      return makeError(dir + "/" + name + ": expected [" + llvm::Twine(pr.experts) + ", " +
+                       llvm::Twine(rows) + ", " + llvm::Twine(cols) + "] in " +
+                       toString(spec.formats.weight) + " for the spec");
+    *tensor = std::move(*w);
+  }
+  return in;
+}
+
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const CompiledLayer &layer,
                                                Backend &backend, const LayerCheckOptions &options) {
   const Problem &pr = spec.problem;
-  const int64_t T = options.tokens, E = pr.experts, topk = pr.topk, K = pr.modelDim,
-                I = pr.interDim;
+  // Inputs: read from a reference bundle, or generated from the seed.
+  auto generate = [&] {
+    num::GenOptions gen;
+    gen.seed = options.seed;
+    gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
+    return num::generateInputs(spec, options.tokens, gen);
+  };
+  llvm::Expected<num::LayerInputs> in =
+      options.inputsDir.empty() ? generate() : readLayerInputs(spec, options.inputsDir);
+  if (!in)
+    return in.takeError();
+  const int64_t T = in->tokens, E = pr.experts, topk = pr.topk, K = pr.modelDim, I = pr.interDim;
   const StageSchedule &s1 = spec.stage1, &s2 = spec.stage2;
   const bool interleave = pr.gateUp == GateUpLayout::Interleaved;
   const bool fused = s1.fusedQuant != FusedQuant::None;
@@ -204,19 +277,14 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   if (!sortK || !stage1K || !stage2K)
     return makeError("the compiled layer lacks a sort, stage1 or stage2 kernel");
 
-  // Inputs and the reference, both from the spec.
-  num::GenOptions gen;
-  gen.seed = options.seed;
-  gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
-  auto in = num::generateInputs(spec, T, gen);
-  if (!in)
-    return in.takeError();
+  // The reference, from the spec alone.
   auto ref = num::referenceLayer(spec, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2);
   if (!ref)
     return ref.takeError();
 
   DeviceArena dev(backend);
   LayerCheckResult result;
+  result.tokens = T;
   const int64_t bm = s1.tileM;
   const int64_t paddedRows = num::maxNumTokensPadded(T, topk, E, bm);
   const int64_t maxBlocks = num::maxNumMBlocks(T, topk, E, bm);

@@ -18,13 +18,22 @@
 #include "compiler/Compiler.h"
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
+#include "runtime/numerics/InputGen.h"
 
 namespace moegen {
 
 struct LayerCheckOptions {
   int64_t tokens = 16;
   uint64_t seed = 0;
+  /// When set, the inputs are read from this directory as `moegen ref`
+  /// writes them (hidden, a1, topk_ids, topk_weights, w1, w2) instead of
+  /// being generated; the token count comes from the files.
+  std::string inputsDir;
 };
+
+/// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and
+/// formats against the spec; errors name the file and the mismatch.
+llvm::Expected<num::LayerInputs> readLayerInputs(const MoeSpec &spec, llvm::StringRef dir);
 
 struct StageCheck {
   std::string stage; // "sort", "stage1", "stage2", "layer"
@@ -33,6 +42,7 @@ struct StageCheck {
 };
 
 struct LayerCheckResult {
+  int64_t tokens = 0;
   std::vector<StageCheck> stages;
   bool passed() const;
   /// One line per stage: metrics and PASS/FAIL.

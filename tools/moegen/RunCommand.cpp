@@ -1,9 +1,10 @@
 //===- RunCommand.cpp - moegen run ----------------------------------------===//
 //
-//   moegen run SPEC.moe --tokens N --backend emu [--seed S] [--set key=value ...]
+//   moegen run SPEC.moe --tokens N --backend emu [--seed S] [--inputs DIR] [--set key=value ...]
 //
 // Compiles the layer, runs sort -> stage 1 -> stage 2 on the backend with
-// inputs generated from the seed, and prints the decode-first error metrics
+// inputs generated from the seed (or read from DIR, as `moegen ref` writes
+// them), and prints the decode-first error metrics
 // of each stage and of the layer against the reference. Exits non-zero when a
 // stage exceeds the tolerance its formats imply.
 //
@@ -33,6 +34,8 @@ int runRun(int argc, const char **argv) {
     } else if (args.flag("--seed", value)) {
       if (llvm::StringRef(value).getAsInteger(10, options.seed))
         args.error("--seed: expected an unsigned integer, got '" + value + "'");
+    } else if (args.flag("--inputs", value)) {
+      options.inputsDir = value;
     } else if (args.flag("--backend", value)) {
       backendName = value;
     } else if (args.flag("--set", value)) {
@@ -74,7 +77,10 @@ int runRun(int argc, const char **argv) {
   if (!result)
     return fail(result.takeError());
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
-               << ", " << options.tokens << " tokens, seed " << options.seed << "\n"
+               << ", " << result->tokens << " tokens, "
+               << (options.inputsDir.empty() ? "seed " + std::to_string(options.seed)
+                                             : "inputs from " + options.inputsDir)
+               << "\n"
                << result->table();
   return result->passed() ? 0 : 1;
 }
