@@ -82,6 +82,23 @@ static Error typeError(const Function &F, Type *T) {
   return createStringError(inconvertibleErrorCode(), S);
 }
 
+uint32_t Decoder::aggregateOffset(Type *T, ArrayRef<unsigned> Indices) {
+  uint32_t Off = 0;
+  for (unsigned Idx : Indices) {
+    if (auto *ST = dyn_cast<StructType>(T)) {
+      for (unsigned K = 0; K < Idx; ++K)
+        Off = align8(Off) + typeOf(ST->getElementType(K))->Bytes;
+      Off = align8(Off);
+      T = ST->getElementType(Idx);
+    } else {
+      auto *AT = cast<ArrayType>(T);
+      Off += Idx * align8(typeOf(AT->getElementType())->Bytes);
+      T = AT->getElementType();
+    }
+  }
+  return Off;
+}
+
 Expected<VT> Decoder::typeOf(Type *T) {
   VT R;
   if (auto *ST = dyn_cast<StructType>(T)) {
@@ -882,20 +899,7 @@ Error Decoder::decodeInst(const Instruction &I) {
     auto A = slot(EV->getAggregateOperand());
     if (!A)
       return A.takeError();
-    uint32_t Off = 0;
-    Type *T = EV->getAggregateOperand()->getType();
-    for (unsigned Idx : EV->indices()) {
-      if (auto *ST = dyn_cast<StructType>(T)) {
-        for (unsigned K = 0; K < Idx; ++K)
-          Off = align8(Off) + typeOf(ST->getElementType(K))->Bytes;
-        Off = align8(Off);
-        T = ST->getElementType(Idx);
-      } else {
-        auto *AT = cast<ArrayType>(T);
-        Off += Idx * align8(typeOf(AT->getElementType())->Bytes);
-        T = AT->getElementType();
-      }
-    }
+    uint32_t Off = aggregateOffset(EV->getAggregateOperand()->getType(), EV->getIndices());
     auto TV = typeOf(I.getType());
     if (!TV)
       return TV.takeError();
@@ -910,20 +914,7 @@ Error Decoder::decodeInst(const Instruction &I) {
       return A.takeError();
     if (!B)
       return B.takeError();
-    uint32_t Off = 0;
-    Type *T = IV->getAggregateOperand()->getType();
-    for (unsigned Idx : IV->indices()) {
-      if (auto *ST = dyn_cast<StructType>(T)) {
-        for (unsigned K = 0; K < Idx; ++K)
-          Off = align8(Off) + typeOf(ST->getElementType(K))->Bytes;
-        Off = align8(Off);
-        T = ST->getElementType(Idx);
-      } else {
-        auto *AT = cast<ArrayType>(T);
-        Off += Idx * align8(typeOf(AT->getElementType())->Bytes);
-        T = AT->getElementType();
-      }
-    }
+    uint32_t Off = aggregateOffset(IV->getAggregateOperand()->getType(), IV->getIndices());
     In.Fn.Pure = opInsertValue;
     In.A = *A;
     In.B = *B;

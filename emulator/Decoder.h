@@ -39,6 +39,9 @@ public:
 
   // Used by the intrinsic decoders.
   llvm::Expected<VT> typeOf(llvm::Type *T);
+  /// Byte offset of the element that `Indices` select inside an aggregate of
+  /// type `T` (extractvalue/insertvalue), in the decoder's 8-byte-aligned layout.
+  uint32_t aggregateOffset(llvm::Type *T, llvm::ArrayRef<unsigned> Indices);
   llvm::Expected<uint32_t> slot(const llvm::Value *V);
   uint32_t resultSlot(const llvm::Value *V) { return Slots.lookup(V); }
   uint32_t addInts(llvm::ArrayRef<uint32_t> Vals);
