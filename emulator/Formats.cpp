@@ -1,6 +1,7 @@
 //===- Formats.cpp - Number formats of gfx950 -----------------------------===//
 #include "emulator/Formats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -50,28 +51,35 @@ float halfToFloat(uint16_t H) {
   return bitsToFloat(Sign | ((Exp + 112) << 23) | (Man << 13));
 }
 
-uint16_t doubleToHalf(double D) {
-  uint16_t Sign = std::signbit(D) ? 0x8000 : 0;
+/// A double rounded (to nearest even) to a binary float with ExpBits exponent
+/// and ManBits mantissa bits, IEEE-style (subnormals, infinities, quiet NaN),
+/// as its bit pattern: f16 is (5, 10), bf16 (8, 7).
+static uint16_t doubleToNarrow(double D, int ExpBits, int ManBits) {
+  uint16_t Sign = std::signbit(D) ? uint16_t(1u << (ExpBits + ManBits)) : 0;
+  uint16_t ExpMask = uint16_t(((1u << ExpBits) - 1) << ManBits);
   if (std::isnan(D))
-    return Sign | 0x7E00;
+    return Sign | ExpMask | uint16_t(1u << (ManBits - 1));
   double A = std::fabs(D);
   if (A == 0)
     return Sign;
   if (std::isinf(A)) // ilogb(inf) would turn the quantum into inf/inf = NaN
-    return Sign | 0x7C00;
-  int E = std::ilogb(A);
-  if (E < -14)
-    E = -14; // subnormal quantum 2^-24
-  double Quantum = std::ldexp(1.0, E - 10);
+    return Sign | ExpMask;
+  int Bias = (1 << (ExpBits - 1)) - 1, MinExp = 1 - Bias;
+  int E = std::max(std::ilogb(A), MinExp); // subnormals share the smallest quantum
+  double Quantum = std::ldexp(1.0, E - ManBits);
   double Q = std::nearbyint(A / Quantum) * Quantum; // RNE
-  if (Q >= 65536.0)
-    return Sign | 0x7C00;
-  if (Q < std::ldexp(1.0, -14))
-    return Sign | uint16_t(Q / std::ldexp(1.0, -24));
+  if (Q >= std::ldexp(1.0, Bias + 1))
+    return Sign | ExpMask;
+  if (Q < std::ldexp(1.0, MinExp))
+    return Sign | uint16_t(Q / std::ldexp(1.0, MinExp - ManBits));
   int QE = std::ilogb(Q);
-  uint16_t Man = uint16_t(Q / std::ldexp(1.0, QE - 10)) & 0x3FF;
-  return Sign | uint16_t((QE + 15) << 10) | Man;
+  uint16_t Man = uint16_t(Q / std::ldexp(1.0, QE - ManBits)) & uint16_t((1u << ManBits) - 1);
+  return Sign | uint16_t((QE + Bias) << ManBits) | Man;
 }
+
+uint16_t doubleToHalf(double D) { return doubleToNarrow(D, 5, 10); }
+
+uint16_t doubleToBf16(double D) { return doubleToNarrow(D, 8, 7); }
 
 uint16_t floatToHalf(float F) { return doubleToHalf(double(F)); }
 

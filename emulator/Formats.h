@@ -21,6 +21,7 @@ uint16_t floatToBf16(float F); // round to nearest even, NaN stays NaN
 float halfToFloat(uint16_t H);
 uint16_t floatToHalf(float F); // round to nearest even
 uint16_t doubleToHalf(double D);
+uint16_t doubleToBf16(double D); // round to nearest even, overflow to inf
 
 /// Element formats of the f8f6f4 MFMA operands (cbsz/blgp codes) and the
 /// scaled conversions.

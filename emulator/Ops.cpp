@@ -54,26 +54,6 @@ int64_t signExtend(uint64_t V, unsigned Bits) {
 
 uint64_t maskBits(uint64_t V, unsigned Bits) { return Bits >= 64 ? V : V & ((1ull << Bits) - 1); }
 
-/// RNE of a double to bfloat16 (one rounding, subnormals included).
-static uint16_t doubleToBf16(double D) {
-  uint16_t Sign = std::signbit(D) ? 0x8000 : 0;
-  if (std::isnan(D))
-    return Sign | 0x7FC0;
-  double A = std::fabs(D);
-  if (A == 0)
-    return Sign;
-  if (std::isinf(A)) // ilogb(inf) would turn the quantum into inf/inf = NaN
-    return Sign | 0x7F80;
-  int E = std::ilogb(A);
-  if (E < -126)
-    E = -126;
-  double Quantum = std::ldexp(1.0, E - 7);
-  double Q = std::nearbyint(A / Quantum) * Quantum;
-  if (Q >= std::ldexp(1.0, 128))
-    return Sign | 0x7F80;
-  return Sign | uint16_t(floatToBits(float(Q)) >> 16);
-}
-
 double readFp(const uint8_t *P, EK Ty) {
   switch (Ty) {
   case EK::F16:
