@@ -11,6 +11,7 @@
 #include "runtime/numerics/Tensor.h"
 #include "templates/TargetInfo.h"
 #include "templates/finish/FinishKernel.h"
+#include "templates/gemm/GemmPlan.h"
 
 namespace moegen::runtime {
 namespace {
@@ -138,12 +139,14 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
         {{"x", ArgValue::Stage1Out}, {"q", ArgValue::InterQ}, {"scales", ArgValue::InterQScale}}};
   };
   t["stage2"] = [](const MoeSpec &spec, const KernelSet &set) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    GemmPlan g = planGemm(spec, StageId::Stage2, gfx950(), issues);
     uint32_t n = static_cast<uint32_t>(spec.problem.modelDim / spec.stage2.tileN);
     uint32_t kb = static_cast<uint32_t>(spec.stage2.kBatch);
     bool quantized = set.find("quant_inter") != nullptr;
     bool perSlot = set.find("reduce") != nullptr;
-    return FamilyLaunch{[n, kb](const LaunchShape &s) {
-                          return Dim3{n, static_cast<uint32_t>(s.workspace.maxBlocks), kb};
+    return FamilyLaunch{[g, n, kb](const LaunchShape &s) {
+                          return Dim3{n, static_cast<uint32_t>(g.gridM(s.workspace.maxBlocks)), kb};
                         },
                         {{"a", quantized ? ArgValue::InterQ : ArgValue::Stage1Out},
                          {"a_scale", quantized ? ArgValue::InterQScale : ArgValue::Stage1OutScale},

@@ -38,6 +38,12 @@ bool applyKernelName(MoeSpec &spec, StageId stage, llvm::StringRef name, std::st
           " gate/up weights, the layer has " + toString(spec.problem.gateUp).str();
     return false;
   }
+  // Stage 1 is applied first: its tile_m is the sorting block.
+  if (mapped->sortBlockM && *mapped->sortBlockM != spec.stage1.tileM) {
+    why = name.str() + " expects sorting blocks of " + std::to_string(*mapped->sortBlockM) +
+          " rows, stage 1's tile_m is " + std::to_string(spec.stage1.tileM);
+    return false;
+  }
   spec.stage(stage) = mapped->schedule;
   return true;
 }

@@ -8,6 +8,7 @@
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
 #include "templates/finish/FinishKernel.h"
+#include "templates/gemm/GemmPlan.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
 #include "templates/sort/SortPlan.h"
@@ -123,6 +124,8 @@ llvm::Error launch(Backend &b, const CompiledKernel &k, const ArgPack &args, run
 /// interleaved), in the e8m0_shuffle layout.
 llvm::Expected<std::vector<uint8_t>> weightScales(const num::HostTensor &w, int64_t experts,
                                                   int64_t rows, bool interleave) {
+  if (!num::isMx(w.format))
+    return std::vector<uint8_t>(4, 0); // bf16 weights: the kernel reads no scales
   std::vector<uint8_t> scales = w.scales;
   int64_t cols = w.scaleCols();
   if (interleave) {
@@ -534,7 +537,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
                   {"num_valid_ids", *numValid},
                   {"out", *out2}},
                  {{"tokens", static_cast<int32_t>(T)}}};
-  runtime::Dim3 grid2{static_cast<uint32_t>(K / s2.tileN), static_cast<uint32_t>(maxBlocks),
+  GemmPlan plan2 = planGemm(spec, StageId::Stage2, *target, planIssues);
+  runtime::Dim3 grid2{static_cast<uint32_t>(K / s2.tileN),
+                      static_cast<uint32_t>(plan2.gridM(maxBlocks)),
                       static_cast<uint32_t>(s2.kBatch)};
   if (llvm::Error e = launch(backend, *stage2K, s2Args, grid2))
     return std::move(e);
@@ -569,10 +574,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const Compil
   }
   {
     // Packed bf16 atomics round every contribution and every partial sum to
-    // bf16; the reference models that (in sorted order) for atomic mode.
+    // bf16, per-slot rows round every contribution; the reference models
+    // both (atomic mode in sorted order).
     num::RefOptions opts;
-    if (atomic)
-      opts.sum = num::Stage2Sum::Bf16Atomic;
+    opts.sum = atomic ? num::Stage2Sum::Bf16Atomic : num::Stage2Sum::Bf16SlotRows;
     auto ref2 = num::referenceStage2(spec, kernelA2, ref->sorting, in->w2, opts);
     if (!ref2)
       return ref2.takeError();

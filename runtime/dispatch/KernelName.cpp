@@ -257,6 +257,7 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
   if (info.family == KernelFamily::MxMoeG2 && !info.reduce)
     return unmappable("a g2 kernel without an epilogue token");
 
+  m.sortBlockM = info.sortBlockM;
   StageSchedule &s = m.schedule;
   s.tileM = info.tileM;
   s.tileN = info.tileN;
@@ -285,7 +286,6 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
        "mxmoe: aiter's mxfp4 a4w4 port");
   hint(info.bNt.has_value(), "bnt" + num(info.bNt) + ": B-load cache policy");
   hint(info.xcd.has_value(), "xcd" + num(info.xcd) + ": XCD swizzle group");
-  hint(info.sortBlockM.has_value(), "sbm" + num(info.sortBlockM) + ": sorting block size");
   hint(info.spatial.has_value(), "sp" + num(info.spatial) + ": spatial partition");
   hint(info.cuMul.has_value(), "cumul" + num(info.cuMul) + ": persistent grid multiplier");
   hint(info.persist, "persist: persistent grid");
@@ -314,6 +314,8 @@ std::string describe(const MappedSchedule &m) {
       os << " gate_up=" << toString(*m.gateUp);
   } else {
     os << " reduce=" << toString(s.reduce);
+    if (m.sortBlockM)
+      os << " sort_block=" << *m.sortBlockM;
   }
   if (m.activation)
     os << " a=" << toString(*m.activation);

@@ -54,6 +54,9 @@ struct MappedSchedule {
   std::optional<DType> activation; // A dtype the kernel reads
   std::optional<DType> weight;
   std::optional<GateUpLayout> gateUp; // stage 1 only
+  /// Stage 2 `_sbm{S}`: the sorting block the kernel expects, which must be
+  /// stage 1's tile_m (aiter's block_m).
+  std::optional<int64_t> sortBlockM;
   /// Performance hints of the name that moegen's schedule does not carry
   /// (b_nt, xcd swizzle, persist, ...), as "token: meaning".
   std::vector<std::string> droppedHints;

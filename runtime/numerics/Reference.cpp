@@ -257,8 +257,10 @@ llvm::Expected<Stage2Result> referenceStage2(const MoeSpec &spec, const HostTens
           sums[t * K + n] = static_cast<float>(s);
         } else {
           float s = 0;
-          for (int64_t k = 0; k < topk; ++k)
-            s += static_cast<float>(slotVals[(t * topk + k) * K + n]);
+          for (int64_t k = 0; k < topk; ++k) {
+            float v = static_cast<float>(slotVals[(t * topk + k) * K + n]);
+            s += opts.sum == Stage2Sum::Bf16SlotRows ? roundToBf16(v) : v;
+          }
           sums[t * K + n] = s;
         }
       }

@@ -45,6 +45,8 @@ enum class Stage2Sum : uint8_t {
   F32ThenRound, // sum the slots in f32 (f64 in F64 mode) in slot order, round once
   Bf16Atomic,   // each contribution rounded to bf16 and added into a bf16
                 // accumulator in sorted order, as packed bf16 atomics do
+  Bf16SlotRows, // each contribution rounded to bf16 (the per-slot rows of
+                // reduce=reduce), then summed in f32 in slot order, round once
 };
 
 struct RefOptions {

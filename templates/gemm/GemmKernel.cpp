@@ -192,12 +192,18 @@ struct GemmBuilder {
     return vector::BitCastOp::create(b, VectorType::get({32}, b.getType<Float8E4M3FNType>()), both);
   }
 
-  /// B operand of the bf16 MFMA from fp4 weights: 8 elements
-  /// k = kk + 8*(lane/16) + e of column row0 + lane%16, dequantized exactly
+  /// B operand of the bf16 MFMA: 8 elements k = kk + 8*(lane/16) + e of
+  /// column row0 + lane%16, bf16 weights as they are, fp4 ones dequantized exactly
   /// (fp4 times the e8m0 power of two) to bf16 by four
   /// v_cvt_scalef32_pk_bf16_fp4, which multiply by the scale's exponent field
   /// (0xFF: NaN).
   Value loadBDequant(Value row, Value kk) {
+    if (p.bFormat == DType::BF16) {
+      // bf16 weights: the lane's 8 elements are one 16-byte chunk.
+      Value chunk = a.add(a.divu(kk, a.idx(8)), laneGroup);
+      Value bytes = vload(VectorType::get({16}, b.getI8Type()), wBuf, weightChunk(row, chunk));
+      return vector::BitCastOp::create(b, VectorType::get({8}, b.getBF16Type()), bytes);
+    }
     Value off = a.add(weightChunk(row, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
     Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
     Value fp4 =
@@ -231,7 +237,7 @@ struct GemmBuilder {
   // before the MFMAs of the current one and stored after them, one barrier
   // per iteration.
 
-  int64_t weightRowBytes() const { return p.bFormat == DType::MXFP4 ? K / 2 : K; }
+  int64_t weightRowBytes() const { return halfBytesPerElement(p.bFormat) * K / 2; }
 
   int64_t aRowBytes() const {
     return p.aFormat == DType::BF16 ? 2 * K : halfBytesPerElement(p.aFormat) * K / 2;
@@ -628,7 +634,8 @@ struct GemmBuilder {
     Value used = a.toIndex(load(numValid, a.idx(0)));
     Value active = a.cmp(CmpIPredicate::ult, a.mul(bidM, a.idx(s.tileM)), used);
     ifThen(active, [&] {
-      expert = a.toIndex(load(sortedExperts, bidM));
+      Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
+      expert = a.toIndex(load(sortedExperts, sortBlock));
       Value known = a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts));
       ifThen(known, [&] {
         SmallVector<Value> acc = reduceKWaves(mainLoop());

@@ -2,8 +2,9 @@
 //
 // One template builds both stages (see GemmPlan.h for the plan and rules).
 // Workgroup (bid.x, bid.y, bid.z) computes output columns
-// [bid.x * tile_n, +tile_n) of sorted block bid.y (tile_m sorted rows, one
-// expert) over the K slice bid.z of k_batch. Its waves are nWaves N-waves
+// [bid.x * tile_n, +tile_n) of M tile bid.y (tile_m sorted rows of one
+// expert: a sorted block, or in stage 2 a part of one) over the K slice bid.z
+// of k_batch. Its waves are nWaves N-waves
 // times k_wave K-groups; each wave keeps (tile_m/16) x (tile_n/nWaves/16)
 // 16x16 f32 accumulators (twice in stage 1: gate and up). A rows, gathered
 // through sorted_token_ids, are copied per K step by the K-group's threads in
@@ -32,7 +33,7 @@
 //   out        bf16: reduce=atomic [T, model_dim] zeroed, accumulated with packed bf16
 //              atomics; reduce=reduce [T*topk, model_dim] per-slot rows
 //   tokens     i32
-// Launch: grid (N / tile_n, maxBlocks(tokens), k_batch), block plan.threads.
+// Launch: grid (N / tile_n, plan.gridM(maxBlocks(tokens)), k_batch), block plan.threads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_GEMMKERNEL_H

@@ -82,9 +82,16 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   }
 
   // Tile shape against the MFMA shape.
+  p.sortBlockM = spec.stage1.tileM;
   if (s.tileM % p.mfma.m != 0)
     r.fail("tile_m",
            "tile_m=" + str(s.tileM) + " is not a multiple of the MFMA M=" + str(p.mfma.m));
+  else if (p.sortBlockM % s.tileM != 0)
+    r.fail("tile_m", "tile_m=" + str(s.tileM) + " does not divide the sorting block of stage1 " +
+                         "tile_m=" + str(p.sortBlockM) +
+                         " (an M tile must read the rows of one expert)");
+  else
+    p.mTilesPerSortBlock = p.sortBlockM / s.tileM;
   if (s.tileN % p.mfma.n != 0)
     r.fail("tile_n",
            "tile_n=" + str(s.tileN) + " is not a multiple of the MFMA N=" + str(p.mfma.n));

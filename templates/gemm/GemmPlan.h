@@ -49,6 +49,15 @@ struct GemmPlan {
   // LDS use in bytes: the A tiles, then (after the main loop) the k_wave
   // reduction scratch in the same allocation.
   int64_t ldsMainLoop = 0, ldsReduction = 0, ldsBytes = 0;
+  // The sorting kernel pads each expert's rows to blocks of stage 1's tile_m
+  // (aiter's block_m) and records one expert per block. Stage 2 may cut a
+  // sorted block into several M tiles (aiter's sort_block_m), never the
+  // other way round: an M tile reads exactly one expert.
+  int64_t sortBlockM = 0;
+  int64_t mTilesPerSortBlock = 1;
+
+  /// Workgroups along M (grid.y) for `sortBlocks` sorted blocks.
+  int64_t gridM(int64_t sortBlocks) const { return sortBlocks * mTilesPerSortBlock; }
 };
 
 /// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).

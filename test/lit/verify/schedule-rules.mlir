@@ -294,24 +294,36 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
 
 // -----
 
-// The k_wave reduction scratch (reusing the A tiles' LDS): 8 waves * 64 lanes * 11 m-tiles * 2 n-tiles * 16 bytes.
+// The k_wave reduction scratch (reusing the A tiles' LDS): 16 waves * 64 lanes * 8 m-tiles * 2 n-tiles * 16 bytes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
-  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 256, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-    moe.sort @sort block_m = 32
-    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-    // expected-error @below {{stage2: needs 180224 bytes of LDS (double-buffered A tiles 56320, k_wave reduction 180224), over the 163840-byte limit of gfx950}}
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 176, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 2, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 512, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 128
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: needs 262144 bytes of LDS (double-buffered A tiles 81920, k_wave reduction 262144), over the 163840-byte limit of gfx950}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 128, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 4, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }
 
 // -----
 
-// Edge: exactly 163840 bytes (tile_m = 160).
+// Edge: exactly 163840 bytes: 2 buffers * 8 K-groups * 128 rows * (64 + 16) bytes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
-  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 256, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 1024, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 128
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 128, tile_n = 32, tile_k = 128, k_batch = 1, k_wave = 8, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// A stage-2 M tile reads one expert: its tile_m must divide the sorting block (stage1 tile_m).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
     moe.sort @sort block_m = 32
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 160, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 2, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: tile_m=64 does not divide the sorting block of stage1 tile_m=32 (an M tile must read the rows of one expert)}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 64, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }
 

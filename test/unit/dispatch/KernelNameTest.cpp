@@ -63,7 +63,8 @@ TEST(KernelName, Stage2) {
   MappedSchedule b = mapOk("flydsl_moe2_layout_afp4_wfp4_bf16_t64x256x128_reduce_sbm64_sp1601");
   EXPECT_EQ(b.schedule.tileM, 64);
   EXPECT_EQ(b.schedule.reduce, ReduceMode::Reduce);
-  EXPECT_EQ(b.droppedHints.size(), 3u); // layout, sbm64, sp1601
+  EXPECT_EQ(b.droppedHints.size(), 2u); // layout, sp1601
+  EXPECT_EQ(b.sortBlockM, 64);
   MappedSchedule c = mapOk("flydsl_moe2_afp4_wfp4_bf16_t64x128x256_atomic_persist_async_w4_cumul3");
   EXPECT_EQ(c.schedule.reduce, ReduceMode::Atomic);
   EXPECT_EQ(c.schedule.wavesPerEU, 4);

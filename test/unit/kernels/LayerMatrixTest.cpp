@@ -84,6 +84,14 @@ std::vector<Case> cases() {
       {"a4w4_tm16", "mxfp4", "fp4", {"stage1.tile=16x32x256", "stage2.tile=16x64x128"}, 5},
       {"a4w4_tm64", "mxfp4", "fp4", {"stage1.tile=64x64x128", "stage2.tile=64x128x128"}, 37},
       {"a16w4_tm128", "bf16", "none", {"stage1.tile=128x32x256", "stage2.tile=128x64x128"}, 70},
+      // Stage 2 cutting the sorting block (stage1 tile_m) into smaller M
+      // tiles, as aiter's _sbm kernels do: each tile finds its block's expert.
+      {"a4w4_sbm32_tm16", "mxfp4", "fp4", {"stage2.tile=16x64x128"}, 13},
+      {"a8w4_sbm128_tm32_reduce",
+       "mxfp8",
+       "fp8",
+       {"stage1.tile=128x32x256", "stage2.tile=32x64x128", "stage2.reduce=reduce"},
+       37},
       // The 32x32x64 scaled MFMA (waves with 128x32 outputs or more), both MX dtypes.
       {"a4w4_tm128_mfma32",
        "mxfp4",

@@ -44,8 +44,11 @@ TEST_P(TunedSchedules, EveryFlyDslRowMapsAndVerifies) {
     spec.problem.interDim = *row->getInt("inter_dim");
     spec.problem.experts = *row->getInt("expert");
     spec.problem.topk = *row->getInt("topk");
-    // FlyDSL kernels must map; other families (Opus, CK) keep the example's
-    // schedule for their stage, as the runtime's fallback does.
+    // The row's block_m is its sorting block, which is moegen's stage-1
+    // tile_m. FlyDSL kernels must map; other families (Opus, CK) keep the
+    // example's schedule for their stage, sorted in the row's blocks.
+    int64_t blockM = *row->getInt("block_m");
+    spec.stage1.tileM = blockM;
     for (const char *column : {"kernelName1", "kernelName2"}) {
       std::string name = row->get(column);
       if (!llvm::StringRef(name).starts_with("flydsl_"))
@@ -56,6 +59,10 @@ TEST_P(TunedSchedules, EveryFlyDslRowMapsAndVerifies) {
         ADD_FAILURE() << row->location() << ": " << name << ": " << llvm::toString(m.takeError());
         continue;
       }
+      if (m->stage == StageId::Stage1)
+        EXPECT_EQ(m->schedule.tileM, blockM) << row->location() << ": " << name;
+      if (m->sortBlockM)
+        EXPECT_EQ(*m->sortBlockM, blockM) << row->location() << ": " << name;
       spec.stage(m->stage) = m->schedule;
       if (m->gateUp)
         spec.problem.gateUp = *m->gateUp;

@@ -151,6 +151,22 @@ TEST(Reference, DoweightAndStage2Sum) {
   std::vector<float> oa = decode(a.stage2.out), oc = decode(c.stage2.out);
   for (size_t i = 0; i < oa.size(); ++i)
     EXPECT_NEAR(oa[i], oc[i], std::fabs(oa[i]) * 0.02 + 1e-3);
+  // Per-slot bf16 rows (reduce=reduce): each slot rounded, summed in f32.
+  RefOptions rows;
+  rows.sum = Stage2Sum::Bf16SlotRows;
+  LayerResult d =
+      unwrap(referenceLayer(spec, in.a1, in.topkIds, in.topkWeights, in.w1, in.w2, rows));
+  std::vector<float> rowSums = decode(d.stage2.preRound);
+  int64_t differs = 0;
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t n = 0; n < K; ++n) {
+      float s = 0;
+      for (int64_t k = 0; k < topk; ++k)
+        s += roundToBf16(slots[(t * topk + k) * K + n]);
+      EXPECT_EQ(rowSums[t * K + n], s);
+      differs += rowSums[t * K + n] != sums[t * K + n];
+    }
+  EXPECT_GT(differs, 0); // the rounding of the slot rows is visible
 }
 
 TEST(Reference, ActivationOnlyFromSpec) {
