@@ -235,9 +235,11 @@ llvm::Expected<FileLock> FileLock::acquire(const std::string &path, int64_t time
   struct stat st;
   if (::fstat(l.fd, &st) != 0)
     return errnoError("cannot open lock file '" + path + "'");
+  // Not a permission error: one bad lock file must not make the cache
+  // read-only; the caller compiles without the lock.
   if (std::string why = unsafeReason(st, S_IFREG); !why.empty())
-    return llvm::createStringError(std::errc::operation_not_permitted,
-                                   "refusing lock file '%s': it %s", path.c_str(), why.c_str());
+    return llvm::createStringError(std::errc::invalid_argument, "refusing lock file '%s': it %s",
+                                   path.c_str(), why.c_str());
   auto start = std::chrono::steady_clock::now();
   // Poll rather than block so that a stuck holder cannot hang us forever.
   int sleepUs = 200;
@@ -446,16 +448,21 @@ llvm::Expected<FileLock> DiskCache::lockUnit(const CacheKey &unit, llvm::StringR
   }
   auto lock = FileLock::acquire(path, lockTimeoutMs());
   if (!lock) {
-    std::error_code ec = llvm::errorToErrorCode(lock.takeError());
+    std::error_code ec;
+    std::string why;
+    llvm::handleAllErrors(lock.takeError(), [&](const llvm::ErrorInfoBase &e) {
+      ec = e.convertToErrorCode();
+      why = e.message();
+    });
     if (isPermissionErrno(ec.value())) {
       degrade(State::ReadOnly, "cannot create lock files in '" + dir + "': " + ec.message());
       return FileLock();
     }
-    // A holder that never finishes must not block us forever: compile
-    // without the lock; the rename keeps the entry whole either way.
+    // A holder that never finishes, or a lock file that is not one, must not
+    // block us: compile without the lock; the rename keeps the entry whole
+    // either way.
     runtime::logMessage(log, runtime::LogLevel::Warning,
-                        "kernel cache: " + ec.message() + " on '" + path +
-                            "'; compiling without it");
+                        "kernel cache: " + why + "; compiling without it");
     return FileLock();
   }
   return lock;

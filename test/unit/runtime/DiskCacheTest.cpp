@@ -303,6 +303,21 @@ TEST(DiskCacheSafety, NewDirectoriesAre0700AndFiles0600) {
   EXPECT_EQ(modeOf(c.lockPath(key("u"), "gfx950")), 0600u);
 }
 
+TEST(DiskCacheSafety, ALockFileThatIsNotARegularFileIsNotUsed) {
+  test::TempDir dir;
+  test::LogCapture log;
+  DiskCache c(dir.path, log.handler());
+  std::string lock = c.lockPath(key("u"), "gfx950");
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(llvm::sys::path::parent_path(lock))));
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0600), 0);
+  auto l = c.lockUnit(key("u"), "gfx950");
+  ASSERT_TRUE(bool(l));
+  EXPECT_FALSE(l->held());
+  EXPECT_EQ(log.count("refusing lock file '" + lock + "': it is a FIFO"), 1u)
+      << (log.lines.empty() ? "" : log.lines[0]);
+  EXPECT_EQ(c.state(), DiskCache::State::Writable);
+}
+
 TEST(DiskCacheSafety, AWorldWritableCacheDirectoryIsRefused) {
   test::TempDir dir;
   ASSERT_EQ(::chmod(dir.path.c_str(), 0777), 0);
