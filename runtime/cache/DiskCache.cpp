@@ -152,9 +152,9 @@ CheckedFd openChecked(int dirFd, const std::string &name, const std::string &sho
   return r;
 }
 
-/// Opens `dir`, `root` or a directory below it, checking `root` (which may
-/// be reached through symbolic links) and then each directory under it,
-/// one openat at a time, without following links.
+/// Opens `dir` (`root` or a directory below it): checks `root`, which may be
+/// reached through symbolic links, then opens and checks each directory
+/// under it with openat, following no link.
 CheckedFd openCacheDir(const std::string &root, llvm::StringRef dir) {
   CheckedFd d = openChecked(AT_FDCWD, root, root, S_IFDIR, /*follow=*/true);
   llvm::SmallVector<llvm::StringRef, 4> parts;
