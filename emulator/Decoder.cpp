@@ -754,7 +754,10 @@ Error Decoder::decodeInst(const Instruction &I) {
       return A.takeError();
     if (!B)
       return B.takeError();
-    In.Fn.Pure = binaryFn(BO->getOpcode(), TV->K);
+    bool Approx = BO->getOpcode() == Instruction::FDiv && BO->hasApproxFunc();
+    In.Fn.Pure = Approx ? approxDivFn(TV->K) : nullptr;
+    if (!In.Fn.Pure)
+      In.Fn.Pure = binaryFn(BO->getOpcode(), TV->K);
     if (!In.Fn.Pure)
       return unsupported(I, "binary operator");
     In.Ty = TV->K;

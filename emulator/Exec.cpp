@@ -152,52 +152,73 @@ static void decodeRsrc(const uint8_t *R, uint64_t &Base, uint32_t &Stride, uint3
   NumRecords = rd<uint32_t>(R, 8);
 }
 
-bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
-                          uint32_t Bytes, uint8_t *Data, bool Write) {
-  uint64_t Base;
+/// Byte and short accesses are one element (docs/gfx950-facts.md §3.3); one
+/// of a dword or more that is partly in range straddles.
+static BufferRange bufferRange(uint32_t Offset, uint32_t Bytes, uint32_t NR) {
+  if (uint64_t(Offset) + Bytes <= NR)
+    return BufferRange::In;
+  return Bytes >= 4 && Offset < NR ? BufferRange::Straddles : BufferRange::Out;
+}
+
+/// The resource's base and num_records of a raw (stride 0) buffer; false
+/// after fail().
+bool Runner::rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                       uint32_t Bytes, uint64_t &Base, BufferRange &Range) {
   uint32_t Stride, NR;
   decodeRsrc(Rsrc, Base, Stride, NR);
   if (Stride != 0)
     return fail(I, C, "buffer resource with a non-zero stride is not supported");
-  // Dword accesses are range-checked per dword, byte/short ones as a whole
-  // (docs/gfx950-facts.md §3.3): out of range loads read 0, stores are dropped.
-  uint32_t Unit = Bytes % 4 == 0 ? 4 : Bytes;
-  for (uint32_t E = 0; E < Bytes; E += Unit) {
-    uint64_t End = uint64_t(Offset) + E + Unit;
-    if (End > NR) {
-      if (!Write)
-        std::memset(Data + E, 0, Unit);
-      continue;
-    }
-    uint8_t *H = global(C, I, Base + Offset + E, Unit, Write);
-    if (!H)
-      return false;
-    if (Write)
-      std::memcpy(H, Data + E, Unit);
-    else
-      std::memcpy(Data + E, H, Unit);
+  Range = bufferRange(Offset, Bytes, NR);
+  // Per dword, the in-range part would be transferred (§3.3, R2); the MLIR
+  // contract calls partially out-of-range vectors chipset dependent (L4).
+  if (Range == BufferRange::Straddles)
+    return fail(I, C,
+                "buffer access of " + std::to_string(Bytes) + " bytes at offset " +
+                    std::to_string(Offset) + " straddles num_records " + std::to_string(NR) +
+                    " (partly in range: behaviour uncertain [U])",
+                Base + Offset);
+  return true;
+}
+
+bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                          uint32_t Bytes, uint8_t *Data, bool Write) {
+  uint64_t Base;
+  BufferRange Range;
+  if (!rawBuffer(C, I, Rsrc, Offset, Bytes, Base, Range))
+    return false;
+  // Out of range: loads read 0, stores are dropped.
+  if (Range == BufferRange::Out) {
+    if (!Write)
+      std::memset(Data, 0, Bytes);
+    return true;
   }
+  uint8_t *H = global(C, I, Base + Offset, Bytes, Write);
+  if (!H)
+    return false;
+  if (Write)
+    std::memcpy(H, Data, Bytes);
+  else
+    std::memcpy(Data, H, Bytes);
   return true;
 }
 
 uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
                               uint32_t Bytes) {
   uint64_t Base;
-  uint32_t Stride, NR;
-  decodeRsrc(Rsrc, Base, Stride, NR);
-  if (Stride != 0) {
-    fail(I, C, "buffer resource with a non-zero stride is not supported");
+  BufferRange Range;
+  if (!rawBuffer(C, I, Rsrc, Offset, Bytes, Base, Range))
+    return nullptr;
+  if (Range == BufferRange::In)
+    return global(C, I, Base + Offset, Bytes, true);
+  // Dropped: the operation acts on a zeroed scratch word, so it returns 0
+  // and writes no memory.
+  static thread_local uint8_t Sink[16];
+  if (Bytes > sizeof(Sink)) {
+    fail(I, C, "buffer atomic wider than 16 bytes");
     return nullptr;
   }
-  if (uint64_t(Offset) + Bytes > NR) {
-    // Out-of-range buffer atomics fault on gfx950 (docs/gfx950-facts.md §3.3).
-    fail(I, C,
-         "out-of-range buffer atomic (offset " + std::to_string(Offset) + ", num_records " +
-             std::to_string(NR) + ")",
-         Base + Offset);
-    return nullptr;
-  }
-  return global(C, I, Base + Offset, Bytes, true);
+  std::memset(Sink, 0, sizeof(Sink));
+  return Sink;
 }
 
 void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {

@@ -13,6 +13,7 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/Operator.h"
 
 using namespace llvm;
 
@@ -116,7 +117,14 @@ Error CallDecoder::math() {
     auto TV = D.typeOf(CI.getType());
     if (!TV)
       return TV.takeError();
-    PureFn Fn = mathFn(E.Op, TV->K);
+    // The target's own instructions, and llvm.sqrt with afn, which LLVM
+    // selects to a bare v_sqrt_f32 (llvm.exp2/log2 keep their denormal
+    // scaling even with afn).
+    bool Hw = Name.starts_with("llvm.amdgcn.") ||
+              (E.Op == M_Sqrt && isa<FPMathOperator>(CI) && CI.hasApproxFunc());
+    PureFn Fn = Hw ? hwMathFn(E.Op, TV->K) : nullptr;
+    if (!Fn)
+      Fn = mathFn(E.Op, TV->K);
     if (!Fn)
       return D.unsupported(CI, "operand type of '" + Name.str() + "'");
     std::initializer_list<unsigned> One = {0}, Two = {0, 1}, Three = {0, 1, 2};

@@ -739,6 +739,76 @@ PureFn mathFn(MathOp Op, EK Ty) {
 }
 
 //===----------------------------------------------------------------------===//
+// Hardware transcendentals: v_exp/v_log/v_rcp/v_rsq/v_sqrt_f32
+//===----------------------------------------------------------------------===//
+
+/// The transcendental unit treats an f32 denormal, input or output, as a zero
+/// of its sign.
+static float flushDenormal(float X) {
+  return std::fpclassify(X) == FP_SUBNORMAL ? std::copysign(0.0f, X) : X;
+}
+
+/// An f32 within 1 ulp of the exact value V: V itself when representable,
+/// else either neighbour, chosen by a hash of the operation and the input
+/// bits. About half the results differ from the correctly rounded one, the
+/// same way on every run, so a kernel that needs exact results fails here as
+/// it would on hardware.
+static float faithful(double V, MathOp Op, float In) {
+  float R = float(V);
+  if (double(R) == V || !std::isfinite(R))
+    return R;
+  uint32_t H = std::bit_cast<uint32_t>(In) ^ (uint32_t(Op) << 24);
+  H = (H ^ (H >> 16)) * 0x45D9F3Bu;
+  H ^= H >> 16;
+  if (H & 1)
+    return R;
+  float Other = std::nextafter(R, double(R) < V ? INFINITY : -INFINITY);
+  return std::isfinite(Other) ? Other : R;
+}
+
+static float hwTranscendental(MathOp Op, float X) {
+  X = flushDenormal(X);
+  double A = X, V;
+  switch (Op) {
+  case M_Exp2:
+    V = std::exp2(A);
+    break;
+  case M_Log2:
+    V = std::log2(A);
+    break;
+  case M_Rcp:
+    V = 1.0 / A;
+    break;
+  case M_Rsq:
+    V = 1.0 / std::sqrt(A);
+    break;
+  default:
+    V = std::sqrt(A);
+    break;
+  }
+  return flushDenormal(faithful(V, Op, X));
+}
+
+static void hwMathF32(const Inst &I, uint8_t *F) {
+  for (unsigned E = 0, N = I.N; E < N; ++E)
+    wr<float>(F, I.Dst + 4 * E, hwTranscendental(MathOp(I.Sub), rd<float>(F, I.A + 4 * E)));
+}
+
+// fdiv afn: x * v_rcp_f32(y), as AMDGPUCodeGenPrepare expands it.
+static void fdivApproxF32(const Inst &I, uint8_t *F) {
+  for (unsigned E = 0, N = I.N; E < N; ++E)
+    wr<float>(F, I.Dst + 4 * E,
+              rd<float>(F, I.A + 4 * E) * hwTranscendental(M_Rcp, rd<float>(F, I.B + 4 * E)));
+}
+
+PureFn hwMathFn(MathOp Op, EK Ty) {
+  bool Unit = Op == M_Exp2 || Op == M_Log2 || Op == M_Rcp || Op == M_Rsq || Op == M_Sqrt;
+  return Ty == EK::F32 && Unit ? hwMathF32 : nullptr;
+}
+
+PureFn approxDivFn(EK Ty) { return Ty == EK::F32 ? fdivApproxF32 : nullptr; }
+
+//===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 

@@ -62,6 +62,11 @@ PureFn castFn(unsigned Opcode);
 /// A specialized cast when one exists for the kinds, else castFn(Opcode).
 PureFn castFn(unsigned Opcode, EK From, EK To);
 PureFn mathFn(MathOp Op, EK Ty);
+/// The f32 transcendental unit (exp2, log2, rcp, rsq, sqrt): within 1 ulp,
+/// denormal inputs and outputs flushed to zero; null for other operations.
+PureFn hwMathFn(MathOp Op, EK Ty);
+/// `fdiv afn`: x * rcp(y) through hwMathFn's rcp; null unless f32.
+PureFn approxDivFn(EK Ty);
 
 void opCopy(const Inst &I, uint8_t *F); // Aux bytes from A
 void opSelect(const Inst &I, uint8_t *F);

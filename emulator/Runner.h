@@ -12,6 +12,9 @@
 
 namespace moegen::emu {
 
+/// Where a buffer access lies with respect to num_records (Exec.cpp).
+enum class BufferRange { In, Out, Straddles };
+
 struct Runner {
   Runner(const Program &P, const Options &O, GlobalMemory &Mem, Stats &St, const LaunchConfig &Cfg)
       : P(P), O(O), Mem(Mem), St(St), Cfg(Cfg) {}
@@ -34,14 +37,19 @@ struct Runner {
   /// Generic pointer of address space AS held at frame offset Slot.
   uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
                    bool Write);
-  /// Buffer-resource access with the per-dword range rule. Data is the
-  /// register image (load destination / store source). Atomic: out of range
-  /// is an error. Returns false after fail().
+  /// Buffer-resource access with the range rule: out-of-range loads read 0,
+  /// stores are dropped, an access of a dword or more partly in range is
+  /// refused. Data is the register image (load destination / store source).
+  /// Returns false after fail().
   bool bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset, uint32_t Bytes,
                     uint8_t *Data, bool Write);
-  /// For atomics on a buffer: the host pointer if fully in range, else fail().
+  /// For atomics on a buffer: the host pointer if in range; out of range, a
+  /// zeroed scratch word (the atomic is dropped and returns 0); null after
+  /// fail().
   uint8_t *bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
                         uint32_t Bytes);
+  bool rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset, uint32_t Bytes,
+                 uint64_t &Base, BufferRange &Range);
 
   LaneCtx laneCtx(Workgroup &WG, Wave &W, unsigned Lane);
   uint8_t *frame(const Wave &W, unsigned Lane) const {

@@ -253,13 +253,13 @@ bool waveDsReadTr(const Inst &I, WaveCtx &W) {
     return W.R->fail(I, W.WG, W.W, -1,
                      "ds_read_b64_tr_b4: lane layout uncertain [U]; refused (set "
                      "Options::AllowUncertainLayouts to use the Triton-derived layout)");
+  // Partial EXEC is [U] (§6.2): on gfx1250 one active lane makes the whole
+  // wave take part, so even a wholly inactive 16-lane group is refused.
+  if (W.Active != ~0ull)
+    return W.R->fail(I, W.WG, W.W, std::countr_one(W.Active),
+                     "ds_read_tr with inactive lanes (EXEC is not all 64 lanes; behaviour "
+                     "unknown [U])");
   for (unsigned G = 0; G < 4; ++G) {
-    uint64_t GroupMask = 0xFFFFull << (16 * G);
-    if ((W.Active & GroupMask) == 0)
-      continue;
-    if ((W.Active & GroupMask) != GroupMask) // partial EXEC is [U]
-      return W.R->fail(I, W.WG, W.W, int(16 * G),
-                       "ds_read_tr with a partially active 16-lane group (behaviour unknown)");
     uint64_t In[16];
     for (unsigned D = 0; D < 16; ++D) {
       unsigned L = 16 * G + D;
@@ -285,7 +285,22 @@ bool waveDsReadTr(const Inst &I, WaveCtx &W) {
   return true;
 }
 
+/// A lane's LDS slot: sizes 1 and 2 take a dword (zero-extended), 12 takes
+/// 16 bytes of which only the 12 loaded are written (§6.3).
 static uint32_t ldsSlotBytes(uint32_t Size) { return Size < 4 ? 4 : Size == 12 ? 16 : Size; }
+static uint32_t ldsWrittenBytes(uint32_t Size) { return Size < 4 ? 4 : Size; }
+
+/// Writes lane L's data to its slot of the LDS DMA at Base; false after
+/// fail().
+static bool writeLdsSlot(const Inst &I, WaveCtx &W, unsigned L, uint32_t Base,
+                         const uint8_t *Data) {
+  uint32_t Bytes = ldsWrittenBytes(I.Aux);
+  uint8_t *D = W.R->lds(I, *W.WG, *W.W, L, Base + I.Aux2 + L * ldsSlotBytes(I.Aux), Bytes, true);
+  if (!D)
+    return false;
+  std::memcpy(D, Data, Bytes);
+  return true;
+}
 
 /// The wave-uniform LDS base (M0) of the LDS DMA operations.
 static bool uniformLdsBase(const Inst &I, WaveCtx &W, uint32_t Slot, uint32_t &Base) {
@@ -303,7 +318,6 @@ bool waveLoadToLds(const Inst &I, WaveCtx &W) {
   uint32_t Base;
   if (!uniformLdsBase(I, W, I.B, Base))
     return false;
-  uint32_t Slot = ldsSlotBytes(I.Aux);
   for (unsigned L = 0; L < 64; ++L) {
     if (!active(W, L))
       continue;
@@ -324,10 +338,8 @@ bool waveLoadToLds(const Inst &I, WaveCtx &W) {
         return false;
       std::memcpy(Data, H, I.Aux);
     }
-    uint8_t *D = W.R->lds(I, *W.WG, *W.W, L, Base + I.Aux2 + L * Slot, Slot, true);
-    if (!D)
+    if (!writeLdsSlot(I, W, L, Base, Data))
       return false;
-    std::memcpy(D, Data, Slot);
   }
   return true;
 }
@@ -338,7 +350,6 @@ bool waveBufferLoadLds(const Inst &I, WaveCtx &W) {
   uint32_t Base;
   if (!uniformLdsBase(I, W, I.B, Base))
     return false;
-  uint32_t Slot = ldsSlotBytes(I.Aux);
   for (unsigned L = 0; L < 64; ++L) {
     if (!active(W, L))
       continue;
@@ -355,10 +366,8 @@ bool waveBufferLoadLds(const Inst &I, WaveCtx &W) {
     uint32_t Off = rd<uint32_t>(C.F, I.C) + I.Aux2;
     if (!W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false))
       return false;
-    uint8_t *D = W.R->lds(I, *W.WG, *W.W, L, Base + I.Aux2 + L * Slot, Slot, true);
-    if (!D)
+    if (!writeLdsSlot(I, W, L, Base, Data))
       return false;
-    std::memcpy(D, Data, Slot);
   }
   return true;
 }

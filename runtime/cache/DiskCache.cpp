@@ -48,40 +48,130 @@ bool writeAll(int fd, const uint8_t *p, size_t n) {
   return true;
 }
 
-/// Reads a whole file; false with errno set on failure.
-bool readFile(const std::string &path, std::vector<uint8_t> &out, bool &missing) {
-  missing = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    missing = errno == ENOENT;
-    return false;
-  }
+/// Reads the rest of `fd`; false with errno set on failure.
+bool readAll(int fd, std::vector<uint8_t> &out) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
+  if (::fstat(fd, &st) != 0)
     return false;
-  }
   out.resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < out.size()) {
     ssize_t r = ::read(fd, out.data() + got, out.size() - got);
     if (r < 0 && errno == EINTR)
       continue;
-    if (r <= 0)
+    if (r < 0)
+      return false;
+    if (r == 0)
       break;
     got += static_cast<size_t>(r);
   }
   out.resize(got);
-  ::close(fd);
   return true;
 }
 
-void fsyncDir(llvm::StringRef dir) {
-  int fd = ::open(dir.str().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
+const char *fileKind(mode_t mode) {
+  switch (mode & S_IFMT) {
+  case S_IFREG:
+    return "regular file";
+  case S_IFDIR:
+    return "directory";
+  case S_IFLNK:
+    return "symbolic link";
+  case S_IFIFO:
+    return "FIFO";
+  case S_IFSOCK:
+    return "socket";
+  default:
+    return "device";
   }
+}
+
+/// "" when `st` is a `kind` (S_IFREG or S_IFDIR) owned by this user that
+/// nobody else may write; otherwise why it is not, as "is ...".
+std::string unsafeReason(const struct stat &st, mode_t kind) {
+  if ((st.st_mode & S_IFMT) != kind)
+    return std::string("is a ") + fileKind(st.st_mode) + ", not a " + fileKind(kind);
+  if (st.st_uid != ::geteuid())
+    return "is owned by uid " + std::to_string(st.st_uid) + ", not by this user (uid " +
+           std::to_string(::geteuid()) + ")";
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", unsigned(st.st_mode & 07777));
+    return std::string("is writable by group or others (mode ") + mode + ")";
+  }
+  return "";
+}
+
+/// A descriptor opened by openChecked, closed with the object.
+struct CheckedFd {
+  int fd = -1;
+  bool missing = false;
+  std::string where;   // the path refused or unreadable
+  std::string problem; // "" when fd is open and checked
+  CheckedFd() = default;
+  CheckedFd(CheckedFd &&o) noexcept { *this = std::move(o); }
+  CheckedFd &operator=(CheckedFd &&o) noexcept {
+    std::swap(fd, o.fd);
+    missing = o.missing;
+    where = std::move(o.where);
+    problem = std::move(o.problem);
+    return *this;
+  }
+  ~CheckedFd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  bool ok() const { return fd >= 0; }
+};
+
+/// Opens `name` relative to `dirFd` (or AT_FDCWD) for reading, then checks
+/// the open file itself (fstat, so nothing can be swapped in between) with
+/// unsafeReason. A final symbolic link is refused unless `follow`; a FIFO
+/// cannot block the open (O_NONBLOCK). `shown` names it in messages.
+CheckedFd openChecked(int dirFd, const std::string &name, const std::string &shown, mode_t kind,
+                      bool follow = false) {
+  CheckedFd r;
+  r.where = shown;
+  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW);
+  int fd = ::openat(dirFd, name.c_str(), flags);
+  if (fd < 0) {
+    r.missing = errno == ENOENT;
+    if (errno == ELOOP)
+      r.problem = std::string("is a symbolic link, not a ") + fileKind(kind);
+    else if (!r.missing)
+      r.problem = std::string("is unreadable (") + std::strerror(errno) + ")";
+    return r;
+  }
+  struct stat st;
+  r.problem = ::fstat(fd, &st) != 0 ? std::string("is unreadable (") + std::strerror(errno) + ")"
+                                    : unsafeReason(st, kind);
+  if (r.problem.empty())
+    r.fd = fd;
+  else
+    ::close(fd);
+  return r;
+}
+
+/// Opens `dir` (`root` or a directory below it): checks `root`, which may be
+/// reached through symbolic links, then opens and checks each directory
+/// under it with openat, following no link.
+CheckedFd openCacheDir(const std::string &root, llvm::StringRef dir) {
+  CheckedFd d = openChecked(AT_FDCWD, root, root, S_IFDIR, /*follow=*/true);
+  llvm::SmallVector<llvm::StringRef, 4> parts;
+  dir.drop_front(root.size()).split(parts, '/', -1, /*KeepEmpty=*/false);
+  std::string shown = root;
+  for (llvm::StringRef part : parts) {
+    if (!d.ok())
+      break;
+    shown += "/" + part.str();
+    d = openChecked(d.fd, part.str(), shown, S_IFDIR);
+  }
+  return d;
+}
+
+/// Creates `dir` and the parents it lacks, each 0700.
+std::error_code createPrivateDirs(llvm::StringRef dir) {
+  return llvm::sys::fs::create_directories(dir, /*IgnoreExisting=*/true, llvm::sys::fs::owner_all);
 }
 
 std::string tempSuffix() {
@@ -139,9 +229,17 @@ void FileLock::release() {
 
 llvm::Expected<FileLock> FileLock::acquire(const std::string &path, int64_t timeoutMs) {
   FileLock l;
-  l.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  l.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   if (l.fd < 0)
     return errnoError("cannot open lock file '" + path + "'");
+  struct stat st;
+  if (::fstat(l.fd, &st) != 0)
+    return errnoError("cannot open lock file '" + path + "'");
+  // Not a permission error: one bad lock file must not make the cache
+  // read-only; the caller compiles without the lock.
+  if (std::string why = unsafeReason(st, S_IFREG); !why.empty())
+    return llvm::createStringError(std::errc::invalid_argument, "refusing lock file '%s': it %s",
+                                   path.c_str(), why.c_str());
   auto start = std::chrono::steady_clock::now();
   // Poll rather than block so that a stuck holder cannot hang us forever.
   int sleepUs = 200;
@@ -170,19 +268,27 @@ llvm::Expected<FileLock> FileLock::acquire(const std::string &path, int64_t time
 
 void DiskCache::setWriteHookForTesting(void (*hook)(const char *)) { writeHook = hook; }
 
-DiskCache::DiskCache(std::string root, runtime::LogHandler logHandler)
+DiskCache::DiskCache(std::string root, runtime::LogHandler logHandler, Open open)
     : rootDir(root.empty() ? defaultCacheRoot() : std::move(root)), log(std::move(logHandler)) {
+  while (rootDir.size() > 1 && rootDir.back() == '/')
+    rootDir.pop_back();
+  if (open == Open::ExistingOnly)
+    return;
   if (rootDir.empty()) {
     degrade(State::Unusable, "no cache directory: none of MOEGEN_CACHE_DIR, XDG_CACHE_HOME and "
                              "HOME is set");
     return;
   }
   std::string dir = versionDir();
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+  if (std::error_code ec = createPrivateDirs(dir)) {
     if (llvm::sys::fs::is_directory(dir))
       degrade(State::ReadOnly, "cannot write '" + dir + "': " + ec.message());
     else
       degrade(State::Unusable, "cannot create '" + dir + "': " + ec.message());
+    return;
+  }
+  if (CheckedFd d = openCacheDir(rootDir, dir); !d.ok()) {
+    degrade(State::Unusable, "refusing the cache directory '" + d.where + "': it " + d.problem);
     return;
   }
   if (::access(dir.c_str(), W_OK) != 0)
@@ -224,7 +330,7 @@ void DiskCache::reportRejected(const std::string &path, llvm::StringRef why) {
     reported.push_back(path);
   }
   runtime::logMessage(log, runtime::LogLevel::Warning,
-                      "kernel cache: entry '" + path + "' is " + why +
+                      "kernel cache: entry '" + path + "' " + why +
                           "; it is not loaded and will be rebuilt");
 }
 
@@ -233,17 +339,27 @@ DiskCache::LoadResult DiskCache::load(const CacheKey &key, llvm::StringRef chip,
   if (state() == State::Unusable)
     return LoadResult::Miss;
   std::string path = entryPath(key, chip);
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  CheckedFd d = openCacheDir(rootDir, dir);
+  if (d.missing)
+    return LoadResult::Miss;
+  if (!d.ok()) {
+    reportRejected(path, "in '" + d.where + "', which " + d.problem);
+    return LoadResult::Rejected;
+  }
+  CheckedFd f = openChecked(d.fd, llvm::sys::path::filename(path).str(), path, S_IFREG);
+  if (f.missing)
+    return LoadResult::Miss;
   std::vector<uint8_t> bytes;
-  bool missing;
-  if (!readFile(path, bytes, missing)) {
-    if (missing)
-      return LoadResult::Miss;
-    reportRejected(path, std::string("unreadable (") + std::strerror(errno) + ")");
+  if (f.ok() && !readAll(f.fd, bytes))
+    f.problem = std::string("is unreadable (") + std::strerror(errno) + ")";
+  if (!f.problem.empty()) {
+    reportRejected(path, f.problem);
     return LoadResult::Rejected;
   }
   auto entry = decodeEntry(bytes, &key);
   if (!entry) {
-    reportRejected(path, llvm::toString(entry.takeError()));
+    reportRejected(path, "is " + llvm::toString(entry.takeError()));
     return LoadResult::Rejected;
   }
   out = std::move(entry->kernel);
@@ -256,7 +372,7 @@ llvm::Error DiskCache::store(const CacheKey &key, llvm::StringRef chip,
     return llvm::Error::success();
   std::string path = entryPath(key, chip);
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+  if (std::error_code ec = createPrivateDirs(dir)) {
     if (isPermissionErrno(ec.value())) {
       degrade(State::ReadOnly, "cannot create '" + dir + "': " + ec.message());
       return llvm::Error::success();
@@ -264,9 +380,18 @@ llvm::Error DiskCache::store(const CacheKey &key, llvm::StringRef chip,
     return llvm::createStringError(ec, "kernel cache: cannot create '%s': %s", dir.str().c_str(),
                                    ec.message().c_str());
   }
+  // Everything below happens relative to the checked directory.
+  CheckedFd d = openCacheDir(rootDir, dir);
+  if (!d.ok())
+    return llvm::createStringError(std::errc::operation_not_permitted,
+                                   "kernel cache: not writing '%s': '%s' %s", path.c_str(),
+                                   d.where.c_str(), d.problem.c_str());
   std::vector<uint8_t> bytes = encodeEntry(key, kernel);
-  std::string tmp = dir.str() + "/." + key.hex() + "." + tempSuffix() + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  std::string name = llvm::sys::path::filename(path).str();
+  std::string tmpName = "." + key.hex() + "." + tempSuffix() + ".tmp";
+  std::string tmp = dir.str() + "/" + tmpName;
+  int fd =
+      ::openat(d.fd, tmpName.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     if (isPermissionErrno(errno)) {
       degrade(State::ReadOnly, "cannot write in '" + dir + "': " + std::strerror(errno));
@@ -283,14 +408,14 @@ llvm::Error DiskCache::store(const CacheKey &key, llvm::StringRef chip,
   ::close(fd);
   if (ok && writeHook)
     writeHook("written");
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!ok || ::renameat(d.fd, tmpName.c_str(), d.fd, name.c_str()) != 0) {
     if (ok)
       savedErrno = errno;
-    ::unlink(tmp.c_str());
+    ::unlinkat(d.fd, tmpName.c_str(), 0);
     errno = savedErrno;
     return errnoError("kernel cache: cannot publish '" + path + "'");
   }
-  fsyncDir(dir);
+  ::fsync(d.fd);
   return llvm::Error::success();
 }
 
@@ -314,7 +439,7 @@ llvm::Expected<FileLock> DiskCache::lockUnit(const CacheKey &unit, llvm::StringR
     return FileLock();
   std::string path = lockPath(unit, chip);
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+  if (std::error_code ec = createPrivateDirs(dir)) {
     if (isPermissionErrno(ec.value())) {
       degrade(State::ReadOnly, "cannot create '" + dir + "': " + ec.message());
       return FileLock();
@@ -323,55 +448,84 @@ llvm::Expected<FileLock> DiskCache::lockUnit(const CacheKey &unit, llvm::StringR
   }
   auto lock = FileLock::acquire(path, lockTimeoutMs());
   if (!lock) {
-    std::error_code ec = llvm::errorToErrorCode(lock.takeError());
+    std::error_code ec;
+    std::string why;
+    llvm::handleAllErrors(lock.takeError(), [&](const llvm::ErrorInfoBase &e) {
+      ec = e.convertToErrorCode();
+      why = e.message();
+    });
     if (isPermissionErrno(ec.value())) {
       degrade(State::ReadOnly, "cannot create lock files in '" + dir + "': " + ec.message());
       return FileLock();
     }
-    // A holder that never finishes must not block us forever: compile
-    // without the lock; the rename keeps the entry whole either way.
+    // A holder that never finishes, or a lock file that is not one, must not
+    // block us: compile without the lock; the rename keeps the entry whole
+    // either way.
     runtime::logMessage(log, runtime::LogLevel::Warning,
-                        "kernel cache: " + ec.message() + " on '" + path +
-                            "'; compiling without it");
+                        "kernel cache: " + why + "; compiling without it");
     return FileLock();
   }
   return lock;
 }
 
-std::vector<EntryListing> DiskCache::list() const {
+/// Whether `name` is an entry's or a temp file's name.
+static bool isEntryName(llvm::StringRef name, bool &isTemp) {
+  isTemp = name.starts_with(".") && name.ends_with(".tmp");
+  return isTemp || name.ends_with(".moeko");
+}
+
+/// One listed file: refused as unsafe, or decoded.
+static EntryListing describeEntry(const std::string &path, bool isTemp) {
+  EntryListing e;
+  e.path = path;
+  CheckedFd f = openChecked(AT_FDCWD, path, path, S_IFREG);
+  std::vector<uint8_t> bytes;
+  if (f.ok() && !readAll(f.fd, bytes))
+    f.problem = std::string("is unreadable (") + std::strerror(errno) + ")";
+  e.bytes = bytes.size();
+  llvm::StringRef name = llvm::sys::path::filename(path);
+  if (!f.problem.empty()) {
+    e.problem = "refused: " + f.problem;
+  } else if (isTemp) {
+    e.problem = "unfinished write (temp file)";
+  } else {
+    auto key = CacheKey::fromHex(name.drop_back(6));
+    auto entry = decodeEntry(bytes, key ? &*key : nullptr);
+    if (!key)
+      e.problem = "file name is not a key";
+    else if (!entry)
+      e.problem = llvm::toString(entry.takeError());
+    else {
+      e.valid = true;
+      e.meta = std::move(entry->kernel.meta);
+    }
+  }
+  return e;
+}
+
+llvm::Expected<std::vector<EntryListing>> DiskCache::list() const {
+  std::string top = versionDir();
+  CheckedFd d = openCacheDir(rootDir, top);
+  if (d.missing)
+    return llvm::createStringError(std::errc::no_such_file_or_directory, "'%s' does not exist",
+                                   top.c_str());
+  if (!d.ok())
+    return llvm::createStringError(std::errc::permission_denied, "cannot use '%s': it %s",
+                                   d.where.c_str(), d.problem.c_str());
   std::vector<EntryListing> out;
   std::error_code ec;
-  for (llvm::sys::fs::recursive_directory_iterator it(versionDir(), ec), end; it != end && !ec;
-       it.increment(ec)) {
-    if (it->type() != llvm::sys::fs::file_type::regular_file)
+  llvm::sys::fs::recursive_directory_iterator it(top, ec, /*follow_symlinks=*/false), end;
+  for (; it != end && !ec; it.increment(ec)) {
+    bool isTemp;
+    if (!isEntryName(llvm::sys::path::filename(it->path()), isTemp))
       continue;
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    bool isTemp = name.starts_with(".") && name.ends_with(".tmp");
-    if (!isTemp && !name.ends_with(".moeko"))
-      continue;
-    EntryListing e;
-    e.path = it->path();
-    std::vector<uint8_t> bytes;
-    bool missing;
-    if (!readFile(e.path, bytes, missing))
-      continue;
-    e.bytes = bytes.size();
-    if (isTemp) {
-      e.problem = "unfinished write (temp file)";
-    } else {
-      auto key = CacheKey::fromHex(name.drop_back(6));
-      auto entry = decodeEntry(bytes, key ? &*key : nullptr);
-      if (!key)
-        e.problem = "file name is not a key";
-      else if (!entry)
-        e.problem = llvm::toString(entry.takeError());
-      else {
-        e.valid = true;
-        e.meta = std::move(entry->kernel.meta);
-      }
-    }
-    out.push_back(std::move(e));
+    if (it->type() == llvm::sys::fs::file_type::directory_file)
+      it.no_push();
+    out.push_back(describeEntry(it->path(), isTemp));
   }
+  if (ec)
+    return llvm::createStringError(ec, "cannot read '%s': %s",
+                                   (it == end ? top : it->path()).c_str(), ec.message().c_str());
   std::sort(out.begin(), out.end(),
             [](const EntryListing &a, const EntryListing &b) { return a.path < b.path; });
   return out;
@@ -380,11 +534,13 @@ std::vector<EntryListing> DiskCache::list() const {
 llvm::Expected<size_t> DiskCache::clear() {
   std::vector<std::string> files;
   std::error_code ec;
-  for (llvm::sys::fs::recursive_directory_iterator it(versionDir(), ec), end; it != end && !ec;
-       it.increment(ec)) {
+  for (llvm::sys::fs::recursive_directory_iterator it(versionDir(), ec, false), end;
+       it != end && !ec; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    if (it->type() == llvm::sys::fs::file_type::regular_file &&
-        (name.ends_with(".moeko") || name.ends_with(".tmp") || name.ends_with(".lock")))
+    bool isTemp;
+    // Links, FIFOs and the like under an entry's name go too; directories stay.
+    if (it->type() != llvm::sys::fs::file_type::directory_file &&
+        (isEntryName(name, isTemp) || name.ends_with(".lock")))
       files.push_back(it->path());
   }
   size_t removed = 0;

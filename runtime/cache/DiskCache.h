@@ -16,6 +16,14 @@
 // - A missing directory that cannot be created, or a read-only one, makes
 //   the cache read-only or unusable with one warning: kernels then live in
 //   memory only.
+// - Ownership: directories moegen creates are 0700, entries and lock files
+//   0600. A cache directory (the root and every directory under it) that is
+//   not a directory owned by this user, or that group or others may write,
+//   is refused with one warning naming it, its owner or mode (the cache is
+//   then unusable). An entry is opened without following a symbolic link or
+//   blocking on a FIFO and checked on the open descriptor: anything but a
+//   regular file of this user that only this user may write is reported and
+//   rebuilt, never loaded.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_CACHE_DISKCACHE_H
@@ -74,9 +82,12 @@ class DiskCache {
 public:
   enum class State { Writable, ReadOnly, Unusable };
   enum class LoadResult { Hit, Miss, Rejected };
+  /// ExistingOnly creates nothing and checks nothing up front: for list()
+  /// and clear() of a cache that may not exist.
+  enum class Open { CreateIfMissing, ExistingOnly };
 
   /// `root` "" means defaultCacheRoot().
-  DiskCache(std::string root, runtime::LogHandler log);
+  DiskCache(std::string root, runtime::LogHandler log, Open open = Open::CreateIfMissing);
 
   llvm::StringRef root() const { return rootDir; }
   /// The directory of this format version: <root>/v<N>.
@@ -101,8 +112,11 @@ public:
   /// The unit's lock; an empty lock when the cache is not writable.
   llvm::Expected<FileLock> lockUnit(const CacheKey &unit, llvm::StringRef chip);
 
-  /// Every entry and stray temp file under versionDir().
-  std::vector<EntryListing> list() const;
+  /// Every entry and stray temp file under versionDir(), refused ones
+  /// (links, FIFOs, foreign or shared-writable files) as invalid. An error
+  /// when versionDir() does not exist (no_such_file_or_directory), cannot be
+  /// read, or is refused.
+  llvm::Expected<std::vector<EntryListing>> list() const;
   /// Removes entries, temp files and lock files; returns how many files.
   llvm::Expected<size_t> clear();
 

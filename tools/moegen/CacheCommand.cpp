@@ -6,7 +6,10 @@
 //                        [--dir DIR] [-j N] [--cu-num 256]
 //
 // DIR defaults to $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else
-// ~/.cache/moegen. `prefill` compiles, in parallel, every kernel a MoeLayer
+// ~/.cache/moegen. `ls` and `clear` create nothing: `ls` of a cache that does
+// not exist says so and succeeds; one that cannot be read, or that is refused
+// (not owned by this user, writable by group or others), is an error naming
+// the directory. `prefill` compiles, in parallel, every kernel a MoeLayer
 // of each spec would use for each token tier with these tables (the tuned
 // row of the tier, else the fallback), so a deployment starts warm. The
 // spec supplies what a table row does not name: the activation and its
@@ -47,11 +50,23 @@ int fail(const llvm::Twine &msg) {
 }
 
 int list(const std::string &dir) {
-  cache::DiskCache disk(dir, {});
+  cache::DiskCache disk(dir, {}, cache::DiskCache::Open::ExistingOnly);
   auto entries = disk.list();
-  llvm::outs() << "cache " << disk.versionDir() << ": " << entries.size() << " file(s)\n";
+  if (!entries) {
+    bool missing = false;
+    std::string why;
+    llvm::handleAllErrors(entries.takeError(), [&](const llvm::ErrorInfoBase &e) {
+      missing = e.convertToErrorCode() == std::errc::no_such_file_or_directory;
+      why = e.message();
+    });
+    if (!missing)
+      return fail("cache " + disk.versionDir() + ": " + why);
+    llvm::outs() << "cache " << disk.versionDir() << ": does not exist (nothing cached)\n";
+    return 0;
+  }
+  llvm::outs() << "cache " << disk.versionDir() << ": " << entries->size() << " file(s)\n";
   uint64_t total = 0;
-  for (const cache::EntryListing &e : entries) {
+  for (const cache::EntryListing &e : *entries) {
     total += e.bytes;
     llvm::StringRef name = llvm::sys::path::filename(e.path);
     if (!e.valid) {
@@ -67,7 +82,7 @@ int list(const std::string &dir) {
 }
 
 int clear(const std::string &dir) {
-  cache::DiskCache disk(dir, {});
+  cache::DiskCache disk(dir, {}, cache::DiskCache::Open::ExistingOnly);
   auto removed = disk.clear();
   if (!removed)
     return fail(llvm::toString(removed.takeError()));

@@ -4,6 +4,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
+#include <random>
 
 using namespace moegen::emu;
 using namespace moegen::emu::test;
@@ -67,27 +69,125 @@ TEST(EmulatorCore, WaveOpsWithDivergentLanes) {
   }
 }
 
-TEST(EmulatorCore, BufferRangeRulePerDword) {
+TEST(EmulatorCore, BufferRangeRule) {
   auto E = loadKernels("basic.ll");
   ASSERT_TRUE(E);
   std::vector<int32_t> Src(128);
   for (int I = 0; I < 128; ++I)
     Src[I] = I * 10;
   DeviceBuffer<int32_t> DS(*E, Src), DD(*E, 512 + 64, -7);
-  // num_records = 100 bytes: lane 12 reads bytes 96..103: dword 0 in range,
-  // dword 1 out of range (reads 0; its store is dropped).
+  // num_records = 96 bytes: lanes 0..11 read and write bytes 8l..8l+7 in
+  // range; the others are wholly out of range (read 0, stores dropped).
   ASSERT_FALSE(bool(launch(*E, "buffers", {1, 1, 1}, {64, 1, 1},
-                           Args().add(DS.Addr).add(DD.Addr).add(int32_t(100)))));
+                           Args().add(DS.Addr).add(DD.Addr).add(int32_t(96)))));
   for (int L = 0; L < 64; ++L) {
-    int Off = 8 * L;
     for (int D = 0; D < 2; ++D) {
-      int Byte = Off + 4 * D;
-      int32_t Expect = Byte + 4 <= 100 ? Src[Byte / 4] + 1 : -7;
-      EXPECT_EQ(DD.Host[Byte / 4], Expect) << "lane " << L << " dword " << D;
+      int Byte = 8 * L + 4 * D;
+      EXPECT_EQ(DD.Host[Byte / 4], L < 12 ? Src[Byte / 4] + 1 : -7) << "lane " << L;
     }
-    // Fat pointer load: in range for the first 25 dwords, 0 beyond.
-    EXPECT_EQ(DD.Host[512 + L], 4 * L + 4 <= 100 ? Src[L] : 0) << L;
+    // Fat pointer load: in range for the first 24 dwords, 0 beyond.
+    EXPECT_EQ(DD.Host[512 + L], L < 24 ? Src[L] : 0) << L;
   }
+}
+
+TEST(EmulatorCore, BufferAccessStraddlingNumRecordsIsRefused) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> DS(*E, 128, 1), DD(*E, 512 + 64, -7);
+  // num_records = 100 bytes: lane 12's 8 bytes at 96 are half in range.
+  expectErrorContains(
+      launch(*E, "buffers", {1, 1, 1}, {64, 1, 1},
+             Args().add(DS.Addr).add(DD.Addr).add(int32_t(100))),
+      {"buffer access of 8 bytes at offset 96 straddles num_records 100", "lane 12", "[U]"});
+}
+
+namespace {
+/// Whether R is within 1 ulp of the exact value V: V itself when f32 has
+/// it, else one of its two f32 neighbours.
+bool faithful(float R, double V) {
+  if (std::isnan(V))
+    return std::isnan(R);
+  float Near = float(V);
+  if (double(Near) == V || std::isinf(Near))
+    return R == Near;
+  float Other = std::nextafter(Near, double(Near) < V ? INFINITY : -INFINITY);
+  return R == Near || R == Other;
+}
+
+struct Transcendentals {
+  std::vector<float> X, Out;
+  explicit Transcendentals(std::vector<float> In) : X(std::move(In)) {
+    X.resize((X.size() + 63) / 64 * 64, 1.0f);
+    auto E = loadKernels("basic.ll");
+    EXPECT_TRUE(E);
+    if (!E)
+      return;
+    DeviceBuffer<float> DX(*E, X), DO(*E, 8 * X.size(), -1.0f);
+    EXPECT_FALSE(bool(launch(*E, "transcendentals", {uint32_t(X.size() / 64), 1, 1}, {64, 1, 1},
+                             Args().add(DX.Addr).add(DO.Addr))));
+    Out = DO.Host;
+  }
+  float at(size_t I, unsigned K) const { return Out[8 * I + K]; }
+};
+} // namespace
+
+TEST(EmulatorCore, TranscendentalsAreWithinOneUlpButNotExact) {
+  std::mt19937 Rng(5);
+  std::uniform_real_distribution<float> Exp(-20.0f, 20.0f);
+  std::vector<float> In(1024);
+  for (float &V : In)
+    V = std::ldexp(1.0f + float(Rng() % 8388608) / 8388608.0f, int(Exp(Rng)));
+  Transcendentals T(In);
+  ASSERT_EQ(T.Out.size(), 8 * T.X.size());
+  unsigned Inexact[6] = {};
+  for (size_t I = 0; I < In.size(); ++I) {
+    double X = In[I];
+    double Exact[6] = {std::exp2(X), std::log2(X), 1 / X, 1 / std::sqrt(X), std::sqrt(X), 3 / X};
+    for (unsigned K = 0; K < 5; ++K) {
+      EXPECT_TRUE(faithful(T.at(I, K), Exact[K])) << "op " << K << " x " << X;
+      Inexact[K] += T.at(I, K) != float(Exact[K]);
+    }
+    // fdiv afn = 3 * rcp(x): one more rounding.
+    EXPECT_EQ(T.at(I, 5), 3.0f * T.at(I, 2)) << X;
+    Inexact[5] += T.at(I, 5) != float(Exact[5]);
+    EXPECT_EQ(T.at(I, 6), T.at(I, 4)) << "sqrt afn is v_sqrt_f32, x " << X;
+    EXPECT_EQ(T.at(I, 7), float(Exact[4])) << "sqrt without afn is correctly rounded, x " << X;
+  }
+  // Roughly half of the results are the other neighbour of the exact value.
+  for (unsigned K = 0; K < 6; ++K) {
+    EXPECT_GT(Inexact[K], In.size() / 4) << "op " << K;
+    EXPECT_LT(Inexact[K], In.size() * 3 / 4) << "op " << K;
+  }
+  // Deterministic: the same inputs give the same bits.
+  Transcendentals Again(In);
+  EXPECT_EQ(Again.Out, T.Out);
+}
+
+TEST(EmulatorCore, TranscendentalsFlushDenormalsAndKeepExactResults) {
+  float Den = std::ldexp(1.0f, -140), MinNorm = std::numeric_limits<float>::min();
+  Transcendentals T({Den, -Den, -140.0f, 0x1.8p127f, 3.0f, 4.0f, 16.0f, 0.25f, MinNorm});
+  ASSERT_EQ(T.Out.size(), 8 * T.X.size());
+  // Denormal input: a zero of its sign.
+  EXPECT_EQ(T.at(0, 0), 1.0f);
+  EXPECT_EQ(T.at(0, 1), -INFINITY);
+  EXPECT_EQ(T.at(0, 2), INFINITY);
+  EXPECT_EQ(T.at(1, 2), -INFINITY);
+  EXPECT_EQ(T.at(0, 3), INFINITY);
+  EXPECT_EQ(T.at(0, 4), 0.0f);
+  EXPECT_TRUE(std::signbit(T.at(1, 4)));
+  EXPECT_EQ(T.at(0, 5), INFINITY); // 3 / denormal with afn: 3 * rcp(+0)
+  EXPECT_GT(T.at(0, 7), 0.0f);     // the IEEE sqrt keeps denormals
+  // Denormal results: flushed.
+  EXPECT_EQ(T.at(2, 0), 0.0f); // exp2(-140)
+  EXPECT_EQ(T.at(3, 2), 0.0f); // rcp(1.5 * 2^127)
+  // Exact results stay exact.
+  EXPECT_EQ(T.at(4, 0), 8.0f);
+  EXPECT_EQ(T.at(5, 1), 2.0f);
+  EXPECT_EQ(T.at(5, 2), 0.25f);
+  EXPECT_EQ(T.at(5, 3), 0.5f);
+  EXPECT_EQ(T.at(6, 4), 4.0f);
+  EXPECT_EQ(T.at(7, 1), -2.0f);
+  EXPECT_EQ(T.at(8, 2), 0x1p126f);
 }
 
 TEST(EmulatorCore, GlobalAtomics) {

@@ -60,6 +60,31 @@ TEST(EmulatorLds, UncertainTr4LayoutIsRefusedByDefault) {
       bool(launch(*E, "tr16_only", {1, 1, 1}, {64, 1, 1}, Args().add(DIn.Addr).add(DOut.Addr))));
 }
 
+TEST(EmulatorLds, TransposeReadWithAnInactiveGroupIsRefused) {
+  auto E = loadKernels("lds_ops.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint64_t> DIn(*E, 64, 1), DOut(*E, 64, 0);
+  expectErrorContains(
+      launch(*E, "tr16_partial", {1, 1, 1}, {64, 1, 1}, Args().add(DIn.Addr).add(DOut.Addr)),
+      {"ds_read_tr with inactive lanes", "lane 48", "[U]"});
+}
+
+TEST(EmulatorLds, TwelveByteLdsLoadLeavesTheFourthDword) {
+  auto E = loadKernels("lds_ops.ll");
+  ASSERT_TRUE(E);
+  std::vector<uint32_t> Src(3 * 64);
+  for (unsigned I = 0; I < Src.size(); ++I)
+    Src[I] = I + 1;
+  DeviceBuffer<uint32_t> DS(*E, Src), DO(*E, 4 * 64, 0);
+  ASSERT_FALSE(bool(
+      launch(*E, "global_to_lds_x3", {1, 1, 1}, {64, 1, 1}, Args().add(DS.Addr).add(DO.Addr))));
+  for (unsigned L = 0; L < 64; ++L) {
+    for (unsigned D = 0; D < 3; ++D)
+      EXPECT_EQ(DO.Host[4 * L + D], Src[3 * L + D]) << L;
+    EXPECT_EQ(DO.Host[4 * L + 3], 0xDEADBEEFu) << L;
+  }
+}
+
 TEST(EmulatorLds, GlobalLoadLdsWritesInLaneOrder) {
   auto E = loadKernels("lds_ops.ll");
   ASSERT_TRUE(E);

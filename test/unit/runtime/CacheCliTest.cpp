@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdio>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace moegen;
 
@@ -43,7 +45,7 @@ TEST(CacheCli, PrefillListAndClear) {
   EXPECT_NE(out.find("(tier 131072 -> 32768)"), std::string::npos) << out;
   EXPECT_NE(out.find("moe_sort_e896_k16_bm64"), std::string::npos) << out;
   cache::DiskCache disk(dir.path, {});
-  size_t entries = disk.list().size();
+  size_t entries = llvm::cantFail(disk.list()).size();
   EXPECT_GE(entries, 10u);
 
   // A second prefill finds everything cached.
@@ -59,14 +61,62 @@ TEST(CacheCli, PrefillListAndClear) {
   EXPECT_EQ(ls.find("INVALID"), std::string::npos) << ls;
 
   // A damaged entry shows up as such.
-  std::string victim = disk.list().at(0).path;
+  std::string victim = llvm::cantFail(disk.list()).at(0).path;
   test::writeBytes(victim, {1, 2, 3});
   auto [rc4, ls2] = cli("ls --dir " + dir.path);
   EXPECT_NE(ls2.find("INVALID: truncated"), std::string::npos) << ls2;
 
   auto [rc5, cleared] = cli("clear --dir " + dir.path);
   ASSERT_EQ(rc5, 0) << cleared;
-  EXPECT_TRUE(disk.list().empty());
+  EXPECT_TRUE(llvm::cantFail(disk.list()).empty());
+}
+
+TEST(CacheCli, ListOfAMissingCacheCreatesNothing) {
+  test::TempDir dir;
+  std::string root = dir.path + "/never-created";
+  auto [rc, out] = cli("ls --dir " + root);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("does not exist (nothing cached)"), std::string::npos) << out;
+  EXPECT_FALSE(llvm::sys::fs::exists(root));
+  auto [rc2, out2] = cli("clear --dir " + root);
+  EXPECT_EQ(rc2, 0) << out2;
+  EXPECT_FALSE(llvm::sys::fs::exists(root));
+}
+
+TEST(CacheCli, ListOfAnUnreadableCacheFails) {
+  test::TempDir dir;
+  // A path through a regular file cannot be read, even by root.
+  test::writeBytes(dir.path + "/file", {1});
+  std::string root = dir.path + "/file/cache";
+  auto [rc, out] = cli("ls --dir " + root);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("error"), std::string::npos) << out;
+  EXPECT_NE(out.find(root), std::string::npos) << out;
+  EXPECT_NE(out.find("Not a directory"), std::string::npos) << out;
+}
+
+TEST(CacheCli, ListOfAMode000CacheFails) {
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "root reads a mode-000 directory; ListOfAnUnreadableCacheFails covers an "
+                    "unreadable cache for root";
+  test::TempDir dir;
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(dir.path + "/v1")));
+  ::chmod((dir.path + "/v1").c_str(), 0);
+  auto [rc, out] = cli("ls --dir " + dir.path);
+  ::chmod((dir.path + "/v1").c_str(), 0700);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find(dir.path + "/v1"), std::string::npos) << out;
+}
+
+TEST(CacheCli, ListOfAWorldWritableCacheFails) {
+  test::TempDir dir;
+  ::chmod(dir.path.c_str(), 0777);
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(dir.path + "/v1")));
+  auto [rc, out] = cli("ls --dir " + dir.path);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("'" + dir.path + "': it is writable by group or others (mode 0777)"),
+            std::string::npos)
+      << out;
 }
 
 TEST(CacheCli, PrefillWithoutASpecSaysWhy) {

@@ -8,6 +8,8 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace moegen;
 using namespace moegen::cache;
@@ -31,7 +33,7 @@ TEST(DiskCache, StoresAndLoadsOneFilePerKernel) {
   EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Hit);
   EXPECT_EQ(got, k);
   EXPECT_TRUE(log.lines.empty());
-  auto listing = c.list();
+  auto listing = llvm::cantFail(c.list());
   ASSERT_EQ(listing.size(), 1u);
   EXPECT_TRUE(listing[0].valid);
   EXPECT_EQ(listing[0].meta.symbol, k.meta.symbol);
@@ -107,7 +109,7 @@ TEST(DiskCache, PublishesByRenameOnly) {
     EXPECT_NE(s.find(".tmp"), std::string::npos) << s;
   }
   // Afterwards: the entry and no temp file.
-  auto listing = c.list();
+  auto listing = llvm::cantFail(c.list());
   ASSERT_EQ(listing.size(), 1u);
   EXPECT_TRUE(listing[0].valid);
 }
@@ -177,12 +179,171 @@ TEST(DiskCache, ClearRemovesEntriesTempAndLockFiles) {
     EXPECT_TRUE(lock->held());
   }
   test::writeBytes(dir.path + "/v1/gfx950/.stale.123.abc.tmp", {1, 2, 3});
-  auto listing = c.list();
+  auto listing = llvm::cantFail(c.list());
   EXPECT_EQ(listing.size(), 3u); // two entries and the temp file
   auto removed = c.clear();
   ASSERT_TRUE(bool(removed));
   EXPECT_EQ(*removed, 4u);
-  EXPECT_TRUE(c.list().empty());
+  EXPECT_TRUE(llvm::cantFail(c.list()).empty());
+}
+
+mode_t modeOf(const std::string &path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+/// An entry's path with a valid entry of the key stored elsewhere: what a
+/// planted link could point to.
+struct PlantedEntry {
+  test::TempDir dir, elsewhere;
+  test::LogCapture log;
+  DiskCache c{dir.path, log.handler()};
+  std::string path = c.entryPath(key("a"), "gfx950");
+  std::string target = elsewhere.path + "/target.moeko";
+  PlantedEntry() {
+    EXPECT_FALSE(bool(c.store(key("a"), "gfx950", test::sampleKernel())));
+    test::writeBytes(target, test::readBytes(path));
+    ::unlink(path.c_str());
+  }
+  /// Rejected with `reported` in the one warning, then rebuilt as a fresh
+  /// private file.
+  void expectRefusedAndRebuilt(const char *reported) {
+    KernelBinary got;
+    EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Rejected);
+    EXPECT_EQ(got, KernelBinary());
+    EXPECT_EQ(log.count(reported), 1u) << (log.lines.empty() ? "" : log.lines[0]);
+    EXPECT_EQ(log.count("will be rebuilt"), 1u);
+    ASSERT_FALSE(bool(c.store(key("a"), "gfx950", test::sampleKernel())));
+    EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Hit);
+    struct stat st;
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+  }
+};
+
+TEST(DiskCacheSafety, ASymlinkEntryIsNotFollowed) {
+  PlantedEntry p;
+  ASSERT_EQ(::symlink(p.target.c_str(), p.path.c_str()), 0);
+  p.expectRefusedAndRebuilt("is a symbolic link");
+  // The rename replaced the link, not what it pointed to.
+  EXPECT_EQ(test::readBytes(p.target).size(), test::readBytes(p.path).size());
+}
+
+TEST(DiskCacheSafety, AFifoEntryDoesNotBlock) {
+  // No writer ever opens the FIFO: an open without O_NONBLOCK would hang.
+  PlantedEntry p;
+  ASSERT_EQ(::mkfifo(p.path.c_str(), 0600), 0);
+  p.expectRefusedAndRebuilt("is a FIFO, not a regular file");
+}
+
+TEST(DiskCacheSafety, ADirectoryEntryIsRefused) {
+  PlantedEntry p;
+  ASSERT_EQ(::mkdir(p.path.c_str(), 0700), 0);
+  KernelBinary got;
+  EXPECT_EQ(p.c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Rejected);
+  EXPECT_EQ(p.log.count("is a directory, not a regular file"), 1u)
+      << (p.log.lines.empty() ? "" : p.log.lines[0]);
+  // A rename cannot replace a directory: the store fails, naming the entry
+  // (the caller keeps the kernel in memory).
+  llvm::Error e = p.c.store(key("a"), "gfx950", test::sampleKernel());
+  ASSERT_TRUE(bool(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find(p.path), std::string::npos);
+  auto listing = llvm::cantFail(p.c.list());
+  ASSERT_EQ(listing.size(), 1u);
+  EXPECT_FALSE(listing[0].valid);
+  EXPECT_NE(listing[0].problem.find("is a directory"), std::string::npos);
+}
+
+TEST(DiskCacheSafety, AWorldWritableEntryIsRefused) {
+  PlantedEntry p;
+  test::writeBytes(p.path, test::readBytes(p.target));
+  ASSERT_EQ(::chmod(p.path.c_str(), 0666), 0);
+  p.expectRefusedAndRebuilt("is writable by group or others (mode 0666)");
+}
+
+TEST(DiskCacheSafety, AnEntryOfAnotherUserIsRefused) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "giving a file to another user needs root";
+  PlantedEntry p;
+  test::writeBytes(p.path, test::readBytes(p.target));
+  ASSERT_EQ(::chmod(p.path.c_str(), 0600), 0);
+  ASSERT_EQ(::chown(p.path.c_str(), 65534, gid_t(-1)), 0);
+  p.expectRefusedAndRebuilt("is owned by uid 65534, not by this user (uid 0)");
+}
+
+TEST(DiskCacheSafety, AnEntryInAGroupWritableDirectoryIsRefused) {
+  test::TempDir dir;
+  test::LogCapture log;
+  DiskCache c(dir.path, log.handler());
+  ASSERT_FALSE(bool(c.store(key("a"), "gfx950", test::sampleKernel())));
+  std::string shard = llvm::sys::path::parent_path(c.entryPath(key("a"), "gfx950")).str();
+  ASSERT_EQ(::chmod(shard.c_str(), 0770), 0);
+  KernelBinary got;
+  EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Rejected);
+  EXPECT_EQ(log.count("in '" + shard + "', which is writable by group or others (mode 0770)"), 1u)
+      << (log.lines.empty() ? "" : log.lines[0]);
+  llvm::Error e = c.store(key("a"), "gfx950", test::sampleKernel());
+  ASSERT_TRUE(bool(e));
+  EXPECT_NE(llvm::toString(std::move(e)).find("not writing"), std::string::npos);
+}
+
+TEST(DiskCacheSafety, NewDirectoriesAre0700AndFiles0600) {
+  test::TempDir dir;
+  std::string root = dir.path + "/not/yet";
+  DiskCache c(root, {});
+  ASSERT_FALSE(bool(c.store(key("a"), "gfx950", test::sampleKernel())));
+  ASSERT_TRUE(bool(c.lockUnit(key("u"), "gfx950")));
+  std::string entry = c.entryPath(key("a"), "gfx950");
+  for (std::string d = llvm::sys::path::parent_path(entry).str(); d != dir.path;
+       d = llvm::sys::path::parent_path(d).str())
+    EXPECT_EQ(modeOf(d), 0700u) << d;
+  EXPECT_EQ(modeOf(entry), 0600u);
+  EXPECT_EQ(modeOf(c.lockPath(key("u"), "gfx950")), 0600u);
+}
+
+TEST(DiskCacheSafety, ALockFileThatIsNotARegularFileIsNotUsed) {
+  test::TempDir dir;
+  test::LogCapture log;
+  DiskCache c(dir.path, log.handler());
+  std::string lock = c.lockPath(key("u"), "gfx950");
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(llvm::sys::path::parent_path(lock))));
+  ASSERT_EQ(::mkfifo(lock.c_str(), 0600), 0);
+  auto l = c.lockUnit(key("u"), "gfx950");
+  ASSERT_TRUE(bool(l));
+  EXPECT_FALSE(l->held());
+  EXPECT_EQ(log.count("refusing lock file '" + lock + "': it is a FIFO"), 1u)
+      << (log.lines.empty() ? "" : log.lines[0]);
+  EXPECT_EQ(c.state(), DiskCache::State::Writable);
+}
+
+TEST(DiskCacheSafety, AWorldWritableCacheDirectoryIsRefused) {
+  test::TempDir dir;
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0777), 0);
+  test::LogCapture log;
+  DiskCache c(dir.path, log.handler());
+  EXPECT_EQ(c.state(), DiskCache::State::Unusable);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_EQ(log.count("refusing the cache directory '" + dir.path +
+                      "': it is writable by group or others (mode 0777)"),
+            1u)
+      << log.lines[0];
+  KernelBinary got;
+  EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Miss);
+  EXPECT_FALSE(llvm::sys::fs::exists(c.entryPath(key("a"), "gfx950")));
+}
+
+TEST(DiskCacheSafety, ACacheDirectoryOfAnotherUserIsRefused) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "giving a directory to another user needs root";
+  test::TempDir dir;
+  ASSERT_EQ(::chown(dir.path.c_str(), 65534, gid_t(-1)), 0);
+  test::LogCapture log;
+  DiskCache c(dir.path, log.handler());
+  EXPECT_EQ(c.state(), DiskCache::State::Unusable);
+  EXPECT_EQ(log.count("'" + dir.path + "': it is owned by uid 65534"), 1u)
+      << (log.lines.empty() ? "" : log.lines[0]);
 }
 
 TEST(FileLock, ASecondHolderWaitsAndTimesOut) {

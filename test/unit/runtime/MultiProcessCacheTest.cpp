@@ -15,6 +15,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <map>
+#include <pwd.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,7 +125,7 @@ TEST(MultiProcessCache, EightProcessesCompileEachKernelOnce) {
   EXPECT_EQ(kernelsCompiled, 4 * perLayer);
   EXPECT_EQ(diskHits, (8 * 4 - 4) * perLayer);
   cache::DiskCache disk(dir.path, {});
-  auto listing = disk.list();
+  auto listing = llvm::cantFail(disk.list());
   EXPECT_EQ(int64_t(listing.size()), 4 * perLayer);
   for (const auto &e : listing)
     EXPECT_TRUE(e.valid) << e.path << ": " << e.problem;
@@ -138,7 +139,7 @@ TEST_P(KilledWriter, LeavesNoEntryThatLoads) {
   ASSERT_TRUE(WIFSIGNALED(killed.status));
   EXPECT_EQ(WTERMSIG(killed.status), SIGKILL);
   cache::DiskCache disk(dir.path, {});
-  auto listing = disk.list();
+  auto listing = llvm::cantFail(disk.list());
   ASSERT_EQ(listing.size(), 1u); // the temp file of the interrupted write
   EXPECT_FALSE(listing[0].valid);
   EXPECT_NE(listing[0].path.find(".tmp"), std::string::npos);
@@ -154,7 +155,7 @@ TEST_P(KilledWriter, LeavesNoEntryThatLoads) {
   EXPECT_EQ(after.num("disk-hits"), after.num("kernels-per-layer"));
   EXPECT_EQ(after.values["kernel 0"], next.values["kernel 0"]);
   // The dead writer's temp file was swept under the lock.
-  for (const auto &e : disk.list())
+  for (const auto &e : llvm::cantFail(disk.list()))
     EXPECT_TRUE(e.valid) << e.path << ": " << e.problem;
 }
 
@@ -165,7 +166,7 @@ TEST(MultiProcessCache, ACorruptEntryIsRebuiltByTheNextProcess) {
   Result first = runHelper({"--dir", dir.path, "--kernels", "0"});
   ASSERT_TRUE(first.exitedOk());
   cache::DiskCache disk(dir.path, {});
-  std::string path = disk.list().back().path;
+  std::string path = llvm::cantFail(disk.list()).back().path;
   std::vector<uint8_t> bytes = test::readBytes(path);
   bytes.resize(bytes.size() - 1);
   test::writeBytes(path, bytes);
@@ -174,7 +175,7 @@ TEST(MultiProcessCache, ACorruptEntryIsRebuiltByTheNextProcess) {
   EXPECT_EQ(second.num("compiles"), 1);
   EXPECT_GE(second.num("rejected"), 1);
   EXPECT_EQ(second.values["kernel 0"], first.values["kernel 0"]);
-  for (const auto &e : disk.list())
+  for (const auto &e : llvm::cantFail(disk.list()))
     EXPECT_TRUE(e.valid) << e.path;
 }
 
@@ -182,17 +183,25 @@ TEST(MultiProcessCache, AReadOnlyDirectoryIsReadButNotWritten) {
   test::TempDir dir;
   Result fill = runHelper({"--dir", dir.path, "--kernels", "0"});
   ASSERT_TRUE(fill.exitedOk());
-  // Make the whole tree read-only; the helper drops root privileges so the
-  // permission bits apply.
-  std::error_code ec;
-  std::vector<std::string> dirs{dir.path};
-  for (llvm::sys::fs::recursive_directory_iterator it(dir.path, ec), end; it != end && !ec;
-       it.increment(ec))
-    ::chmod(it->path().c_str(),
-            it->type() == llvm::sys::fs::file_type::directory_file ? 0555 : 0444);
-  ::chmod(dir.path.c_str(), 0555);
+  // Make the whole tree read-only; as root, the helper drops to nobody so
+  // the permission bits apply, and the tree becomes nobody's: the cache only
+  // uses directories and entries its user owns.
+  auto chownTree = [&](uid_t uid, mode_t dirMode, mode_t fileMode) {
+    std::error_code ec;
+    for (llvm::sys::fs::recursive_directory_iterator it(dir.path, ec), end; it != end && !ec;
+         it.increment(ec)) {
+      bool isDir = it->type() == llvm::sys::fs::file_type::directory_file;
+      ::chmod(it->path().c_str(), isDir ? dirMode : fileMode);
+      EXPECT_EQ(::lchown(it->path().c_str(), uid, gid_t(-1)), 0) << it->path();
+    }
+    ::chmod(dir.path.c_str(), dirMode);
+    EXPECT_EQ(::lchown(dir.path.c_str(), uid, gid_t(-1)), 0);
+  };
+  struct passwd *nobody = ::getpwnam("nobody");
+  uid_t self = ::geteuid();
+  chownTree(self != 0 ? self : nobody ? nobody->pw_uid : 65534, 0555, 0444);
   Result ro = runHelper({"--dir", dir.path, "--kernels", "0,1", "--as-nobody"});
-  test::TempDir::makeWritable(dir.path);
+  chownTree(self, 0755, 0644);
   ASSERT_TRUE(ro.exitedOk()) << "status " << ro.status;
   const int64_t perLayer = fill.num("kernels-per-layer");
   EXPECT_EQ(ro.values["disk-state"], "read-only");
@@ -201,7 +210,7 @@ TEST(MultiProcessCache, AReadOnlyDirectoryIsReadButNotWritten) {
   EXPECT_EQ(ro.num("compiles"), 1);         // layer 1 in memory only
   EXPECT_EQ(ro.values["kernel 0"], fill.values["kernel 0"]);
   cache::DiskCache disk(dir.path, {});
-  EXPECT_EQ(int64_t(disk.list().size()), perLayer);
+  EXPECT_EQ(int64_t(llvm::cantFail(disk.list()).size()), perLayer);
 }
 
 } // namespace

@@ -141,6 +141,50 @@ entry:
   ret void
 }
 
+; The transcendental unit: out[8*i + k] for in[i], i the global id.
+define amdgpu_kernel void @transcendentals(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wg = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul i32 %wg, 64
+  %g = add i32 %base, %tid
+  %gi = zext i32 %g to i64
+  %px = getelementptr inbounds float, ptr addrspace(1) %in, i64 %gi
+  %x = load float, ptr addrspace(1) %px, align 4
+  %e = call float @llvm.amdgcn.exp2.f32(float %x)
+  %lg = call float @llvm.amdgcn.log.f32(float %x)
+  %r = call float @llvm.amdgcn.rcp.f32(float %x)
+  %q = call float @llvm.amdgcn.rsq.f32(float %x)
+  %s = call float @llvm.amdgcn.sqrt.f32(float %x)
+  %d = fdiv afn float 3.0, %x
+  %sa = call afn float @llvm.sqrt.f32(float %x)
+  %si = call float @llvm.sqrt.f32(float %x)
+  %o = mul i64 %gi, 8
+  %p0 = getelementptr inbounds float, ptr addrspace(1) %out, i64 %o
+  store float %e, ptr addrspace(1) %p0, align 4
+  %p1 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 1
+  store float %lg, ptr addrspace(1) %p1, align 4
+  %p2 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 2
+  store float %r, ptr addrspace(1) %p2, align 4
+  %p3 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 3
+  store float %q, ptr addrspace(1) %p3, align 4
+  %p4 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 4
+  store float %s, ptr addrspace(1) %p4, align 4
+  %p5 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 5
+  store float %d, ptr addrspace(1) %p5, align 4
+  %p6 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 6
+  store float %sa, ptr addrspace(1) %p6, align 4
+  %p7 = getelementptr inbounds float, ptr addrspace(1) %p0, i64 7
+  store float %si, ptr addrspace(1) %p7, align 4
+  ret void
+}
+
+declare float @llvm.amdgcn.exp2.f32(float)
+declare float @llvm.amdgcn.log.f32(float)
+declare float @llvm.amdgcn.rcp.f32(float)
+declare float @llvm.amdgcn.rsq.f32(float)
+declare float @llvm.amdgcn.sqrt.f32(float)
+declare float @llvm.sqrt.f32(float)
+
 ; An intrinsic the emulator does not model.
 define amdgpu_kernel void @unknown(ptr addrspace(1) %out) {
   %t = call i32 @llvm.amdgcn.s.getreg(i32 0)

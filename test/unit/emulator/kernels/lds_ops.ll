@@ -81,6 +81,48 @@ define amdgpu_kernel void @buffer_to_lds(ptr addrspace(1) %src, ptr addrspace(1)
   ret void
 }
 
+; ds_read_tr16 by lanes 0..47 only: the fourth 16-lane group is inactive.
+define amdgpu_kernel void @tr16_partial(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %i = zext i32 %l to i64
+  %off = mul i32 %l, 8
+  %p = getelementptr inbounds i8, ptr addrspace(3) @lds, i32 %off
+  store i64 0, ptr addrspace(3) %p, align 8
+  %c = icmp ult i32 %l, 48
+  br i1 %c, label %read, label %done
+read:
+  %t16 = call <4 x i16> @llvm.amdgcn.ds.read.tr16.b64.v4i16(ptr addrspace(3) %p)
+  %po = getelementptr inbounds i64, ptr addrspace(1) %out, i64 %i
+  store <4 x i16> %t16, ptr addrspace(1) %po, align 8
+  br label %done
+done:
+  ret void
+}
+
+; 12-byte global->LDS load: lane l first writes a marker in the fourth dword
+; of its 16-byte slot, then loads 12 bytes from src + 12*l into the slot and
+; reads the whole slot back.
+define amdgpu_kernel void @global_to_lds_x3(ptr addrspace(1) %src, ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %slot = mul i32 %l, 16
+  %m = add i32 %slot, 12
+  %pm = getelementptr inbounds i8, ptr addrspace(3) @lds, i32 %m
+  store i32 -559038737, ptr addrspace(3) %pm, align 4
+  %sb = mul i32 %l, 12
+  %ps = getelementptr inbounds i8, ptr addrspace(1) %src, i32 %sb
+  call void @llvm.amdgcn.global.load.lds(ptr addrspace(1) %ps, ptr addrspace(3) @lds, i32 12, i32 0, i32 0)
+  fence syncscope("workgroup") release
+  call void @llvm.amdgcn.s.barrier()
+  fence syncscope("workgroup") acquire
+  %p = getelementptr inbounds i8, ptr addrspace(3) @lds, i32 %slot
+  %v = load <4 x i32>, ptr addrspace(3) %p, align 16
+  %i = zext i32 %l to i64
+  %po = getelementptr inbounds <4 x i32>, ptr addrspace(1) %out, i64 %i
+  store <4 x i32> %v, ptr addrspace(1) %po, align 16
+  ret void
+}
+
 declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)
 declare void @llvm.amdgcn.raw.ptr.buffer.load.lds(ptr addrspace(8), ptr addrspace(3), i32 immarg, i32, i32, i32 immarg, i32 immarg)
 declare i32 @llvm.amdgcn.workitem.id.x()
