@@ -210,15 +210,12 @@ uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, ui
     return nullptr;
   if (Range == BufferRange::In)
     return global(C, I, Base + Offset, Bytes, true);
-  // Dropped: the operation acts on a zeroed scratch word, so it returns 0
-  // and writes no memory.
-  static thread_local uint8_t Sink[16];
-  if (Bytes > sizeof(Sink)) {
-    fail(I, C, "buffer atomic wider than 16 bytes");
-    return nullptr;
-  }
-  std::memset(Sink, 0, sizeof(Sink));
-  return Sink;
+  // Sources disagree on gfx950 (dropped, or a memory fault:
+  // docs/gfx950-facts.md §3.3), so no kernel may rely on either.
+  fail(I, C,
+       "out-of-range buffer atomic (offset " + std::to_string(Offset) + ", " +
+           std::to_string(Bytes) + " bytes): dropped or faulting on hardware, refused here");
+  return nullptr;
 }
 
 void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
