@@ -31,19 +31,6 @@ int fail(const std::string &what, llvm::Error e) {
   return 1;
 }
 
-/// Weight scales in the weight's row order, in the e8m0_shuffle layout.
-llvm::Expected<std::vector<uint8_t>> weightScales(const num::HostTensor &w, int64_t experts,
-                                                  int64_t rows, bool interleave) {
-  std::vector<uint8_t> scales = w.scales;
-  if (interleave) {
-    auto inter = num::interleaveGateUp(scales, experts, rows, w.scaleCols());
-    if (!inter)
-      return inter.takeError();
-    scales = std::move(*inter);
-  }
-  return num::e8m0Shuffle(scales, experts * rows, w.scaleCols());
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -103,16 +90,9 @@ int main(int argc, char **argv) {
 
   // Device buffers in the layouts the kernels read.
   const int64_t E = ran.problem.experts, K = ran.problem.modelDim, I = ran.problem.interDim;
-  const bool interleave = ran.problem.gateUp == GateUpLayout::Interleaved;
-  auto w1 = num::shuffleWeight16x16(in->w1.data, E, 2 * I, num::packedBytes(in->w1.format, K),
-                                    interleave);
-  auto w2 = num::shuffleWeight16x16(in->w2.data, E, K, num::packedBytes(in->w2.format, I));
-  auto w1Scale = weightScales(in->w1, E, 2 * I, interleave);
-  auto w2Scale = weightScales(in->w2, E, K, false);
-  if (!w1 || !w2 || !w1Scale || !w2Scale)
-    return fail("weights",
-                llvm::joinErrors(llvm::joinErrors(w1.takeError(), w2.takeError()),
-                                 llvm::joinErrors(w1Scale.takeError(), w2Scale.takeError())));
+  auto packed = num::packWeights(ran, in->w1, in->w2);
+  if (!packed)
+    return fail("weights", packed.takeError());
   std::vector<uint8_t> hidden = num::makeBf16({tokens, K}, in->hidden).data;
   llvm::Error uploadError = llvm::Error::success();
   auto upload = [&](const void *data, size_t bytes) -> runtime::DevicePtr {
@@ -133,10 +113,10 @@ int main(int argc, char **argv) {
   args.topkIds = upload(in->topkIds.data(), in->topkIds.size() * 4);
   args.topkWeights = upload(in->topkWeights.data(), in->topkWeights.size() * 4);
   args.hidden = upload(hidden.data(), hidden.size());
-  args.w1 = upload(w1->data(), w1->size());
-  args.w1Scale = upload(w1Scale->data(), w1Scale->size());
-  args.w2 = upload(w2->data(), w2->size());
-  args.w2Scale = upload(w2Scale->data(), w2Scale->size());
+  args.w1 = upload(packed->w1.data(), packed->w1.size());
+  args.w1Scale = upload(packed->w1Scale.data(), packed->w1Scale.size());
+  args.w2 = upload(packed->w2.data(), packed->w2.size());
+  args.w2Scale = upload(packed->w2Scale.data(), packed->w2Scale.size());
   args.output = upload(nullptr, tokens * K * 2);
   args.workspace = upload(nullptr, ws->total);
   args.workspaceBytes = ws->total;

@@ -34,6 +34,7 @@ const char *libraryBuildId() { return cache::buildId().data(); }
     reinterpret_cast<const void *>(&num::generateInputs),
     reinterpret_cast<const void *>(&num::referenceLayer),
     reinterpret_cast<const void *>(&num::shuffleWeight16x16),
+    reinterpret_cast<const void *>(&num::packWeights),
     reinterpret_cast<const void *>(&num::interleaveGateUp),
     reinterpret_cast<const void *>(&num::e8m0Shuffle),
     reinterpret_cast<const void *>(&num::makeBf16),

@@ -1,21 +1,25 @@
-//===- LayerCheck.h - Run a compiled layer and check every stage -*- C++ -*-===//
+//===- LayerCheck.h - Run a layer and check every stage ---------*- C++ -*-===//
 //
-// Runs the kernels of a compiled layer on a backend (sort -> stage 1 ->
-// stage 2) with deterministic inputs, and compares each stage, decode-first,
-// with the reference built from the same spec:
+// Runs a layer the way a host application does -- compiled by the runtime's
+// JIT, launched by MoeLayer::run with the spec's schedules -- on
+// deterministic inputs, then reads every intermediate back through the
+// workspace layout and compares it, decode-first, with the reference built
+// from the same spec:
 //   sort    exact (ids, weights, expert ids, num_valid_ids)
+//   quant1  exact (MX activations: the host quantization of the input)
 //   stage1  against the reference stage 1
-//   stage2  against the reference stage 2 applied to the kernel's own stage-1
-//           output (so the stage is judged alone)
+//   quant2  exact (the host quantization of the kernels' stage-1 output)
+//   stage2  against the reference stage 2 applied to the kernels' stage-2
+//           input (so the stage is judged alone)
 //   layer   the kernels' output against the reference layer
 // Tolerances derive from the formats (stageTolerance). This is what
-// `moegen run` and the kernel test matrix use.
+// `moegen run`, the kernel test matrix and the schedule property test use.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_CHECK_LAYERCHECK_H
 #define MOEGEN_RUNTIME_CHECK_LAYERCHECK_H
 
-#include "compiler/Compiler.h"
+#include "compiler/spec/Spec.h"
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
@@ -53,8 +57,13 @@ struct LayerCheckResult {
 /// step of the format, plus f32 accumulation-order noise, can explain).
 num::CompareOptions stageTolerance(DType format, bool quantized);
 
-llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, const CompiledLayer &layer,
-                                               runtime::Backend &backend,
+/// The tolerance of the whole layer's output: a quantized intermediate may
+/// land a code away, so the bound is the intermediate format's.
+num::CompareOptions layerTolerance(const MoeSpec &spec);
+
+/// Compiles `spec` (memory cache only), runs it on `backend` and checks every
+/// stage. Errors: the inputs, compilation, or a kernel fault on the backend.
+llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, runtime::Backend &backend,
                                                const LayerCheckOptions &options);
 
 } // namespace moegen

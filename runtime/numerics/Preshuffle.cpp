@@ -191,4 +191,55 @@ llvm::Expected<std::vector<uint8_t>> unshuffleExpertScales(llvm::ArrayRef<uint8_
   return expertScales(src, experts, rows, cols, gateUpInterleave, false);
 }
 
+namespace {
+
+/// One weight tensor of [experts, rows, cols] packed for the kernels.
+llvm::Error packWeight(const MoeSpec &spec, const HostTensor &w, llvm::StringRef name, int64_t rows,
+                       int64_t cols, bool interleave, std::vector<uint8_t> &data,
+                       std::vector<uint8_t> &scales) {
+  const int64_t experts = spec.problem.experts;
+  ElemFormat want = elemFormatOf(spec.formats.weight);
+  if (w.format != want || w.shape != std::vector<int64_t>{experts, rows, cols})
+    return llvm::createStringError(
+        "packWeights: %s must be [%lld, %lld, %lld] in the spec's weight format",
+        name.str().c_str(), static_cast<long long>(experts), static_cast<long long>(rows),
+        static_cast<long long>(cols));
+  auto shuffled =
+      shuffleWeight16x16(w.data, experts, rows, packedBytes(w.format, cols), interleave);
+  if (!shuffled)
+    return shuffled.takeError();
+  data = std::move(*shuffled);
+  if (!isMx(w.format)) {
+    scales.assign(4, 0);
+    return llvm::Error::success();
+  }
+  if (static_cast<int64_t>(w.scales.size()) != experts * rows * w.scaleCols())
+    return llvm::createStringError("packWeights: %s has %zu scales, expected %lld",
+                                   name.str().c_str(), w.scales.size(),
+                                   static_cast<long long>(experts * rows * w.scaleCols()));
+  std::vector<uint8_t> logical = w.scales;
+  if (interleave) {
+    auto inter = interleaveGateUp(logical, experts, rows, w.scaleCols());
+    if (!inter)
+      return inter.takeError();
+    logical = std::move(*inter);
+  }
+  scales = e8m0Shuffle(logical, experts * rows, w.scaleCols());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<PackedWeights> packWeights(const MoeSpec &spec, const HostTensor &w1,
+                                          const HostTensor &w2) {
+  const int64_t K = spec.problem.modelDim, I = spec.problem.interDim;
+  PackedWeights p;
+  bool interleave = spec.problem.gateUp == GateUpLayout::Interleaved;
+  if (llvm::Error e = packWeight(spec, w1, "w1", 2 * I, K, interleave, p.w1, p.w1Scale))
+    return std::move(e);
+  if (llvm::Error e = packWeight(spec, w2, "w2", K, I, /*interleave=*/false, p.w2, p.w2Scale))
+    return std::move(e);
+  return p;
+}
+
 } // namespace moegen::num

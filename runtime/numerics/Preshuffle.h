@@ -19,6 +19,9 @@
 #ifndef MOEGEN_RUNTIME_NUMERICS_PRESHUFFLE_H
 #define MOEGEN_RUNTIME_NUMERICS_PRESHUFFLE_H
 
+#include "compiler/spec/Spec.h"
+#include "runtime/numerics/Tensor.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -69,6 +72,21 @@ llvm::Expected<std::vector<uint8_t>> shuffleExpertScales(llvm::ArrayRef<uint8_t>
 llvm::Expected<std::vector<uint8_t>> unshuffleExpertScales(llvm::ArrayRef<uint8_t> src,
                                                            int64_t experts, int64_t rows,
                                                            int64_t cols, bool gateUpInterleave);
+
+/// w1 and w2 in the layouts the GEMM kernels read (templates/gemm/GemmKernel.h),
+/// what a host application uploads as LayerArgs::w1/w1Scale/w2/w2Scale.
+struct PackedWeights {
+  std::vector<uint8_t> w1, w1Scale, w2, w2Scale;
+};
+
+/// aiter's (16,16) preshuffle of the weight rows (w1 gate/up rows GUGU-
+/// interleaved in 16-row groups for gate_up = interleaved) and, for MX
+/// weights, the e8m0 scales in the e8m0_shuffle layout in the same row order
+/// (bf16 weights: a 4-byte zero stand-in the kernels never read). w1 is
+/// [experts, 2*inter_dim, model_dim], w2 [experts, model_dim, inter_dim], both
+/// in the spec's weight format.
+llvm::Expected<PackedWeights> packWeights(const MoeSpec &spec, const HostTensor &w1,
+                                          const HostTensor &w2);
 
 } // namespace moegen::num
 

@@ -2,9 +2,9 @@
 //
 //   moegen run SPEC.moe --tokens N --backend emu [--seed S] [--inputs DIR] [--set key=value ...]
 //
-// Compiles the layer, runs sort -> stage 1 -> stage 2 on the backend with
-// inputs generated from the seed (or read from DIR, as `moegen ref` writes
-// them), and prints the decode-first error metrics
+// Compiles the layer and runs it through MoeLayer (as host applications do)
+// on the backend with inputs generated from the seed (or read from DIR, as
+// `moegen ref` writes them), and prints the decode-first error metrics
 // of each stage and of the layer against the reference. Exits non-zero when a
 // stage exceeds the tolerance its formats imply.
 //
@@ -69,11 +69,8 @@ int runRun(int argc, const char **argv) {
     llvm::errs() << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
-  auto layer = compileLayer(*spec, compileOptions);
-  if (!layer)
-    return fail(layer.takeError());
   std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
-  auto result = runLayerCheck(*spec, *layer, *backend, options);
+  auto result = runLayerCheck(*spec, *backend, options);
   if (!result)
     return fail(result.takeError());
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName

@@ -31,15 +31,6 @@ struct LayerCase {
 
 void PrintTo(const LayerCase &c, std::ostream *os) { *os << c.name; }
 
-/// Weight scales in the weight's row order, e8m0_shuffle layout.
-std::vector<uint8_t> weightScales(const num::HostTensor &w, int64_t experts, int64_t rows,
-                                  bool interleave) {
-  std::vector<uint8_t> scales = w.scales;
-  if (interleave)
-    scales = llvm::cantFail(num::interleaveGateUp(scales, experts, rows, w.scaleCols()));
-  return num::e8m0Shuffle(scales, experts * rows, w.scaleCols());
-}
-
 class MoeLayerFull : public ::testing::TestWithParam<LayerCase> {};
 
 TEST_P(MoeLayerFull, MatchesTheReferenceLayer) {
@@ -54,9 +45,7 @@ TEST_P(MoeLayerFull, MatchesTheReferenceLayer) {
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   for (const std::string &s : c.sets)
     ASSERT_FALSE(bool(applySpecOverride(*spec, s))) << s;
-  const int64_t T = 13, E = spec->problem.experts, K = spec->problem.modelDim,
-                I = spec->problem.interDim;
-  const bool interleave = spec->problem.gateUp == GateUpLayout::Interleaved;
+  const int64_t T = 13, K = spec->problem.modelDim;
 
   auto backend = createBackend("emu");
   ASSERT_TRUE(bool(backend));
@@ -79,12 +68,8 @@ TEST_P(MoeLayerFull, MatchesTheReferenceLayer) {
     return p;
   };
   auto bytesOf = [](const auto &v) { return v.size() * sizeof(v[0]); };
-  auto w1 = llvm::cantFail(num::shuffleWeight16x16(in->w1.data, E, 2 * I,
-                                                   num::packedBytes(in->w1.format, K), interleave));
-  auto w2 = llvm::cantFail(
-      num::shuffleWeight16x16(in->w2.data, E, K, num::packedBytes(in->w2.format, I)));
-  auto w1Scale = weightScales(in->w1, E, 2 * I, interleave);
-  auto w2Scale = weightScales(in->w2, E, K, false);
+  auto packed = num::packWeights(*spec, in->w1, in->w2);
+  ASSERT_TRUE(bool(packed)) << llvm::toString(packed.takeError());
   auto hidden = num::makeBf16({T, K}, in->hidden).data;
 
   LayerArgs args;
@@ -92,10 +77,10 @@ TEST_P(MoeLayerFull, MatchesTheReferenceLayer) {
   args.topkIds = upload(in->topkIds.data(), bytesOf(in->topkIds));
   args.topkWeights = upload(in->topkWeights.data(), bytesOf(in->topkWeights));
   args.hidden = upload(hidden.data(), hidden.size());
-  args.w1 = upload(w1.data(), w1.size());
-  args.w1Scale = upload(w1Scale.data(), w1Scale.size());
-  args.w2 = upload(w2.data(), w2.size());
-  args.w2Scale = upload(w2Scale.data(), w2Scale.size());
+  args.w1 = upload(packed->w1.data(), packed->w1.size());
+  args.w1Scale = upload(packed->w1Scale.data(), packed->w1Scale.size());
+  args.w2 = upload(packed->w2.data(), packed->w2.size());
+  args.w2Scale = upload(packed->w2Scale.data(), packed->w2Scale.size());
   args.output = llvm::cantFail(b.allocate(T * K * 2));
   auto ws = (*layer)->workspaceLayout(T);
   ASSERT_TRUE(bool(ws));
@@ -113,12 +98,7 @@ TEST_P(MoeLayerFull, MatchesTheReferenceLayer) {
     out.shape = {T, K};
     out.data.resize(T * K * 2);
     llvm::cantFail(b.copyToHost(out.data.data(), args.output, out.data.size()));
-    bool fused = spec->stage1.fusedQuant != FusedQuant::None;
-    num::CompareOptions tol = stageTolerance(spec->formats.activation, fused);
-    tol.maxCosineDiff = fused ? (spec->formats.activation == DType::MXFP4 ? 1e-2 : 1e-3) : 1e-4;
-    tol.rtol = fused ? 0.25 : 5e-2;
-    tol.atol = 1e-2;
-    tol.maxMismatch = 5e-2;
+    num::CompareOptions tol = layerTolerance(*spec);
     auto cmp = num::compareTensors(ref->stage2.out, out, {}, tol);
     ASSERT_TRUE(bool(cmp)) << llvm::toString(cmp.takeError());
     EXPECT_TRUE(cmp->passed) << "run " << run << ": cosine diff " << cmp->cosineDiff
