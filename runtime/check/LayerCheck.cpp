@@ -245,24 +245,24 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   DeviceArena dev(backend);
   runtime::LayerArgs args;
   args.tokens = T;
-  std::vector<llvm::Expected<DevicePtr>> buffers;
-  buffers.push_back(dev.upload(in->topkIds));
-  buffers.push_back(dev.upload(in->topkWeights));
-  buffers.push_back(dev.upload(num::makeBf16({T, K}, in->hidden).data));
-  buffers.push_back(dev.upload(packed->w1));
-  buffers.push_back(dev.upload(packed->w1Scale));
-  buffers.push_back(dev.upload(packed->w2));
-  buffers.push_back(dev.upload(packed->w2Scale));
-  buffers.push_back(dev.alloc(T * K * 2));
-  buffers.push_back(dev.alloc(ws->total));
-  for (auto &b : buffers)
-    if (!b)
-      return b.takeError();
-  DevicePtr *fields[] = {&args.topkIds, &args.topkWeights, &args.hidden,
-                         &args.w1,      &args.w1Scale,     &args.w2,
-                         &args.w2Scale, &args.output,      &args.workspace};
-  for (size_t i = 0; i < buffers.size(); ++i)
-    *fields[i] = *buffers[i];
+  llvm::Error placed = llvm::Error::success();
+  auto place = [&](DevicePtr &field, llvm::Expected<DevicePtr> p) {
+    if (p)
+      field = *p;
+    else
+      placed = llvm::joinErrors(std::move(placed), p.takeError());
+  };
+  place(args.topkIds, dev.upload(in->topkIds));
+  place(args.topkWeights, dev.upload(in->topkWeights));
+  place(args.hidden, dev.upload(num::makeBf16({T, K}, in->hidden).data));
+  place(args.w1, dev.upload(packed->w1));
+  place(args.w1Scale, dev.upload(packed->w1Scale));
+  place(args.w2, dev.upload(packed->w2));
+  place(args.w2Scale, dev.upload(packed->w2Scale));
+  place(args.output, dev.alloc(T * K * 2));
+  place(args.workspace, dev.alloc(ws->total));
+  if (placed)
+    return std::move(placed);
   args.workspaceBytes = ws->total;
   if (llvm::Error e = (*layer)->run(args))
     return std::move(e);
