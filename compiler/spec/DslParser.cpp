@@ -604,7 +604,11 @@ llvm::Expected<MoeSpec> parseMoeSpecFile(llvm::StringRef path) {
   auto buffer = readInputFile(path, kMaxSpecBytes, /*isText=*/true);
   if (!buffer)
     return buffer.takeError();
-  return parseBuffer(std::move(*buffer));
+  auto spec = parseBuffer(std::move(*buffer));
+  if (spec)
+    if (llvm::Error e = checkSpecLimits(*spec))
+      return std::move(e);
+  return spec;
 }
 
 llvm::Expected<MoeSpec> loadMoeSpec(llvm::StringRef path, llvm::ArrayRef<std::string> overrides) {
