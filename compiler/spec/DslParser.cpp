@@ -101,7 +101,13 @@ bool Parser::fail(llvm::SMLoc loc, const llvm::Twine &msg) {
   if (!error.empty())
     return false;
   llvm::raw_string_ostream os(error);
-  sm.PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg);
+  llvm::SMDiagnostic diag = sm.GetMessage(loc, llvm::SourceMgr::DK_Error, msg);
+  // A generated line can be megabytes long: then only the location is shown.
+  if (diag.getLineContents().size() > 512)
+    os << diag.getFilename() << ":" << diag.getLineNo() << ":" << diag.getColumnNo() + 1
+       << ": error: " << diag.getMessage() << "\n";
+  else
+    diag.print(nullptr, os, /*ShowColors=*/false);
   return false;
 }
 

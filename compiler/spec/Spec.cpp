@@ -239,10 +239,9 @@ llvm::Error checkHostMemory(const MoeSpec &spec, int64_t tokens, uint64_t availa
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       "the layer's inputs and reference for " + std::to_string(tokens) + " tokens need about " +
-          gib(need) + " GiB of host memory (experts=" + std::to_string(p.experts) +
-          ", model_dim=" + std::to_string(p.modelDim) + ", inter_dim=" +
-          std::to_string(p.interDim) + "), more than the " + gib(availableBytes) +
-          " GiB this machine has");
+          gib(need) + " GiB of host memory (experts=" + std::to_string(p.experts) + ", model_dim=" +
+          std::to_string(p.modelDim) + ", inter_dim=" + std::to_string(p.interDim) +
+          "), more than the " + gib(availableBytes) + " GiB this machine has");
 }
 
 uint64_t physicalMemoryBytes() {
