@@ -2,8 +2,11 @@
 
 #include "compiler/spec/Expr.h"
 
+#include "compiler/spec/SpecLimits.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -93,6 +96,15 @@ std::optional<ExprFunc> funcByName(llvm::StringRef name) {
 
 unsigned funcArity(ExprFunc func) {
   return (func == ExprFunc::Min || func == ExprFunc::Max) ? 2 : 1;
+}
+
+unsigned exprDepth(const ExprNode &node, unsigned cap) {
+  if (cap == 0)
+    return 1;
+  unsigned deepest = 0;
+  for (const ExprRef &op : node.operands)
+    deepest = std::max(deepest, exprDepth(*op, cap - 1));
+  return deepest + 1;
 }
 
 namespace {
@@ -189,18 +201,20 @@ static int precedence(ExprKind k) {
 
 /// Shortest decimal text that parses back to exactly `v`; plain notation
 /// ("10.0", "0.044715") for ordinary magnitudes, exponent notation otherwise.
+/// The printed spec is a cache key, so no digit may be lost.
 static std::string formatNumber(double v) {
   char buf[64];
   double mag = std::fabs(v);
   bool plain = v == 0 || (mag >= 1e-4 && mag < 1e15);
-  for (int digits = plain ? 1 : 1; digits <= 17; ++digits) {
-    if (plain)
-      snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    else
-      snprintf(buf, sizeof(buf), "%.*g", digits, v);
+  // 17 significant digits always round-trip; below 1 a plain number needs up
+  // to 4 more decimals for its leading zeros.
+  int maxDigits = plain ? 21 : 17;
+  for (int digits = 1; digits <= maxDigits; ++digits) {
+    snprintf(buf, sizeof(buf), plain ? "%.*f" : "%.*g", digits, v);
     if (std::strtod(buf, nullptr) == v)
-      break;
+      return buf;
   }
+  snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 

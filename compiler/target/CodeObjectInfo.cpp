@@ -15,6 +15,23 @@ static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+// The metadata note comes from a file: every node's kind is checked before it
+// is read, since DocNode's accessors assume the kind.
+static bool isKind(const llvm::msgpack::DocNode &n, llvm::msgpack::Type kind) {
+  return n.getKind() == kind;
+}
+
+/// The string at `key`, "" when absent; false when present but not a string.
+static bool stringField(llvm::msgpack::MapDocNode &map, llvm::StringRef key, std::string &out) {
+  auto it = map.find(key);
+  if (it == map.end())
+    return true;
+  if (!isKind(it->second, llvm::msgpack::Type::String))
+    return false;
+  out = it->second.getString().str();
+  return true;
+}
+
 static int64_t intField(llvm::msgpack::MapDocNode &map, llvm::StringRef key) {
   auto it = map.find(key);
   if (it == map.end())
@@ -58,9 +75,11 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   if (!found)
     return makeError("the code object has no AMDGPU metadata note");
 
+  if (!isKind(doc.getRoot(), llvm::msgpack::Type::Map))
+    return makeError("malformed AMDGPU metadata note: the root is not a map");
   llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
-  if (auto it = root.find("amdhsa.target"); it != root.end())
-    info.target = it->second.getString().str();
+  if (!stringField(root, "amdhsa.target", info.target))
+    return makeError("malformed AMDGPU metadata note: amdhsa.target is not a string");
   // The metadata version is 1.2 for both v5 and v6; the ELF header's ABI
   // version tells them apart (ELFABIVERSION_AMDGPU_HSA_V5 = 3, V6 = 4).
   uint8_t abiVersion = elf->getHeader().e_ident[llvm::ELF::EI_ABIVERSION];
@@ -69,6 +88,8 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   auto kernelsIt = root.find("amdhsa.kernels");
   if (kernelsIt == root.end())
     return info;
+  if (!isKind(kernelsIt->second, llvm::msgpack::Type::Array))
+    return makeError("malformed AMDGPU metadata note: amdhsa.kernels is not an array");
 
   // Function sizes from the symbol table give each kernel's code bytes.
   llvm::StringMap<int64_t> symbolSizes;
@@ -93,10 +114,12 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   }
 
   for (llvm::msgpack::DocNode &kn : kernelsIt->second.getArray()) {
+    if (!isKind(kn, llvm::msgpack::Type::Map))
+      return makeError("malformed AMDGPU metadata note: a kernel entry is not a map");
     llvm::msgpack::MapDocNode &k = kn.getMap();
     KernelResources r;
-    if (auto it = k.find(".name"); it != k.end())
-      r.symbol = it->second.getString().str();
+    if (!stringField(k, ".name", r.symbol))
+      return makeError("malformed AMDGPU metadata note: a kernel's .name is not a string");
     r.vgprs = intField(k, ".vgpr_count");
     r.agprs = intField(k, ".agpr_count");
     r.sgprs = intField(k, ".sgpr_count");
