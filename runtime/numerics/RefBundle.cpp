@@ -64,36 +64,25 @@ private:
   std::string dir;
 };
 
-/// Rows of a weight's scale matrix in the order the kernel reads them: the
-/// gate/up interleave of w1 when the spec asks for it.
-llvm::Expected<std::vector<uint8_t>> kernelScaleRows(const HostTensor &w, bool interleave) {
-  if (!interleave)
-    return w.scales;
-  return interleaveGateUp(w.scales, w.shape[0], w.shape[1], w.scaleCols());
-}
-
+/// A weight's logical tensor and its kernel layout (`packed`, `packedScales`:
+/// what packWeights gives for it).
 llvm::Error writeWeight(BundleWriter &bw, llvm::StringRef name, const HostTensor &w,
-                        bool interleave, llvm::StringRef what) {
+                        const std::vector<uint8_t> &packed,
+                        const std::vector<uint8_t> &packedScales, bool interleave,
+                        llvm::StringRef what) {
   if (auto err = bw.tensor(name, w, what))
     return err;
   const int64_t E = w.shape[0], N = w.shape[1];
   const int64_t rowBytes = packedBytes(w.format, w.shape[2]);
-  auto shuf = shuffleWeight16x16(w.data, E, N, rowBytes, interleave);
-  if (!shuf)
-    return shuf.takeError();
   if (auto err = bw.array<uint8_t>(
-          (name + "_shuffled").str(), "|u1", {E, N, rowBytes}, *shuf,
+          (name + "_shuffled").str(), "|u1", {E, N, rowBytes}, packed,
           interleave ? "bytes in the (16,16) preshuffle of the GUGU-interleaved rows"
                      : "bytes in the (16,16) preshuffle layout"))
     return err;
   if (!isMx(w.format))
     return llvm::Error::success();
-  auto rows = kernelScaleRows(w, interleave);
-  if (!rows)
-    return rows.takeError();
-  std::vector<uint8_t> s = e8m0Shuffle(*rows, E * N, w.scaleCols());
   return bw.array<uint8_t>((name + "_scale_shuffled").str(), "|u1",
-                           {e8m0ShuffledRows(E * N), e8m0ShuffledCols(w.scaleCols())}, s,
+                           {e8m0ShuffledRows(E * N), e8m0ShuffledCols(w.scaleCols())}, packedScales,
                            "e8m0 scales of [E*N, K/32] in the e8m0_shuffle layout");
 }
 
@@ -265,11 +254,14 @@ llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64
     if (auto err = bw.array<float>("topk_weights", "<f4", {M, p.topk}, in->topkWeights,
                                    "router weights [M, topk]"))
       return err;
-    if (auto err = writeWeight(bw, "w1", in->w1, interleave,
+    auto packed = packWeights(spec, in->w1, in->w2);
+    if (!packed)
+      return packed.takeError();
+    if (auto err = writeWeight(bw, "w1", in->w1, packed->w1, packed->w1Scale, interleave,
                                "stage-1 logical weights [E, 2 * inter_dim, model_dim], gate rows "
                                "then up rows (GGUU)"))
       return err;
-    if (auto err = writeWeight(bw, "w2", in->w2, false,
+    if (auto err = writeWeight(bw, "w2", in->w2, packed->w2, packed->w2Scale, false,
                                "stage-2 logical weights [E, model_dim, inter_dim]"))
       return err;
     if (auto err = bw.array<int32_t>("sorted_token_ids", "<i4", {sortedRows}, s.sortedTokenIds,
