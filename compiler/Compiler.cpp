@@ -114,9 +114,10 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModule(CompileSession &s, const MoeSpec &
 }
 
 llvm::Error checkTarget(const CompileOptions &options) {
-  if (options.chip != "gfx950")
-    return makeError("unsupported --target '" + options.chip + "'; moegen generates gfx950");
-  if (options.codeObjectVersion != 5 && options.codeObjectVersion != 6)
+  if (!TargetInfo::forChip(options.chip))
+    return makeError("unsupported --target '" + options.chip + "'; moegen generates " +
+                     TargetInfo::supportedChips());
+  if (!TargetInfo::isSupportedCodeObjectVersion(options.codeObjectVersion))
     return makeError("code object version must be 5 or 6, got " +
                      llvm::Twine(options.codeObjectVersion));
   return llvm::Error::success();

@@ -9,6 +9,7 @@
 #define MOEGEN_COMPILER_COMPILER_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "compiler/target/CodeObject.h"
 #include "compiler/target/CodeObjectInfo.h"
 #include "templates/LayerKernels.h"
@@ -18,7 +19,7 @@
 namespace moegen {
 
 struct CompileOptions {
-  std::string chip = "gfx950";
+  std::string chip = TargetInfo::kDefaultChip.str();
   int codeObjectVersion = 6;
   int optLevel = 3;
   /// When set, the IR after every pipeline stage is written here:

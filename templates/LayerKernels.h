@@ -2,9 +2,9 @@
 #ifndef MOEGEN_TEMPLATES_LAYERKERNELS_H
 #define MOEGEN_TEMPLATES_LAYERKERNELS_H
 
+#include "compiler/spec/TargetInfo.h"
 #include "templates/KernelBuilder.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 namespace moegen {
 

@@ -2,8 +2,8 @@
 #ifndef MOEGEN_TEMPLATES_LAYERRULES_H
 #define MOEGEN_TEMPLATES_LAYERRULES_H
 
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 namespace moegen {
 

@@ -36,14 +36,14 @@ void buildMoegenFrontendPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createMoeInstantiateTemplates());
 }
 
-void buildGfx950LoweringPipeline(mlir::OpPassManager &pm) {
+void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &target) {
   mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
   kernels.addPass(mlir::createSCFToControlFlowPass());
   mlir::ConvertAMDGPUToROCDLPassOptions amdgpuOptions;
-  amdgpuOptions.chipset = "gfx950";
+  amdgpuOptions.chipset = target.chip;
   kernels.addPass(mlir::createConvertAMDGPUToROCDLPass(amdgpuOptions));
   mlir::ConvertGpuOpsToROCDLOpsOptions gpuOptions;
-  gpuOptions.chipset = "gfx950";
+  gpuOptions.chipset = target.chip;
   gpuOptions.useBarePtrCallConv = true;
   gpuOptions.runtime = mlir::gpu::amd::Runtime::HIP;
   kernels.addPass(mlir::createConvertGpuOpsToROCDLOps(gpuOptions));
@@ -53,7 +53,7 @@ void buildGfx950LoweringPipeline(mlir::OpPassManager &pm) {
 
 void buildMoegenPipeline(mlir::OpPassManager &pm) {
   buildMoegenFrontendPipeline(pm);
-  buildGfx950LoweringPipeline(pm);
+  pm.addPass(createMoeLowerToTarget());
 }
 
 void registerMoegenDialects(mlir::DialectRegistry &registry) {
@@ -87,8 +87,8 @@ void registerMoegenPassesAndPipelines() {
       "moegen-frontend", "moe-verify-schedule and moe-instantiate-templates",
       [](mlir::OpPassManager &pm) { buildMoegenFrontendPipeline(pm); });
   mlir::PassPipelineRegistration<>(
-      "moegen-lower-gfx950", "Lower every kernel gpu.module to the LLVM dialect for gfx950",
-      [](mlir::OpPassManager &pm) { buildGfx950LoweringPipeline(pm); });
+      "moegen-lower", "moe-lower-to-target: the lowering of the module's moe.target",
+      [](mlir::OpPassManager &pm) { pm.addPass(createMoeLowerToTarget()); });
 }
 
 } // namespace moegen

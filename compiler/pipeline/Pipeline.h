@@ -7,6 +7,8 @@
 #ifndef MOEGEN_COMPILER_PIPELINE_PIPELINE_H
 #define MOEGEN_COMPILER_PIPELINE_PIPELINE_H
 
+#include "compiler/spec/TargetInfo.h"
+
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir {
@@ -15,22 +17,24 @@ class DialectRegistry;
 
 namespace moegen {
 
-/// moe-verify-schedule, moe-instantiate-templates and the gfx950 lowering of
-/// every kernel's gpu.module to the LLVM dialect (scf -> cf, amdgpu -> rocdl,
-/// gpu -> rocdl with bare-pointer kernel arguments, cast reconciliation).
+/// moe-verify-schedule, moe-instantiate-templates and moe-lower-to-target:
+/// every kernel's gpu.module lowered to the LLVM dialect for the module's
+/// `moe.target`.
 void buildMoegenPipeline(mlir::OpPassManager &pm);
 
 /// Only the part before code generation: verification and template expansion.
 void buildMoegenFrontendPipeline(mlir::OpPassManager &pm);
 
-/// The target lowering applied to each gpu.module.
-void buildGfx950LoweringPipeline(mlir::OpPassManager &pm);
+/// The lowering of `target` (what moe-lower-to-target runs). gfx950: scf ->
+/// cf, amdgpu -> rocdl, gpu -> rocdl with bare-pointer kernel arguments on
+/// each gpu.module, then cast reconciliation and canonicalization.
+void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &target);
 
 /// Every dialect and translation interface the pipeline needs.
 void registerMoegenDialects(mlir::DialectRegistry &registry);
 
 /// Registers the moegen passes and the named pipelines ("moegen-pipeline",
-/// "moegen-frontend", "moegen-lower-gfx950") with the global registry.
+/// "moegen-frontend", "moegen-lower") with the global registry.
 void registerMoegenPassesAndPipelines();
 
 } // namespace moegen

@@ -8,6 +8,8 @@
 #ifndef MOEGEN_COMPILER_TARGET_CODEOBJECT_H
 #define MOEGEN_COMPILER_TARGET_CODEOBJECT_H
 
+#include "compiler/spec/TargetInfo.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include "llvm/Support/Error.h"
@@ -19,7 +21,7 @@
 namespace moegen {
 
 struct CodeObjectOptions {
-  std::string chip = "gfx950";
+  std::string chip = TargetInfo::kDefaultChip.str();
   /// AMDHSA code object version. 6 by default: LLVM 22's default, and it
   /// lets one code object name a generic target; ROCm 6.x+ loads it. 5 is
   /// available for older runtimes.

@@ -32,4 +32,15 @@ def MoeInstantiateTemplates : Pass<"moe-instantiate-templates", "::mlir::ModuleO
                            "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
+def MoeLowerToTarget : Pass<"moe-lower-to-target", "::mlir::ModuleOp"> {
+  let summary = "Lower every kernel gpu.module to the LLVM dialect for the module's target";
+  let description = [{
+    Reads the module's `moe.target`, and runs that target's lowering
+    (buildTargetLoweringPipeline: for gfx950, scf -> cf, amdgpu -> rocdl and
+    gpu -> rocdl with bare-pointer kernel arguments on each gpu.module, then
+    cast reconciliation and canonicalization). The chip is never a pass
+    option: the target attribute is the one source.
+  }];
+}
+
 #endif // MOEGEN_COMPILER_TRANSFORMS_PASSES_TD

@@ -3,6 +3,7 @@
 #include "dialects/moe/MoeDialect.h"
 
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/TargetInfo.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -112,9 +113,10 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef chip,
                                  int64_t abi) {
-  if (chip != "gfx950")
-    return emitError() << "unsupported target chip '" << chip << "'; moegen generates gfx950";
-  if (abi != 5 && abi != 6)
+  if (!TargetInfo::isSupportedCodeObjectVersion(abi))
     return emitError() << "code object version must be 5 or 6, got " << abi;
+  if (!TargetInfo::forChip(chip, abi))
+    return emitError() << "unsupported target chip '" << chip << "'; moegen generates "
+                       << TargetInfo::supportedChips();
   return success();
 }

@@ -16,6 +16,7 @@
 #define MOEGEN_RUNTIME_API_COMPILER_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "runtime/cache/KernelBinary.h"
 #include "runtime/cache/KernelCache.h"
 #include "runtime/cache/Log.h"
@@ -36,7 +37,7 @@ using cache::KernelSet;
 
 /// What the kernels are generated for. Every field is part of the cache key.
 struct Target {
-  std::string chip = "gfx950";
+  std::string chip = TargetInfo::kDefaultChip.str();
   /// Target-ID features, e.g. "sramecc+:xnack-"; "" = any. moegen's code
   /// objects are feature-agnostic today, so this only separates cache entries.
   std::string features;

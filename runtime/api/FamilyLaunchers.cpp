@@ -7,9 +7,9 @@
 
 #include "runtime/api/FamilyLaunchers.h"
 
+#include "compiler/spec/TargetInfo.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Tensor.h"
-#include "templates/TargetInfo.h"
 #include "templates/finish/FinishKernel.h"
 #include "templates/gemm/GemmPlan.h"
 
@@ -20,14 +20,11 @@ Dim3 dim3(std::array<int64_t, 3> g) {
   return {static_cast<uint32_t>(g[0]), static_cast<uint32_t>(g[1]), static_cast<uint32_t>(g[2])};
 }
 
-TargetInfo gfx950() { return *TargetInfo::forChip("gfx950"); }
-
 } // namespace
 
-LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels) {
+LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target) {
   LayerPlan p;
   p.spec = spec;
-  TargetInfo target = gfx950();
   ScheduleIssues issues; // the spec compiled: planning again cannot fail
   p.stage1 = kernels.find("stage1") != nullptr;
   p.stage2 = kernels.find("stage2") != nullptr;
@@ -89,13 +86,15 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
 
 void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
   // One workgroup (templates/sort/SortKernel.h).
-  t["sort"] = [](const MoeSpec &, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+  t["sort"] = [](const MoeSpec &, const KernelSet &,
+                 const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     return FamilyLaunch{[](const LaunchShape &) { return Dim3{1, 1, 1}; }, {}};
   };
   // The bf16 input, token-major (templates/quant/QuantPlan.h).
-  t["quant_input"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+  t["quant_input"] = [](const MoeSpec &spec, const KernelSet &,
+                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
-    QuantPlan q = *planInputQuant(spec, gfx950(), issues);
+    QuantPlan q = *planInputQuant(spec, target, issues);
     return FamilyLaunch{[q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
                         {{"x", ArgValue::Hidden},
                          {"q", ArgValue::InputQ},
@@ -103,7 +102,8 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"rows", ArgValue::Tokens}}};
   };
   // grid (N / tile_n, maxBlocks, k_batch) (templates/gemm/GemmKernel.h).
-  t["stage1"] = [](const MoeSpec &spec, const KernelSet &set) -> llvm::Expected<FamilyLaunch> {
+  t["stage1"] = [](const MoeSpec &spec, const KernelSet &set,
+                   const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     uint32_t n = static_cast<uint32_t>(spec.problem.interDim / spec.stage1.tileN);
     uint32_t kb = static_cast<uint32_t>(spec.stage1.kBatch);
     bool quantized = set.find("quant_input") != nullptr;
@@ -119,7 +119,8 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"partials", ArgValue::Partials}}};
   };
   // One thread per (sorted row, 32 columns) (templates/finish/FinishKernel.h).
-  t["finish"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+  t["finish"] = [](const MoeSpec &spec, const KernelSet &,
+                   const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     int64_t blocks = spec.problem.interDim / 32;
     return FamilyLaunch{
         [blocks](const LaunchShape &s) {
@@ -131,16 +132,18 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
          {"out_scale", ArgValue::Stage1OutScale}}};
   };
   // Stage 1's bf16 output, scales by sorted position.
-  t["quant_inter"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+  t["quant_inter"] = [](const MoeSpec &spec, const KernelSet &,
+                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
-    QuantPlan q = *planInterQuant(spec, gfx950(), issues);
+    QuantPlan q = *planInterQuant(spec, target, issues);
     return FamilyLaunch{
         [q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
         {{"x", ArgValue::Stage1Out}, {"q", ArgValue::InterQ}, {"scales", ArgValue::InterQScale}}};
   };
-  t["stage2"] = [](const MoeSpec &spec, const KernelSet &set) -> llvm::Expected<FamilyLaunch> {
+  t["stage2"] = [](const MoeSpec &spec, const KernelSet &set,
+                   const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
-    GemmPlan g = planGemm(spec, StageId::Stage2, gfx950(), issues);
+    GemmPlan g = planGemm(spec, StageId::Stage2, target, issues);
     uint32_t n = static_cast<uint32_t>(spec.problem.modelDim / spec.stage2.tileN);
     uint32_t kb = static_cast<uint32_t>(spec.stage2.kBatch);
     bool quantized = set.find("quant_inter") != nullptr;
@@ -155,9 +158,10 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"out", perSlot ? ArgValue::SlotRows : ArgValue::Output}}};
   };
   // Sums the top-k per-slot rows of each token (templates/reduce/ReducePlan.h).
-  t["reduce"] = [](const MoeSpec &spec, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+  t["reduce"] = [](const MoeSpec &spec, const KernelSet &,
+                   const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
-    ReducePlan r = *planReduce(spec, gfx950(), issues);
+    ReducePlan r = *planReduce(spec, target, issues);
     return FamilyLaunch{[r](const LaunchShape &s) { return dim3(r.grid(s.tokens)); },
                         {{"slot_rows", ArgValue::SlotRows}, {"out", ArgValue::Output}}};
   };

@@ -25,7 +25,7 @@ struct LayerPlan {
   std::optional<QuantPlan> quantInput, quantInter;
   std::optional<ReducePlan> reduce;
 
-  static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels);
+  static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target);
   WorkspaceLayout layout(int64_t tokens) const;
   /// Stage 2 adds packed bf16 atomics into the (cleared) output.
   bool atomicOutput() const { return stage2 && !reduce; }

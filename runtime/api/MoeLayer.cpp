@@ -187,6 +187,7 @@ llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<Compi
   if (!scheduler)
     return scheduler.takeError();
   std::unique_ptr<MoeLayer> layer(new MoeLayer(std::move(compiler), backend, spec, options));
+  layer->target = *TargetInfo::forChip(options.target.chip, options.target.codeObjectVersion);
   layer->tables->scheduler = std::move(*scheduler);
   return layer;
 }
@@ -199,7 +200,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     return chosen.takeError();
   r->dispatch = std::move(*chosen);
   r->dispatch.tier = tier;
-  r->plan = LayerPlan::make(r->dispatch.spec, *r->dispatch.kernels);
+  r->plan = LayerPlan::make(r->dispatch.spec, *r->dispatch.kernels, target);
 
   std::vector<bool> needed(static_cast<size_t>(ArgValue::Count), false);
   for (size_t i = 0; i < r->dispatch.kernels->kernels.size(); ++i) {
@@ -216,7 +217,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
       }
       launcher = it->second;
     }
-    auto family = launcher(r->dispatch.spec, *r->dispatch.kernels);
+    auto family = launcher(r->dispatch.spec, *r->dispatch.kernels, target);
     if (!family)
       return family.takeError();
     launch.grid = family->grid;

@@ -38,6 +38,7 @@
 #ifndef MOEGEN_RUNTIME_API_MOELAYER_H
 #define MOEGEN_RUNTIME_API_MOELAYER_H
 
+#include "compiler/spec/TargetInfo.h"
 #include "runtime/api/Compiler.h"
 #include "runtime/backend/Backend.h"
 
@@ -161,10 +162,11 @@ struct FamilyLaunch {
   GridRule grid;
   std::vector<std::pair<std::string, ArgValue>> bindings;
 };
-/// Builds a family's launch for a layer spec and its kernel set (which tells,
-/// e.g., whether an input quantization kernel precedes stage 1).
-using FamilyLauncher =
-    std::function<llvm::Expected<FamilyLaunch>(const MoeSpec &, const KernelSet &)>;
+/// Builds a family's launch for a layer spec, its kernel set (which tells,
+/// e.g., whether an input quantization kernel precedes stage 1) and the
+/// target the kernels were generated for.
+using FamilyLauncher = std::function<llvm::Expected<FamilyLaunch>(
+    const MoeSpec &, const KernelSet &, const TargetInfo &)>;
 
 /// Registers (or replaces) the launcher of a family, process-wide. Layers
 /// use it for tiers they resolve afterwards. moegen registers sort,
@@ -205,6 +207,7 @@ private:
   Backend &backend;
   MoeSpec layerSpec;
   LayerOptions options;
+  TargetInfo target; // of options.target, checked by create()
   struct Tables;
   std::unique_ptr<Tables> tables;
   static constexpr size_t kTierSlots = 17; // 1, 2, 4, ..., 32768, 131072

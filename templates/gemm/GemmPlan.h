@@ -12,8 +12,8 @@
 #define MOEGEN_TEMPLATES_GEMM_GEMMPLAN_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 namespace moegen {
 

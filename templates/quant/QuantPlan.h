@@ -21,8 +21,8 @@
 #define MOEGEN_TEMPLATES_QUANT_QUANTPLAN_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 #include <array>
 #include <optional>

@@ -16,8 +16,8 @@
 #define MOEGEN_TEMPLATES_REDUCE_REDUCEPLAN_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 #include <array>
 #include <optional>

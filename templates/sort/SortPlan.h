@@ -3,8 +3,8 @@
 #define MOEGEN_TEMPLATES_SORT_SORTPLAN_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
-#include "templates/TargetInfo.h"
 
 namespace moegen {
 

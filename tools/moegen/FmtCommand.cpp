@@ -54,7 +54,8 @@ int runFmt(int argc, const char **argv) {
   registerMoegenDialects(registry);
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
-  auto module = moe::buildLayerModule(&ctx, *spec, moe::TargetAttr::get(&ctx, "gfx950", 6));
+  auto module =
+      moe::buildLayerModule(&ctx, *spec, moe::TargetAttr::get(&ctx, TargetInfo::kDefaultChip, 6));
   if (!module)
     return 1; // the diagnostic is printed already
   module->print(llvm::outs());

@@ -27,7 +27,7 @@ namespace moegen::cli {
 /// as moe-verify-schedule, reported the same way ("file:line:col: error:
 /// stage1: ..."), before anything is generated or written.
 static bool verifySchedule(const MoeSpec &spec) {
-  ScheduleIssues issues = checkLayer(spec, *TargetInfo::forChip("gfx950"));
+  ScheduleIssues issues = checkLayer(spec, TargetInfo::defaultTarget());
   for (const ScheduleIssue &issue : issues) {
     // Where moe-verify-schedule reports: the sort op carries stage1's
     // location, other families report at the layer.

@@ -1,4 +1,4 @@
-// RUN: moegen fmt %inputs/small.moe --emit mlir | moegen-opt --moegen-frontend | moegen-opt --moegen-lower-gfx950 | FileCheck %s
+// RUN: moegen fmt %inputs/small.moe --emit mlir | moegen-opt --moegen-frontend | moegen-opt --moegen-lower | FileCheck %s
 // RUN: moegen fmt %inputs/small.moe --emit mlir | moegen-opt --moegen-pipeline | FileCheck %s
 
 // The target lowering leaves only the LLVM and ROCDL dialects: LDS buffers

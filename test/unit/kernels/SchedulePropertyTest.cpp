@@ -151,7 +151,7 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
   const int64_t want = total / kShards + (shard < total % kShards ? 1 : 0);
   const uint64_t seed = static_cast<uint64_t>(envInt("MOEGEN_PROPERTY_SEED", 1));
   Sampler sampler(seed * 1000003 + static_cast<uint64_t>(shard));
-  TargetInfo target = *TargetInfo::forChip("gfx950");
+  TargetInfo target = TargetInfo::defaultTarget();
   std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
   const bool verbose = envInt("MOEGEN_PROPERTY_VERBOSE", 0) > 0;
 

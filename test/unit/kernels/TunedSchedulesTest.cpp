@@ -36,7 +36,7 @@ TEST_P(TunedSchedules, EveryFlyDslRowMapsAndVerifies) {
   ASSERT_TRUE(static_cast<bool>(table)) << llvm::toString(table.takeError());
   auto base = parseMoeSpecFile(root + "/examples/" + GetParam().example);
   ASSERT_TRUE(static_cast<bool>(base)) << llvm::toString(base.takeError());
-  auto target = *TargetInfo::forChip("gfx950");
+  auto target = TargetInfo::defaultTarget();
   int flydslStages = 0;
   for (const auto &row : table->rows()) {
     MoeSpec spec = *base;

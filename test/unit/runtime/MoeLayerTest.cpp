@@ -290,7 +290,8 @@ TEST_F(MoeLayerRun, LaunchersArePluggable) {
   NoteCapture notes;
   // A replaced launcher is used by layers that resolve a tier afterwards.
   registerFamilyLauncher("sort",
-                         [](const MoeSpec &, const KernelSet &) -> llvm::Expected<FamilyLaunch> {
+                         [](const MoeSpec &, const KernelSet &,
+                            const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
                            return FamilyLaunch{[](const LaunchShape &s) {
                                                  return Dim3{uint32_t(s.tokens), 1, 1};
                                                },

@@ -36,16 +36,17 @@ llvm::Expected<BuiltKernel> compileKernel(llvm::StringRef symbol, KernelBodyBuil
   mlir::OwningOpRef<mlir::ModuleOp> top = mlir::ModuleOp::create(loc);
   mlir::ImplicitLocOpBuilder b(loc, &ctx);
   b.setInsertionPointToEnd(top->getBody());
+  TargetInfo chip = TargetInfo::defaultTarget();
   auto target = mlir::ROCDL::ROCDLTargetAttr::get(&ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa",
-                                                  "gfx950", "", "600");
+                                                  chip.chip, "", "600");
   auto module = mlir::gpu::GPUModuleOp::create(b, symbol, b.getArrayAttr({target}));
   build(b, module);
   if (mlir::failed(mlir::verify(*top)))
     return fail("the kernel does not verify");
   mlir::PassManager pm(&ctx);
-  buildGfx950LoweringPipeline(pm);
+  buildTargetLoweringPipeline(pm, chip);
   if (mlir::failed(pm.run(*top)))
-    return fail("the gfx950 lowering failed");
+    return fail("the " + chip.chip + " lowering failed");
 
   auto lowered = top->lookupSymbol<mlir::gpu::GPUModuleOp>(symbol);
   auto code = emitCodeObject(lowered, CodeObjectOptions{});

@@ -21,7 +21,7 @@ using namespace moegen::test;
 
 namespace {
 
-TargetInfo gfx950() { return *TargetInfo::forChip("gfx950"); }
+TargetInfo gfx950() { return TargetInfo::defaultTarget(); }
 
 QuantPlan makePlan(DType format, int64_t cols, QuantScaleOrder order,
                    QuantSourceRows source = QuantSourceRows::Slots, int64_t topk = 1,

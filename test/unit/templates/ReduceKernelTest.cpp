@@ -15,7 +15,7 @@ using namespace moegen::test;
 
 namespace {
 
-TargetInfo gfx950() { return *TargetInfo::forChip("gfx950"); }
+TargetInfo gfx950() { return TargetInfo::defaultTarget(); }
 
 ReducePlan makePlan(int64_t cols, int64_t topk, int64_t experts) {
   ReducePlan p;

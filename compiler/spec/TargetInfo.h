@@ -1,0 +1,44 @@
+//===- TargetInfo.h - The targets moegen generates for ----------*- C++ -*-===//
+//
+// The one target model: what the `#moe.target` attribute names, what the
+// verifier and the kernel templates plan against, which chipset the
+// pipeline lowers for and what the runtime keys its caches on. Adding a
+// target starts here (forChip).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_COMPILER_SPEC_TARGETINFO_H
+#define MOEGEN_COMPILER_SPEC_TARGETINFO_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace moegen {
+
+/// Hardware limits the templates plan against (docs/gfx950-facts.md §6-§7).
+struct TargetInfo {
+  /// The chip moegen generates for when none is named.
+  static constexpr llvm::StringLiteral kDefaultChip = "gfx950";
+
+  std::string chip;
+  int64_t waveSize = 64;
+  int64_t ldsBytes = 160 * 1024; // per workgroup
+  int64_t maxThreadsPerWorkgroup = 1024;
+  int64_t maxWavesPerEU = 8;
+  int64_t codeObjectVersion = 6;
+
+  /// The limits of `chip`, or nullopt if moegen does not generate for it.
+  static std::optional<TargetInfo> forChip(llvm::StringRef chip, int64_t codeObjectVersion = 6);
+  /// forChip(kDefaultChip).
+  static TargetInfo defaultTarget();
+  /// "gfx950": the chips forChip knows, for diagnostics.
+  static std::string supportedChips();
+  /// Whether `version` is a code object version moegen emits (5 or 6).
+  static bool isSupportedCodeObjectVersion(int64_t version);
+};
+
+} // namespace moegen
+
+#endif // MOEGEN_COMPILER_SPEC_TARGETINFO_H

@@ -1,0 +1,43 @@
+//===- LowerToTarget.cpp - moe-lower-to-target ----------------------------===//
+
+#include "compiler/pipeline/Pipeline.h"
+#include "compiler/transforms/Passes.h"
+
+#include "dialects/moe/SpecConversion.h"
+
+namespace moegen {
+#define GEN_PASS_DEF_MOELOWERTOTARGET
+#include "compiler/transforms/Passes.h.inc"
+
+namespace {
+struct LowerToTargetPass : impl::MoeLowerToTargetBase<LowerToTargetPass> {
+  // The dynamic pipeline's dialects must be loaded before the pass runs:
+  // those of every target's lowering.
+  void getDependentDialects(mlir::DialectRegistry &registry) const override {
+    mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
+    buildTargetLoweringPipeline(pm, TargetInfo::defaultTarget());
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    moe::TargetAttr target = moe::getTarget(module);
+    if (!target) {
+      module.emitError("missing the moe.target attribute (e.g. moe.target = "
+                       "#moe.target<chip = \"gfx950\", abi = 6>)");
+      return signalPassFailure();
+    }
+    std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
+    if (!info) {
+      module.emitError() << "unsupported target chip '" << target.getChip()
+                         << "'; moegen generates " << TargetInfo::supportedChips();
+      return signalPassFailure();
+    }
+    mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
+    buildTargetLoweringPipeline(pm, *info);
+    if (mlir::failed(runPipeline(pm, module)))
+      signalPassFailure();
+  }
+};
+} // namespace
+} // namespace moegen
