@@ -9,6 +9,7 @@
 #include "tools/moegen/Report.h"
 
 #include "compiler/spec/InputFile.h"
+#include "compiler/spec/TargetInfo.h"
 #include "compiler/target/Disassembler.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -57,7 +58,7 @@ int runInspect(int argc, const char **argv) {
   printReport(llvm::outs(), rows);
   if (disasm) {
     llvm::StringRef chip = llvm::StringRef(info->target).rsplit('-').second;
-    auto text = disassembleCodeObject(bytes, chip.empty() ? "gfx950" : chip);
+    auto text = disassembleCodeObject(bytes, chip.empty() ? TargetInfo::kDefaultChip.str() : chip);
     if (!text)
       return fail(llvm::toString(text.takeError()));
     llvm::outs() << "\n" << *text;

@@ -15,6 +15,7 @@
 #include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/TargetInfo.h"
 #include "runtime/dispatch/Lookup.h"
 
 #include "llvm/Support/WithColor.h"
@@ -25,8 +26,8 @@ namespace moegen::cli {
 int runLookup(int argc, const char **argv) {
   ArgReader args("lookup", argc, argv);
   std::vector<std::string> tables;
-  std::string specPath, value, gfx = "gfx950", act, aDtype, wDtype, dtype = "bf16",
-                               qType = "per_1x32";
+  std::string specPath, value, gfx = TargetInfo::kDefaultChip.str(), act, aDtype, wDtype,
+                               dtype = "bf16", qType = "per_1x32";
   std::optional<int64_t> tokens, cuNum = 256, modelDim, interDim, experts, topk;
   bool doweight = false;
   while (!args.done() && !args.failed()) {
