@@ -16,13 +16,13 @@ namespace {
 
 /// A gpu.module holding one kernel, for the module's target.
 mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::StringRef name,
-                                          moe::TargetAttr target) {
+                                          const TargetInfo &target) {
   mlir::MLIRContext *ctx = b.getContext();
   // Optimization happens on the LLVM module (O3) in the code-object emitter;
   // the attribute records the chip and the code object version.
-  auto rocdlTarget =
-      mlir::ROCDL::ROCDLTargetAttr::get(ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.getChip(),
-                                        /*features=*/"", std::to_string(target.getAbi() * 100));
+  auto rocdlTarget = mlir::ROCDL::ROCDLTargetAttr::get(
+      ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.chip,
+      /*features=*/"", std::to_string(target.codeObjectVersion * 100));
   auto module = mlir::gpu::GPUModuleOp::create(b, name, b.getArrayAttr({rocdlTarget}));
   return module;
 }
@@ -30,12 +30,9 @@ mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::S
 struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateTemplatesPass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    moe::TargetAttr target = moe::getTarget(module);
-    if (!target) {
-      module.emitError("missing the moe.target attribute");
+    mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
+    if (mlir::failed(info))
       return signalPassFailure();
-    }
-    std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
     llvm::SmallVector<moe::LayerOp> layers(module.getOps<moe::LayerOp>());
     for (moe::LayerOp layer : layers) {
       MoeSpec spec = moe::specFromLayer(layer);
@@ -54,7 +51,7 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
               op.getName().stripDialect() == ownerFamily(k.family))
             b.setLoc(op.getLoc());
         b.setInsertionPoint(layer);
-        auto kernelModule = createKernelModule(b, k.signature.symbol, target);
+        auto kernelModule = createKernelModule(b, k.signature.symbol, *info);
         kernelModule->setAttr("moe.family", b.getStringAttr(k.family));
         buildLayerKernel(b, kernelModule, spec, *info, k);
       }

@@ -21,18 +21,9 @@ struct LowerToTargetPass : impl::MoeLowerToTargetBase<LowerToTargetPass> {
 
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    moe::TargetAttr target = moe::getTarget(module);
-    if (!target) {
-      module.emitError("missing the moe.target attribute (e.g. moe.target = "
-                       "#moe.target<chip = \"gfx950\", abi = 6>)");
+    mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
+    if (mlir::failed(info))
       return signalPassFailure();
-    }
-    std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
-    if (!info) {
-      module.emitError() << "unsupported target chip '" << target.getChip()
-                         << "'; moegen generates " << TargetInfo::supportedChips();
-      return signalPassFailure();
-    }
     mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
     buildTargetLoweringPipeline(pm, *info);
     if (mlir::failed(runPipeline(pm, module)))

@@ -13,13 +13,9 @@ namespace {
 struct VerifySchedulePass : impl::MoeVerifyScheduleBase<VerifySchedulePass> {
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    moe::TargetAttr target = moe::getTarget(module);
-    if (!target) {
-      module.emitError("missing the moe.target attribute (e.g. moe.target = "
-                       "#moe.target<chip = \"gfx950\", abi = 6>)");
+    mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
+    if (mlir::failed(info))
       return signalPassFailure();
-    }
-    std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
     bool failed = false;
     module.walk([&](moe::LayerOp layer) {
       MoeSpec spec = moe::specFromLayer(layer);

@@ -127,4 +127,16 @@ MoeSpec specFromLayer(LayerOp layer) {
 
 TargetAttr getTarget(ModuleOp module) { return module->getAttrOfType<TargetAttr>(kTargetAttrName); }
 
+FailureOr<TargetInfo> getTargetInfo(ModuleOp module) {
+  TargetAttr target = getTarget(module);
+  if (!target)
+    return module.emitError("missing the moe.target attribute (e.g. moe.target = "
+                            "#moe.target<chip = \"gfx950\", abi = 6>)");
+  std::optional<TargetInfo> info = TargetInfo::forChip(target.getChip(), target.getAbi());
+  if (!info)
+    return module.emitError() << "unsupported target chip '" << target.getChip()
+                              << "'; moegen generates " << TargetInfo::supportedChips();
+  return *info;
+}
+
 } // namespace moegen::moe

@@ -3,6 +3,7 @@
 #define MOEGEN_DIALECTS_MOE_SPECCONVERSION_H
 
 #include "compiler/spec/Spec.h"
+#include "compiler/spec/TargetInfo.h"
 #include "dialects/moe/MoeOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,6 +26,9 @@ DType fromType(mlir::Type t);
 
 /// The module's target, or nullptr if it has none.
 TargetAttr getTarget(mlir::ModuleOp module);
+/// What the module's target is (the attribute verifier admits only chips
+/// TargetInfo knows), or an error at the module when it has none.
+mlir::FailureOr<TargetInfo> getTargetInfo(mlir::ModuleOp module);
 constexpr llvm::StringLiteral kTargetAttrName = "moe.target";
 
 } // namespace moegen::moe
