@@ -2,9 +2,11 @@
 
 #include "compiler/target/CodeObjectInfo.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Object/ELFObjectFile.h"
 
 #include <algorithm>
@@ -13,6 +15,70 @@ namespace moegen {
 
 static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+// The metadata note comes from a file: DocNode's accessors assume the node's
+// kind, so every kind is checked before a node is read.
+static bool isKind(const llvm::msgpack::DocNode &n, llvm::msgpack::Type kind) {
+  return n.getKind() == kind;
+}
+
+/// The string at `key` into `out` ("" when absent); false when present but not
+/// a string.
+static bool stringField(llvm::msgpack::MapDocNode &map, llvm::StringRef key, std::string &out) {
+  auto it = map.find(key);
+  if (it == map.end())
+    return true;
+  if (!isKind(it->second, llvm::msgpack::Type::String))
+    return false;
+  out = it->second.getString().str();
+  return true;
+}
+
+/// Checks that `blob` is one well-formed msgpack object, nested at most
+/// kMaxDepth deep, whose map keys are scalars. msgpack::Document trusts its
+/// input: a map or an array as a map key crashes it.
+static llvm::Error checkMsgPack(llvm::StringRef blob) {
+  constexpr size_t kMaxDepth = 64;
+  struct Level {
+    uint64_t left; // items (maps: keys and values) still to read
+    bool map;
+  };
+  llvm::SmallVector<Level, 8> open;
+  llvm::msgpack::Reader reader(blob);
+  bool readRoot = false;
+  while (true) {
+    llvm::msgpack::Object obj;
+    llvm::Expected<bool> more = reader.read(obj);
+    if (!more)
+      return makeError("malformed AMDGPU metadata note: " + llvm::toString(more.takeError()));
+    if (!*more)
+      break;
+    bool isKey = false;
+    if (open.empty()) {
+      if (readRoot)
+        return makeError("malformed AMDGPU metadata note: data after the root object");
+      readRoot = true;
+    } else {
+      isKey = open.back().map && open.back().left % 2 == 0;
+      --open.back().left;
+    }
+    bool nested = obj.Kind == llvm::msgpack::Type::Map || obj.Kind == llvm::msgpack::Type::Array;
+    if (isKey && nested)
+      return makeError("malformed AMDGPU metadata note: a map key is a map or an array");
+    if (nested) {
+      if (open.size() == kMaxDepth)
+        return makeError("malformed AMDGPU metadata note: nested deeper than " +
+                         llvm::Twine(kMaxDepth));
+      bool map = obj.Kind == llvm::msgpack::Type::Map;
+      open.push_back({uint64_t(obj.Length) * (map ? 2 : 1), map});
+    }
+    while (!open.empty() && open.back().left == 0)
+      open.pop_back();
+  }
+  if (!readRoot || !open.empty())
+    return makeError("malformed AMDGPU metadata note: truncated");
+  return llvm::Error::success();
 }
 
 static int64_t intField(llvm::msgpack::MapDocNode &map, llvm::StringRef key) {
@@ -46,10 +112,14 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
         continue;
       llvm::ArrayRef<uint8_t> desc = note.getDesc(shdr.sh_addralign);
-      if (!doc.readFromBlob(
-              llvm::StringRef(reinterpret_cast<const char *>(desc.data()), desc.size()),
-              /*Multi=*/false))
-        return makeError("malformed AMDGPU metadata note");
+      llvm::StringRef blob(reinterpret_cast<const char *>(desc.data()), desc.size());
+      llvm::Error bad = checkMsgPack(blob);
+      if (!bad && !doc.readFromBlob(blob, /*Multi=*/false))
+        bad = makeError("malformed AMDGPU metadata note");
+      if (bad) {
+        llvm::consumeError(std::move(err));
+        return std::move(bad);
+      }
       found = true;
     }
     if (err)
@@ -58,9 +128,11 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   if (!found)
     return makeError("the code object has no AMDGPU metadata note");
 
+  if (!isKind(doc.getRoot(), llvm::msgpack::Type::Map))
+    return makeError("malformed AMDGPU metadata note: the root is not a map");
   llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
-  if (auto it = root.find("amdhsa.target"); it != root.end())
-    info.target = it->second.getString().str();
+  if (!stringField(root, "amdhsa.target", info.target))
+    return makeError("malformed AMDGPU metadata note: amdhsa.target is not a string");
   // The metadata version is 1.2 for both v5 and v6; the ELF header's ABI
   // version tells them apart (ELFABIVERSION_AMDGPU_HSA_V5 = 3, V6 = 4).
   uint8_t abiVersion = elf->getHeader().e_ident[llvm::ELF::EI_ABIVERSION];
@@ -69,6 +141,8 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   auto kernelsIt = root.find("amdhsa.kernels");
   if (kernelsIt == root.end())
     return info;
+  if (!isKind(kernelsIt->second, llvm::msgpack::Type::Array))
+    return makeError("malformed AMDGPU metadata note: amdhsa.kernels is not an array");
 
   // Function sizes from the symbol table give each kernel's code bytes.
   llvm::StringMap<int64_t> symbolSizes;
@@ -93,10 +167,12 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
   }
 
   for (llvm::msgpack::DocNode &kn : kernelsIt->second.getArray()) {
+    if (!isKind(kn, llvm::msgpack::Type::Map))
+      return makeError("malformed AMDGPU metadata note: a kernel entry is not a map");
     llvm::msgpack::MapDocNode &k = kn.getMap();
     KernelResources r;
-    if (auto it = k.find(".name"); it != k.end())
-      r.symbol = it->second.getString().str();
+    if (!stringField(k, ".name", r.symbol))
+      return makeError("malformed AMDGPU metadata note: a kernel's .name is not a string");
     r.vgprs = intField(k, ".vgpr_count");
     r.agprs = intField(k, ".agpr_count");
     r.sgprs = intField(k, ".sgpr_count");
