@@ -25,7 +25,8 @@ std::string printActivation(const ActivationExpr &act) {
     }
     return out;
   }
-  out += "(g, u";
+  auto [gate, up] = argumentNames(act);
+  out += "(" + gate + ", " + up;
   for (size_t i = 0; i < act.params.size(); ++i)
     out += (i ? ", " : "; ") + act.params[i].name + " = " + formatParam(act.params[i].value);
   out += ") = " + printExpr(act, act.body);

@@ -204,11 +204,29 @@ static std::string formatNumber(double v) {
   return buf;
 }
 
-static void print(const ActivationExpr &act, const ExprNode &n, std::string &out) {
+std::pair<std::string, std::string> argumentNames(const ActivationExpr &act) {
+  auto freeName = [&](std::string name) {
+    auto taken = [&] {
+      for (const ActivationParam &p : act.params)
+        if (p.name == name)
+          return true;
+      return false;
+    };
+    while (taken())
+      name += '_';
+    return name;
+  };
+  return {freeName("g"), freeName("u")};
+}
+
+using ArgNames = std::pair<std::string, std::string>;
+
+static void print(const ActivationExpr &act, const ArgNames &args, const ExprNode &n,
+                  std::string &out) {
   auto child = [&](const ExprNode &c, bool parens) {
     if (parens)
       out += '(';
-    print(act, c, out);
+    print(act, args, c, out);
     if (parens)
       out += ')';
   };
@@ -217,10 +235,10 @@ static void print(const ActivationExpr &act, const ExprNode &n, std::string &out
     out += formatNumber(n.value);
     return;
   case ExprKind::Gate:
-    out += 'g';
+    out += args.first;
     return;
   case ExprKind::Up:
-    out += 'u';
+    out += args.second;
     return;
   case ExprKind::Param:
     out += act.params[n.paramIndex].name;
@@ -235,7 +253,7 @@ static void print(const ActivationExpr &act, const ExprNode &n, std::string &out
     for (size_t i = 0; i < n.operands.size(); ++i) {
       if (i)
         out += ", ";
-      print(act, *n.operands[i], out);
+      print(act, args, *n.operands[i], out);
     }
     out += ')';
     return;
@@ -256,7 +274,7 @@ static void print(const ActivationExpr &act, const ExprNode &n, std::string &out
 
 std::string printExpr(const ActivationExpr &act, const ExprRef &node) {
   std::string out;
-  print(act, *node, out);
+  print(act, argumentNames(act), *node, out);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moegen {
@@ -95,8 +96,13 @@ unsigned funcArity(ExprFunc func);
 float evalActivationF32(const ActivationExpr &act, float g, float u);
 double evalActivationF64(const ActivationExpr &act, double g, double u);
 
-/// Prints the body in the DSL's infix syntax with parameters by name and the
-/// fewest parentheses that keep the tree's shape.
+/// The names the printer gives the gate and up arguments: "g" and "u", with
+/// "_" appended while a parameter already has the name.
+std::pair<std::string, std::string> argumentNames(const ActivationExpr &act);
+
+/// Prints the body in the DSL's infix syntax with the arguments named by
+/// argumentNames, parameters by name and the fewest parentheses that keep the
+/// tree's shape.
 std::string printExpr(const ActivationExpr &act, const ExprRef &node);
 
 //===----------------------------------------------------------------------===//

@@ -125,6 +125,18 @@ TEST(Expr, PrecedenceAndAssociativity) {
   EXPECT_EQ(printExpr(d, d.body), "g * u * 2.0 / (u / g)");
 }
 
+TEST(Expr, PrintedArgumentsAvoidParameterNames) {
+  // Parameters named like the printer's default arguments (test/fuzz
+  // crash-dsl-param-named-u): the printed text must parse back to the same
+  // activation.
+  ActivationExpr a = parse("f(x, y; u = 2.0, g = 3.0, u_ = 4.0) = x * u + y * g - u_");
+  EXPECT_EQ(printActivation(a), "f(g_, u__; u = 2.0, g = 3.0, u_ = 4.0) = g_ * u + u__ * g - u_");
+  ActivationExpr b = parse(printActivation(a).c_str());
+  for (double g : {-1.5, 0.0, 2.0})
+    for (double u : {-3.0, 0.5})
+      EXPECT_DOUBLE_EQ(evalActivationF64(b, g, u), evalActivationF64(a, g, u));
+}
+
 TEST(Expr, MinMaxPropagateNaN) {
   ActivationExpr act = parse("f(g, u) = max(g, 0) * min(u, 1)");
   EXPECT_TRUE(std::isnan(evalActivationF32(act, NAN, 1.0f)));
