@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -124,13 +125,14 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name) {
   int64_t es = elemSize(arr.descr);
   if (es <= 0)
     return fail("unsupported descr '" + arr.descr + "'");
-  int64_t n = 1;
+  int64_t need = es;
   for (int64_t d : arr.shape)
-    n *= d;
+    if (llvm::MulOverflow(need, d, need))
+      return fail("shape (" + shape + ") overflows a 64-bit byte count");
   llvm::StringRef payload = bytes.substr(headerStart + headerLen);
-  if (static_cast<int64_t>(payload.size()) != n * es)
+  if (static_cast<int64_t>(payload.size()) != need)
     return fail("payload has " + llvm::Twine(payload.size()) + " bytes, shape and descr need " +
-                llvm::Twine(n * es));
+                llvm::Twine(need));
   arr.data.assign(payload.begin(), payload.end());
   return arr;
 }
