@@ -25,6 +25,8 @@ packages=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools liblld-22-dev
   zlib1g-dev libzstd-dev libgtest-dev libbenchmark-dev
 )
+# The sanitizer and libFuzzer runtimes (sanitize mode, tools/fuzz.sh).
+[ "$mode" = sanitize ] && packages+=(libclang-rt-22-dev)
 
 install_missing() {
   local missing=()
