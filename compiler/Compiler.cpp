@@ -3,6 +3,7 @@
 #include "compiler/Compiler.h"
 
 #include "compiler/pipeline/Pipeline.h"
+#include "compiler/spec/SpecLimits.h"
 #include "compiler/transforms/Passes.h"
 #include "dialects/moe/SpecConversion.h"
 
@@ -126,8 +127,12 @@ llvm::Error checkTarget(const CompileOptions &options) {
 llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options) {
   if (llvm::Error e = checkTarget(options))
     return e;
+  if (llvm::Error e = checkSpecLimits(spec))
+    return e;
   CompileSession s;
   auto module = buildModule(s, spec, options);
+  if (!module)
+    return s.fail("invalid layer");
   mlir::PassManager pm(&s.ctx);
   pm.addPass(createMoeVerifySchedule());
   if (mlir::failed(pm.run(*module)))
@@ -138,9 +143,13 @@ llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options) {
 llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOptions &options) {
   if (llvm::Error e = checkTarget(options))
     return std::move(e);
+  if (llvm::Error e = checkSpecLimits(spec))
+    return std::move(e);
   auto start = std::chrono::steady_clock::now();
   CompileSession s;
   auto module = buildModule(s, spec, options);
+  if (!module)
+    return s.fail("invalid layer");
   int dumpCounter = 0;
   if (!options.dumpDir.empty()) {
     std::string text;

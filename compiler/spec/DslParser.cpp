@@ -3,13 +3,18 @@
 #include "compiler/spec/DslParser.h"
 
 #include "compiler/spec/DslLexer.h"
+#include "compiler/spec/InputFile.h"
+#include "compiler/spec/SpecLimits.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 using namespace moegen::dsl;
@@ -74,13 +79,35 @@ private:
   // The user activation being parsed: argument and parameter names.
   llvm::StringRef gateName, upName;
   ActivationExpr *curAct = nullptr;
+  // Nesting of the expression being parsed (parentheses, calls, unary minus).
+  unsigned nesting = 0;
+  /// Fails at `loc` when a node or the parser's own nesting is too deep.
+  bool checkDepth(llvm::SMLoc loc, unsigned depth);
+  ExprRef checked(llvm::SMLoc loc, ExprRef node) {
+    return node && checkDepth(loc, exprDepth(*node, limits::kMaxExprDepth)) ? node : nullptr;
+  }
+  /// Parses a parameter's "= [-]number" into `out`.
+  bool parseParamValue(Token pname, double &out);
 };
+
+bool Parser::checkDepth(llvm::SMLoc loc, unsigned depth) {
+  if (depth <= limits::kMaxExprDepth)
+    return true;
+  return fail(loc,
+              "expression nested deeper than " + llvm::Twine(limits::kMaxExprDepth) + " levels");
+}
 
 bool Parser::fail(llvm::SMLoc loc, const llvm::Twine &msg) {
   if (!error.empty())
     return false;
   llvm::raw_string_ostream os(error);
-  sm.PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg);
+  llvm::SMDiagnostic diag = sm.GetMessage(loc, llvm::SourceMgr::DK_Error, msg);
+  // A generated line can be megabytes long: then only the location is shown.
+  if (diag.getLineContents().size() > 512)
+    os << diag.getFilename() << ":" << diag.getLineNo() << ":" << diag.getColumnNo() + 1
+       << ": error: " << diag.getMessage() << "\n";
+  else
+    diag.print(nullptr, os, /*ShowColors=*/false);
   return false;
 }
 
@@ -120,6 +147,20 @@ bool Parser::parseDouble(Token t, double &out) {
   out = std::strtod(s.c_str(), &end);
   if (t.kind != TokenKind::Number || end != s.c_str() + s.size())
     return fail(t.loc(), "expected a number, found '" + t.text + "'");
+  if (!std::isfinite(out))
+    return fail(t.loc(), "number '" + t.text + "' is out of the range of a double");
+  return true;
+}
+
+bool Parser::parseParamValue(Token pname, double &out) {
+  if (!expect(TokenKind::Equal, "after '" + pname.text.str() + "'"))
+    return false;
+  bool negative = lex.peek().kind == TokenKind::Minus;
+  if (negative)
+    lex.next();
+  if (!parseDouble(lex.next(), out))
+    return false;
+  out = negative ? -out : out;
   return true;
 }
 
@@ -339,7 +380,7 @@ bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {
     return true;
   }
   for (;;) {
-    Token pname, value;
+    Token pname;
     if (!expect(TokenKind::Ident, "(a parameter name)", &pname))
       return false;
     bool known = false;
@@ -355,17 +396,10 @@ bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {
     for (const ActivationParam &p : args)
       if (p.name == pname.text)
         return fail(pname.loc(), "parameter '" + pname.text + "' is given twice");
-    bool negative = false;
-    if (!expect(TokenKind::Equal, "after '" + pname.text.str() + "'"))
-      return false;
-    if (lex.peek().kind == TokenKind::Minus) {
-      lex.next();
-      negative = true;
-    }
     double d;
-    if (!parseDouble(value = lex.next(), d))
+    if (!parseParamValue(pname, d))
       return false;
-    args.push_back({pname.text.str(), negative ? -d : d});
+    args.push_back({pname.text.str(), d});
     Token sep = lex.next();
     if (sep.kind == TokenKind::RParen)
       return true;
@@ -417,23 +451,21 @@ bool Parser::parseActivation(ActivationExpr &act) {
     for (;;) {
       Token pname;
       double d;
-      bool negative = false;
       if (!expect(TokenKind::Ident, "(a parameter name)", &pname))
         return false;
       if (pname.text == g.text || pname.text == u.text || funcByName(pname.text))
         return fail(pname.loc(), "parameter name '" + pname.text +
                                      "' is already an argument or a function name");
+      // The canonical form prints the arguments as g and u.
+      if (pname.text == "g" || pname.text == "u")
+        return fail(pname.loc(), "parameter name '" + pname.text +
+                                     "' is reserved: the printed activation names its "
+                                     "arguments g and u");
       if (act.param(pname.text))
         return fail(pname.loc(), "parameter '" + pname.text + "' is given twice");
-      if (!expect(TokenKind::Equal, "after '" + pname.text.str() + "'"))
+      if (!parseParamValue(pname, d))
         return false;
-      if (lex.peek().kind == TokenKind::Minus) {
-        lex.next();
-        negative = true;
-      }
-      if (!parseDouble(lex.next(), d))
-        return false;
-      act.params.push_back({pname.text.str(), negative ? -d : d});
+      act.params.push_back({pname.text.str(), d});
       t = lex.next();
       if (t.kind != TokenKind::Comma)
         break;
@@ -457,11 +489,11 @@ ExprRef Parser::parseSum() {
     TokenKind k = lex.peek().kind;
     if (k != TokenKind::Plus && k != TokenKind::Minus)
       break;
-    lex.next();
+    llvm::SMLoc at = lex.next().loc();
     ExprRef rhs = parseProduct();
     if (!rhs)
       return nullptr;
-    lhs = makeBinary(k == TokenKind::Plus ? ExprKind::Add : ExprKind::Sub, lhs, rhs);
+    lhs = checked(at, makeBinary(k == TokenKind::Plus ? ExprKind::Add : ExprKind::Sub, lhs, rhs));
   }
   return lhs;
 }
@@ -472,20 +504,25 @@ ExprRef Parser::parseProduct() {
     TokenKind k = lex.peek().kind;
     if (k != TokenKind::Star && k != TokenKind::Slash)
       break;
-    lex.next();
+    llvm::SMLoc at = lex.next().loc();
     ExprRef rhs = parseUnary();
     if (!rhs)
       return nullptr;
-    lhs = makeBinary(k == TokenKind::Star ? ExprKind::Mul : ExprKind::Div, lhs, rhs);
+    lhs = checked(at, makeBinary(k == TokenKind::Star ? ExprKind::Mul : ExprKind::Div, lhs, rhs));
   }
   return lhs;
 }
 
 ExprRef Parser::parseUnary() {
+  // Every level of parentheses, call or unary minus passes through here once.
+  if (!checkDepth(lex.peek().loc(), nesting + 1))
+    return nullptr;
+  ++nesting;
+  llvm::scope_exit leave([&] { --nesting; });
   if (lex.peek().kind == TokenKind::Minus) {
-    lex.next();
+    llvm::SMLoc at = lex.next().loc();
     ExprRef a = parseUnary();
-    return a ? makeNeg(a) : nullptr;
+    return a ? checked(at, makeNeg(a)) : nullptr;
   }
   return parseAtom();
 }
@@ -535,7 +572,7 @@ ExprRef Parser::parseAtom() {
                         llvm::Twine(args.size()));
       return nullptr;
     }
-    return makeCall(*f, std::move(args));
+    return checked(t.loc(), makeCall(*f, std::move(args)));
   }
   if (t.text == gateName)
     return makeGate();
@@ -566,25 +603,33 @@ llvm::Expected<MoeSpec> parseMoeSpec(llvm::StringRef text, llvm::StringRef buffe
   return parseBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, bufferName));
 }
 
+// A .moe file is a few hundred bytes; anything near this is not a spec.
+constexpr uint64_t kMaxSpecBytes = 16 << 20;
+
 llvm::Expected<MoeSpec> parseMoeSpecFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = readInputFile(path, kMaxSpecBytes, /*isText=*/true);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read '" + path + "': " + buffer.getError().message());
-  return parseBuffer(std::move(*buffer));
+    return buffer.takeError();
+  auto spec = parseBuffer(std::move(*buffer));
+  if (spec)
+    if (llvm::Error e = checkSpecLimits(*spec))
+      return std::move(e);
+  return spec;
 }
 
 llvm::Expected<MoeSpec> loadMoeSpec(llvm::StringRef path, llvm::ArrayRef<std::string> overrides) {
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  auto buffer = readInputFile(path, kMaxSpecBytes, /*isText=*/true, /*allowStdin=*/true);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read '" + path + "': " + buffer.getError().message());
+    return buffer.takeError();
   auto spec = parseMoeSpec((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path);
   if (!spec)
     return spec.takeError();
   for (const std::string &o : overrides)
     if (llvm::Error e = applySpecOverride(*spec, o))
       return std::move(e);
+  // Limits apply to the final spec: an override may bring a value in range.
+  if (llvm::Error e = checkSpecLimits(*spec))
+    return std::move(e);
   return spec;
 }
 
@@ -599,7 +644,30 @@ llvm::Expected<ActivationExpr> parseActivation(llvm::StringRef text) {
   return act;
 }
 
-llvm::Error applySpecOverride(MoeSpec &spec, llvm::StringRef assignment) {
+namespace {
+
+/// Splits "a=1; b=2" at the ';' and newlines outside parentheses (a user
+/// activation's signature has its own ';').
+llvm::SmallVector<llvm::StringRef> splitStatements(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ';';
+    if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      depth = std::max(0, depth - 1);
+    } else if (depth == 0 && (c == ';' || c == '\n')) {
+      if (!text.slice(start, i).trim().empty())
+        out.push_back(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+llvm::Error applyOneOverride(MoeSpec &spec, llvm::StringRef assignment) {
   auto [lhs, rhs] = assignment.split('=');
   lhs = lhs.trim();
   Section section = Section::Top;
@@ -624,6 +692,23 @@ llvm::Error applySpecOverride(MoeSpec &spec, llvm::StringRef assignment) {
   Parser parser(sm, id);
   if (!parser.parseAssignment(spec, section))
     return llvm::createStringError(llvm::inconvertibleErrorCode(), parser.takeError());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+// Statements separated by ';' outside parentheses ("topk=8; experts=32") are
+// applied together, like the DSL's own ';': all of them, or none on an error.
+llvm::Error applySpecOverride(MoeSpec &spec, llvm::StringRef assignment) {
+  llvm::SmallVector<llvm::StringRef> statements = splitStatements(assignment);
+  if (statements.empty())
+    return applyOneOverride(spec, assignment); // reports the expected form
+  // All statements or none: a rejected one leaves the spec unchanged.
+  MoeSpec updated = spec;
+  for (llvm::StringRef statement : statements)
+    if (llvm::Error e = applyOneOverride(updated, statement))
+      return e;
+  spec = std::move(updated);
   return llvm::Error::success();
 }
 

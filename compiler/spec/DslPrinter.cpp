@@ -25,8 +25,7 @@ std::string printActivation(const ActivationExpr &act) {
     }
     return out;
   }
-  auto [gate, up] = argumentNames(act);
-  out += "(" + gate + ", " + up;
+  out += "(g, u";
   for (size_t i = 0; i < act.params.size(); ++i)
     out += (i ? ", " : "; ") + act.params[i].name + " = " + formatParam(act.params[i].value);
   out += ") = " + printExpr(act, act.body);

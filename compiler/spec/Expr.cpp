@@ -2,8 +2,11 @@
 
 #include "compiler/spec/Expr.h"
 
+#include "compiler/spec/SpecLimits.h"
+
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -93,6 +96,15 @@ std::optional<ExprFunc> funcByName(llvm::StringRef name) {
 
 unsigned funcArity(ExprFunc func) {
   return (func == ExprFunc::Min || func == ExprFunc::Max) ? 2 : 1;
+}
+
+unsigned exprDepth(const ExprNode &node, unsigned cap) {
+  if (cap == 0)
+    return 1;
+  unsigned deepest = 0;
+  for (const ExprRef &op : node.operands)
+    deepest = std::max(deepest, exprDepth(*op, cap - 1));
+  return deepest + 1;
 }
 
 namespace {
@@ -189,44 +201,28 @@ static int precedence(ExprKind k) {
 
 /// Shortest decimal text that parses back to exactly `v`; plain notation
 /// ("10.0", "0.044715") for ordinary magnitudes, exponent notation otherwise.
+/// The printed spec is a cache key, so no digit may be lost.
 static std::string formatNumber(double v) {
   char buf[64];
   double mag = std::fabs(v);
   bool plain = v == 0 || (mag >= 1e-4 && mag < 1e15);
-  for (int digits = plain ? 1 : 1; digits <= 17; ++digits) {
-    if (plain)
-      snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    else
-      snprintf(buf, sizeof(buf), "%.*g", digits, v);
+  // 17 significant digits always round-trip; below 1 a plain number needs up
+  // to 4 more decimals for its leading zeros.
+  int maxDigits = plain ? 21 : 17;
+  for (int digits = 1; digits <= maxDigits; ++digits) {
+    snprintf(buf, sizeof(buf), plain ? "%.*f" : "%.*g", digits, v);
     if (std::strtod(buf, nullptr) == v)
-      break;
+      return buf;
   }
+  snprintf(buf, sizeof(buf), "%.17g", v);
   return buf;
 }
 
-std::pair<std::string, std::string> argumentNames(const ActivationExpr &act) {
-  auto freeName = [&](std::string name) {
-    auto taken = [&] {
-      for (const ActivationParam &p : act.params)
-        if (p.name == name)
-          return true;
-      return false;
-    };
-    while (taken())
-      name += '_';
-    return name;
-  };
-  return {freeName("g"), freeName("u")};
-}
-
-using ArgNames = std::pair<std::string, std::string>;
-
-static void print(const ActivationExpr &act, const ArgNames &args, const ExprNode &n,
-                  std::string &out) {
+static void print(const ActivationExpr &act, const ExprNode &n, std::string &out) {
   auto child = [&](const ExprNode &c, bool parens) {
     if (parens)
       out += '(';
-    print(act, args, c, out);
+    print(act, c, out);
     if (parens)
       out += ')';
   };
@@ -235,10 +231,10 @@ static void print(const ActivationExpr &act, const ArgNames &args, const ExprNod
     out += formatNumber(n.value);
     return;
   case ExprKind::Gate:
-    out += args.first;
+    out += 'g';
     return;
   case ExprKind::Up:
-    out += args.second;
+    out += 'u';
     return;
   case ExprKind::Param:
     out += act.params[n.paramIndex].name;
@@ -253,7 +249,7 @@ static void print(const ActivationExpr &act, const ArgNames &args, const ExprNod
     for (size_t i = 0; i < n.operands.size(); ++i) {
       if (i)
         out += ", ";
-      print(act, args, *n.operands[i], out);
+      print(act, *n.operands[i], out);
     }
     out += ')';
     return;
@@ -274,7 +270,7 @@ static void print(const ActivationExpr &act, const ArgNames &args, const ExprNod
 
 std::string printExpr(const ActivationExpr &act, const ExprRef &node) {
   std::string out;
-  print(act, argumentNames(act), *node, out);
+  print(act, *node, out);
   return out;
 }
 

@@ -15,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace moegen {
@@ -96,13 +95,8 @@ unsigned funcArity(ExprFunc func);
 float evalActivationF32(const ActivationExpr &act, float g, float u);
 double evalActivationF64(const ActivationExpr &act, double g, double u);
 
-/// The names the printer gives the gate and up arguments: "g" and "u", with
-/// "_" appended while a parameter already has the name.
-std::pair<std::string, std::string> argumentNames(const ActivationExpr &act);
-
-/// Prints the body in the DSL's infix syntax with the arguments named by
-/// argumentNames, parameters by name and the fewest parentheses that keep the
-/// tree's shape.
+/// Prints the body in the DSL's infix syntax with parameters by name and the
+/// fewest parentheses that keep the tree's shape.
 std::string printExpr(const ActivationExpr &act, const ExprRef &node);
 
 //===----------------------------------------------------------------------===//

@@ -2,11 +2,17 @@
 
 #include "compiler/spec/Spec.h"
 
+#include "compiler/spec/SpecLimits.h"
+
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <tuple>
+
+#include <unistd.h>
 
 namespace moegen {
 
@@ -135,6 +141,122 @@ auto problemFields(const MoeSpec &s) {
 }
 
 } // namespace
+
+namespace {
+
+/// "file:line:col: error: " where the spec wrote `key`, or "error: ".
+std::string errorPrefix(const MoeSpec &spec, llvm::StringRef key) {
+  auto it = spec.locations.find(key.str());
+  if (it == spec.locations.end())
+    return "error: ";
+  const SourceLoc &l = it->second;
+  return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.col) + ": error: ";
+}
+
+/// `name`=value must lie in [lo, hi]; the error points at where the spec
+/// wrote `locKey`.
+llvm::Error checkRange(const MoeSpec &spec, llvm::StringRef locKey, llvm::StringRef name,
+                       int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 errorPrefix(spec, locKey) + name + "=" + std::to_string(value) +
+                                     " is out of range; it must be in [" + std::to_string(lo) +
+                                     ", " + std::to_string(hi) + "]");
+}
+
+llvm::Error checkStageLimits(const MoeSpec &spec, StageId id) {
+  const StageSchedule &s = spec.stage(id);
+  std::string stage = toString(id).str();
+  std::string tileKey = stage + ".tile"; // the parser records one location for all three
+  for (auto [key, value, lo, hi] :
+       {std::tuple{"tile_m", s.tileM, int64_t(1), limits::kMaxTile},
+        {"tile_n", s.tileN, int64_t(1), limits::kMaxTile},
+        {"tile_k", s.tileK, int64_t(1), limits::kMaxTile},
+        {"k_batch", s.kBatch, int64_t(1), limits::kMaxKBatch},
+        {"k_wave", s.kWave, int64_t(1), limits::kMaxKWave},
+        {"waves_per_eu", s.wavesPerEU, int64_t(0), limits::kMaxWavesPerEU}}) {
+    std::string name = stage + "." + key;
+    bool isTile = llvm::StringRef(key).starts_with("tile_");
+    if (auto e = checkRange(spec, isTile ? tileKey : name, name, value, lo, hi))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error checkActivationLimits(const MoeSpec &spec) {
+  const ActivationExpr &act = spec.activation;
+  for (const ActivationParam &param : act.params) {
+    if (!std::isfinite(param.value))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     errorPrefix(spec, "activation") + "activation parameter '" +
+                                         param.name + "' must be a finite number");
+    // A user activation prints its arguments as g and u.
+    if (!act.builtin && (param.name == "g" || param.name == "u"))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     errorPrefix(spec, "activation") + "activation parameter '" +
+                                         param.name + "' clashes with the argument names g, u");
+  }
+  if (!act.body)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   errorPrefix(spec, "activation") + "the activation is missing");
+  if (exprDepth(*act.body, limits::kMaxExprDepth) > limits::kMaxExprDepth)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   errorPrefix(spec, "activation") +
+                                       "expression nested deeper than " +
+                                       std::to_string(limits::kMaxExprDepth) + " levels");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error checkSpecLimits(const MoeSpec &spec) {
+  const Problem &p = spec.problem;
+  int64_t maxTopk = std::min(limits::kMaxTopk, p.experts);
+  for (auto [key, value, hi] : {std::tuple{"model_dim", p.modelDim, limits::kMaxDim},
+                                {"inter_dim", p.interDim, limits::kMaxDim},
+                                {"experts", p.experts, limits::kMaxExperts},
+                                {"topk", p.topk, maxTopk}})
+    if (auto e = checkRange(spec, key, key, value, 1, hi))
+      return e;
+  for (StageId id : {StageId::Stage1, StageId::Stage2})
+    if (auto e = checkStageLimits(spec, id))
+      return e;
+  return checkActivationLimits(spec);
+}
+
+llvm::Error checkHostMemory(const MoeSpec &spec, int64_t tokens, uint64_t availableBytes) {
+  const Problem &p = spec.problem;
+  // Bytes per element: weights at most bf16, router scores f32, per-slot
+  // rows and pre-rounding values f32 and f64 copies.
+  uint64_t weights = 2 * 3 * uint64_t(p.experts) * p.interDim * p.modelDim;
+  uint64_t scores = 4 * uint64_t(tokens) * p.experts;
+  uint64_t rows = 16 * uint64_t(tokens) * (p.topk * (2 * p.interDim + p.modelDim) + p.modelDim);
+  uint64_t need = weights + scores + rows;
+  if (availableBytes == 0 || need <= availableBytes)
+    return llvm::Error::success();
+  auto gib = [](uint64_t b) { return std::to_string((b + (1 << 30) - 1) >> 30); };
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "the layer's inputs and reference for " + std::to_string(tokens) + " tokens need about " +
+          gib(need) + " GiB of host memory (experts=" + std::to_string(p.experts) + ", model_dim=" +
+          std::to_string(p.modelDim) + ", inter_dim=" + std::to_string(p.interDim) +
+          "), more than the " + gib(availableBytes) + " GiB this machine has");
+}
+
+uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+}
+
+llvm::Error checkTokenCount(int64_t tokens, llvm::StringRef what) {
+  if (tokens >= 1 && tokens <= limits::kMaxTokens)
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 what + ": " + std::to_string(tokens) +
+                                     " tokens is out of range; it must be in [1, " +
+                                     std::to_string(limits::kMaxTokens) + "]");
+}
 
 bool sameSpec(const MoeSpec &a, const MoeSpec &b) {
   if (a.name != b.name || problemFields(a) != problemFields(b) ||

@@ -17,14 +17,13 @@ static llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-// The metadata note comes from a file: DocNode's accessors assume the node's
-// kind, so every kind is checked before a node is read.
+// The metadata note comes from a file: every node's kind is checked before it
+// is read, since DocNode's accessors assume the kind.
 static bool isKind(const llvm::msgpack::DocNode &n, llvm::msgpack::Type kind) {
   return n.getKind() == kind;
 }
 
-/// The string at `key` into `out` ("" when absent); false when present but not
-/// a string.
+/// The string at `key`, "" when absent; false when present but not a string.
 static bool stringField(llvm::msgpack::MapDocNode &map, llvm::StringRef key, std::string &out) {
   auto it = map.find(key);
   if (it == map.end())

@@ -40,6 +40,9 @@ llvm::Expected<std::string> disassembleCodeObject(llvm::ArrayRef<char> hsaco,
   std::unique_ptr<llvm::MCInstrInfo> mii(target->createMCInstrInfo());
   if (!mri || !mai || !sti || !mii)
     return makeError("cannot set up the AMDGPU disassembler for " + chip);
+  // The chip comes from the code object's metadata, which may be damaged.
+  if (!sti->isCPUStringValid(chip))
+    return makeError("unknown AMDGPU processor '" + chip + "' in the code object's target");
   llvm::MCContext ctx(triple, mai.get(), mri.get(), sti.get());
   std::unique_ptr<llvm::MCDisassembler> disasm(target->createMCDisassembler(*sti, ctx));
   std::unique_ptr<llvm::MCInstPrinter> printer(

@@ -30,11 +30,18 @@ DType fromType(Type t) {
   return t.isBF16() ? DType::BF16 : DType::F32;
 }
 
+/// The schedule attribute through its verifier: null and a diagnostic when
+/// the schedule is invalid.
+static ScheduleAttr checkedAttr(llvm::function_ref<InFlightDiagnostic()> emitError,
+                                MLIRContext *ctx, const StageSchedule &s) {
+  return ScheduleAttr::getChecked(emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave,
+                                  s.wavesPerEU, static_cast<KBatchModeKind>(s.kBatchMode),
+                                  static_cast<FusedQuantKind>(s.fusedQuant),
+                                  static_cast<ReduceModeKind>(s.reduce));
+}
+
 ScheduleAttr toAttr(MLIRContext *ctx, const StageSchedule &s) {
-  return ScheduleAttr::get(ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU,
-                           static_cast<KBatchModeKind>(s.kBatchMode),
-                           static_cast<FusedQuantKind>(s.fusedQuant),
-                           static_cast<ReduceModeKind>(s.reduce));
+  return checkedAttr([ctx] { return emitError(UnknownLoc::get(ctx)); }, ctx, s);
 }
 
 StageSchedule fromAttr(ScheduleAttr a) {
@@ -60,25 +67,39 @@ static Location locationOf(MLIRContext *ctx, const MoeSpec &spec, llvm::StringRe
   return FileLineColLoc::get(ctx, it->second.file, it->second.line, it->second.col);
 }
 
+// Null when an attribute does not verify; the reason is a diagnostic on ctx.
 OwningOpRef<ModuleOp> buildLayerModule(MLIRContext *ctx, const MoeSpec &spec, TargetAttr target) {
   ctx->getOrLoadDialect<MoeDialect>();
   Location loc = locationOf(ctx, spec, "layer");
+  // Every attribute goes through its verifier: a spec built in C++ (or one
+  // whose printed activation does not parse back) is a diagnostic, not an
+  // assertion.
+  auto errorAt = [&](llvm::StringRef key) {
+    return [ctx, &spec, key] { return emitError(locationOf(ctx, spec, key)); };
+  };
+  const Problem &p = spec.problem;
+  auto problem =
+      ProblemAttr::getChecked(errorAt("layer"), ctx, p.modelDim, p.interDim, p.experts, p.topk,
+                              static_cast<GateUpLayoutKind>(p.gateUp), p.doweightStage1);
+  auto formats =
+      FormatsAttr::getChecked(errorAt("layer"), ctx, toType(ctx, spec.formats.activation),
+                              toType(ctx, spec.formats.weight), toType(ctx, spec.formats.output));
+  std::string activationText = printActivation(spec.activation);
+  auto activation =
+      ActivationAttr::getChecked(errorAt("activation"), ctx, llvm::StringRef(activationText));
+  ScheduleAttr stage1 = checkedAttr(errorAt("stage1"), ctx, spec.stage1);
+  ScheduleAttr stage2 = checkedAttr(errorAt("stage2"), ctx, spec.stage2);
+  if (!problem || !formats || !activation || !stage1 || !stage2)
+    return nullptr;
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   (*module)->setAttr(kTargetAttrName, target);
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
-  const Problem &p = spec.problem;
-  auto problem = ProblemAttr::get(ctx, p.modelDim, p.interDim, p.experts, p.topk,
-                                  static_cast<GateUpLayoutKind>(p.gateUp), p.doweightStage1);
-  auto formats =
-      FormatsAttr::get(ctx, toType(ctx, spec.formats.activation), toType(ctx, spec.formats.weight),
-                       toType(ctx, spec.formats.output));
-  auto activation = ActivationAttr::get(ctx, printActivation(spec.activation));
   auto layer = LayerOp::create(b, loc, spec.name, problem, formats, activation);
   b.setInsertionPointToStart(&layer.getBody().front());
   // Sorting pads to stage 1's tile_m, so it answers for the stage1 block.
   SortOp::create(b, locationOf(ctx, spec, "stage1"), "sort", spec.stage1.tileM);
-  Stage1Op::create(b, locationOf(ctx, spec, "stage1"), "stage1", toAttr(ctx, spec.stage1));
-  Stage2Op::create(b, locationOf(ctx, spec, "stage2"), "stage2", toAttr(ctx, spec.stage2));
+  Stage1Op::create(b, locationOf(ctx, spec, "stage1"), "stage1", stage1);
+  Stage2Op::create(b, locationOf(ctx, spec, "stage2"), "stage2", stage2);
   return module;
 }
 

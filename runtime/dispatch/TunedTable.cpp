@@ -2,6 +2,7 @@
 
 #include "runtime/dispatch/TunedTable.h"
 
+#include "compiler/spec/InputFile.h"
 #include "runtime/dispatch/Tiers.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -28,51 +29,92 @@ struct Field {
   unsigned column; // 1-based character column of the field's start
 };
 
-/// Splits one CSV line (RFC 4180 quoting). Returns an error message and the
-/// column on malformed quoting.
-llvm::Expected<std::vector<Field>> splitCsvLine(llvm::StringRef line, llvm::StringRef file,
-                                                unsigned lineNo) {
+/// Splits the CSV record that starts at text[pos] (RFC 4180: a quoted field
+/// may hold ',', '"', CR and LF) and advances pos past it and lineNo past
+/// every line it spans. Errors read "file:line:col: ...".
+llvm::Expected<std::vector<Field>> splitCsvRecord(llvm::StringRef text, size_t &pos,
+                                                  unsigned &lineNo, llvm::StringRef file) {
   std::vector<Field> out;
-  size_t i = 0;
+  size_t lineStart = pos;
+  auto error = [&](size_t at, const char *msg) {
+    return llvm::createStringError("%s:%u:%zu: %s", file.str().c_str(), lineNo, at - lineStart + 1,
+                                   msg);
+  };
+  auto atLineEnd = [&](size_t i) {
+    return i >= text.size() || text[i] == '\n' ||
+           (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] == '\n'));
+  };
   while (true) {
-    Field f{std::string(), static_cast<unsigned>(i + 1)};
-    if (i < line.size() && line[i] == '"') {
-      ++i;
+    Field f{std::string(), static_cast<unsigned>(pos - lineStart + 1)};
+    if (pos < text.size() && text[pos] == '"') {
+      size_t open = pos++;
+      unsigned openLine = lineNo;
+      size_t openLineStart = lineStart;
       while (true) {
-        if (i >= line.size())
-          return llvm::createStringError("%s:%u:%u: unterminated quoted field", file.str().c_str(),
-                                         lineNo, f.column);
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
+        if (pos >= text.size()) {
+          lineNo = openLine;
+          lineStart = openLineStart;
+          return error(open, "unterminated quoted field");
+        }
+        char c = text[pos++];
+        if (c == '"') {
+          if (pos < text.size() && text[pos] == '"') {
             f.text += '"';
-            i += 2;
+            ++pos;
             continue;
           }
-          ++i;
           break;
         }
-        f.text += line[i++];
+        if (c == '\n') {
+          ++lineNo;
+          lineStart = pos;
+        }
+        f.text += c;
       }
-      if (i < line.size() && line[i] != ',')
-        return llvm::createStringError("%s:%u:%zu: expected ',' after a quoted field",
-                                       file.str().c_str(), lineNo, i + 1);
+      if (pos < text.size() && text[pos] != ',' && !atLineEnd(pos))
+        return error(pos, "expected ',' after a quoted field");
     } else {
-      size_t end = line.find(',', i);
-      if (end == llvm::StringRef::npos)
-        end = line.size();
-      f.text = line.slice(i, end).str();
-      i = end;
+      size_t end = std::min(text.find_first_of(",\n", pos), text.size());
+      f.text = text.slice(pos, end).str();
+      if (atLineEnd(end) && llvm::StringRef(f.text).ends_with("\r"))
+        f.text.pop_back(); // CRLF line end
+      pos = end;
     }
     out.push_back(std::move(f));
-    if (i >= line.size())
+    if (pos < text.size() && text[pos] == '\r')
+      ++pos; // CRLF after a quoted field
+    if (pos >= text.size())
       break;
-    ++i; // the comma
+    if (text[pos++] == '\n') {
+      ++lineNo;
+      break;
+    }
   }
   return out;
 }
 
+/// Reads the header record: its columns must be distinct and include every
+/// key column the table's lookup uses (a tuned table may lack only gfx, which
+/// legacy tables backfill from cu_num).
+llvm::Error readHeader(llvm::ArrayRef<Field> fields, llvm::StringRef file, unsigned lineNo,
+                       std::vector<std::string> &header) {
+  for (const Field &f : fields) {
+    if (llvm::is_contained(header, f.text))
+      return llvm::createStringError("%s:%u:%u: column '%s' appears twice in the header",
+                                     file.str().c_str(), lineNo, f.column, f.text.c_str());
+    header.push_back(f.text);
+  }
+  bool untuned = !llvm::is_contained(header, "kernelName1");
+  for (llvm::StringRef col :
+       untuned ? llvm::ArrayRef(kUntuned) : llvm::ArrayRef(kTuned).slice(1, 13))
+    if (!llvm::is_contained(header, col))
+      return llvm::createStringError("%s:%u:1: header lacks the key column '%s'",
+                                     file.str().c_str(), lineNo, col.str().c_str());
+  return llvm::Error::success();
+}
+
 std::string csvQuote(llvm::StringRef s) {
-  if (s.find_first_of(",\"\n") == llvm::StringRef::npos)
+  if (s.find_first_of(",\"\r\n") == llvm::StringRef::npos)
     return s.str();
   std::string q = "\"";
   for (char c : s) {
@@ -128,36 +170,27 @@ std::optional<int64_t> TunedRow::getInt(llvm::StringRef column) const {
 
 llvm::Expected<TunedTable> TunedTable::parse(llvm::StringRef text, llvm::StringRef file) {
   TunedTable table;
-  llvm::SmallVector<llvm::StringRef> lines;
-  text.split(lines, '\n');
+  text.consume_front("\xEF\xBB\xBF"); // a UTF-8 byte order mark
   std::vector<std::string> header;
-  unsigned lineNo = 0;
-  for (llvm::StringRef raw : lines) {
-    ++lineNo;
-    llvm::StringRef line = raw.rtrim("\r");
-    if (line.trim().empty())
-      continue;
-    auto fields = splitCsvLine(line, file, lineNo);
+  unsigned nextLine = 1;
+  for (size_t pos = 0; pos < text.size();) {
+    unsigned lineNo = nextLine;
+    auto fields = splitCsvRecord(text, pos, nextLine, file);
     if (!fields)
       return fields.takeError();
+    if (fields->size() == 1 && llvm::StringRef(fields->front().text).trim().empty())
+      continue; // a blank line
     if (header.empty()) {
-      for (const Field &f : *fields) {
-        if (llvm::is_contained(header, f.text))
-          return llvm::createStringError("%s:%u:%u: column '%s' appears twice in the header",
-                                         file.str().c_str(), lineNo, f.column, f.text.c_str());
-        header.push_back(f.text);
-      }
-      for (llvm::StringRef col : kUntuned)
-        if (!llvm::is_contained(header, col))
-          return llvm::createStringError("%s:%u:1: header lacks the key column '%s'",
-                                         file.str().c_str(), lineNo, col.str().c_str());
+      if (auto err = readHeader(*fields, file, lineNo, header))
+        return std::move(err);
       table.untuned = !llvm::is_contained(header, "kernelName1");
       table.tagColumn = llvm::is_contained(header, "_tag");
+      table.columnsRead = header;
       continue;
     }
     if (fields->size() != header.size()) {
-      unsigned col = fields->size() > header.size() ? (*fields)[header.size()].column
-                                                    : static_cast<unsigned>(line.size() + 1);
+      unsigned col =
+          fields->size() > header.size() ? (*fields)[header.size()].column : fields->back().column;
       return llvm::createStringError("%s:%u:%u: row has %zu fields, the header has %zu",
                                      file.str().c_str(), lineNo, col, fields->size(),
                                      header.size());
@@ -212,6 +245,9 @@ llvm::Expected<TunedTable> TunedTable::parse(llvm::StringRef text, llvm::StringR
     k.gfx = row->get("gfx");
     if (k.gfx.empty())
       k.gfx = gfxFromCuNum(k.cuNum).str();
+    if (k.gfx.empty() && !table.untuned)
+      table.warns.push_back(row->location() + ": no gfx, and cu_num " + std::to_string(k.cuNum) +
+                            " names no known chip; this row never matches a lookup");
     table.index(row.get());
     table.rowList.push_back(std::move(row));
   }
@@ -231,10 +267,10 @@ void TunedTable::index(TunedRow *row) {
 }
 
 llvm::Expected<TunedTable> TunedTable::load(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // aiter's largest tables are a few MiB.
+  auto buf = readInputFile(path, 256 << 20, /*isText=*/true);
   if (!buf)
-    return llvm::createStringError(buf.getError(), "%s: cannot read: %s", path.str().c_str(),
-                                   buf.getError().message().c_str());
+    return buf.takeError();
   return parse((*buf)->getBuffer(), path);
 }
 
@@ -258,6 +294,10 @@ llvm::Expected<TunedTable> TunedTable::loadAll(llvm::ArrayRef<std::string> paths
 void TunedTable::append(TunedTable &&other) {
   untuned = untuned && other.untuned;
   tagColumn = tagColumn || other.tagColumn;
+  for (const std::string &col : other.columnsRead)
+    if (!llvm::is_contained(columnsRead, col))
+      columnsRead.push_back(col);
+  llvm::append_range(warns, other.warns);
   for (auto &row : other.rowList) {
     index(row.get());
     rowList.push_back(std::move(row));
@@ -286,13 +326,26 @@ LookupResult TunedTable::lookup(const TunedKey &query, int64_t tokens) const {
   return r;
 }
 
-std::string TunedTable::write() const {
-  std::vector<llvm::StringRef> cols(untuned ? llvm::ArrayRef(kUntuned) : llvm::ArrayRef(kTuned));
+std::vector<llvm::StringRef> TunedTable::writtenColumns() const {
+  std::vector<llvm::StringRef> cols;
+  if (untuned)
+    for (llvm::StringRef key : {"gfx", "cu_num"})
+      if (llvm::is_contained(columnsRead, key))
+        cols.push_back(key);
+  llvm::append_range(cols, untuned ? llvm::ArrayRef(kUntuned) : llvm::ArrayRef(kTuned));
+  for (const std::string &col : columnsRead)
+    if (col != "_tag" && !llvm::is_contained(cols, col))
+      cols.push_back(col);
   if (tagColumn)
     cols.push_back("_tag");
+  return cols;
+}
+
+std::string TunedTable::write() const {
+  std::vector<llvm::StringRef> cols = writtenColumns();
   std::string out;
   for (size_t c = 0; c < cols.size(); ++c)
-    out += (c ? "," : "") + cols[c].str();
+    out += (c ? "," : "") + csvQuote(cols[c]);
   out += "\n";
   for (const auto &row : rowList) {
     for (size_t c = 0; c < cols.size(); ++c) {

@@ -92,21 +92,27 @@ public:
   const std::vector<std::unique_ptr<TunedRow>> &rows() const { return rowList; }
   /// "a.csv:7: duplicate key of a.csv:3 (kept the first)" lines.
   const std::vector<std::string> &duplicates() const { return dupes; }
+  /// Rows that load but can never match, e.g. "a.csv:7: no gfx, and cu_num 12
+  /// names no known chip; this row never matches a lookup".
+  const std::vector<std::string> &warnings() const { return warns; }
   bool isUntuned() const { return untuned; }
   bool hasTagColumn() const { return tagColumn; }
 
   /// Looks a problem up for `tokens` real tokens; query.token is ignored.
   LookupResult lookup(const TunedKey &query, int64_t tokens) const;
 
-  /// The table as CSV in aiter's column order (untuned tables keep the
-  /// untuned columns); _tag is written when the table had that column.
+  /// The table as CSV (RFC 4180 quoting) in aiter's column order (untuned
+  /// tables keep the untuned columns, and gfx, cu_num when they had them),
+  /// then every other column read, then _tag when the table had it.
   std::string write() const;
 
 private:
   void index(TunedRow *row);
+  std::vector<llvm::StringRef> writtenColumns() const;
   std::vector<std::unique_ptr<TunedRow>> rowList;
   llvm::StringMap<const TunedRow *> exact, actAgnostic;
-  std::vector<std::string> dupes;
+  std::vector<std::string> dupes, warns;
+  std::vector<std::string> columnsRead; // every header column, in file order
   bool untuned = false, tagColumn = false;
 };
 

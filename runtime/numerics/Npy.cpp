@@ -2,6 +2,8 @@
 
 #include "runtime/numerics/Npy.h"
 
+#include "compiler/spec/InputFile.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -14,6 +16,23 @@
 namespace moegen::num {
 
 namespace {
+
+// Bounds for files read back: a .npy payload (1 TiB is far past any layer)
+// and its side JSON.
+constexpr uint64_t kMaxNpyBytes = uint64_t(1) << 40;
+constexpr uint64_t kMaxSideJsonBytes = 1 << 20;
+constexpr size_t kMaxHeaderBytes = 1 << 16;
+constexpr size_t kMaxRank = 8;
+
+/// The element count of `shape` times `elemBytes`, or nullopt when a
+/// dimension is negative or the product overflows.
+std::optional<int64_t> shapeBytes(llvm::ArrayRef<int64_t> shape, int64_t elemBytes) {
+  int64_t n = elemBytes;
+  for (int64_t d : shape)
+    if (d < 0 || llvm::MulOverflow(n, d, n))
+      return std::nullopt;
+  return n;
+}
 
 int64_t elemSize(llvm::StringRef descr) {
   if (descr.size() < 3)
@@ -88,6 +107,9 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name) {
   } else {
     return fail("unsupported .npy version " + llvm::Twine(major));
   }
+  if (headerLen > kMaxHeaderBytes)
+    return fail("header of " + llvm::Twine(headerLen) + " bytes, more than the limit of " +
+                llvm::Twine(kMaxHeaderBytes));
   if (bytes.size() < headerStart + headerLen)
     return fail("truncated header");
   llvm::StringRef header = bytes.substr(headerStart, headerLen);
@@ -120,19 +142,20 @@ llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes, llvm::StringRef name) {
     int64_t v;
     if (d.getAsInteger(10, v) || v < 0)
       return fail("bad shape entry '" + d + "'");
+    if (arr.shape.size() == kMaxRank)
+      return fail("more than " + llvm::Twine(kMaxRank) + " dimensions");
     arr.shape.push_back(v);
   }
   int64_t es = elemSize(arr.descr);
-  if (es <= 0)
+  if (es <= 0 || es > 16)
     return fail("unsupported descr '" + arr.descr + "'");
-  int64_t need = es;
-  for (int64_t d : arr.shape)
-    if (llvm::MulOverflow(need, d, need))
-      return fail("shape (" + shape + ") overflows a 64-bit byte count");
+  std::optional<int64_t> need = shapeBytes(arr.shape, es);
+  if (!need)
+    return fail("shape (" + shape + ") overflows a 64-bit byte count");
   llvm::StringRef payload = bytes.substr(headerStart + headerLen);
-  if (static_cast<int64_t>(payload.size()) != need)
+  if (static_cast<int64_t>(payload.size()) != *need)
     return fail("payload has " + llvm::Twine(payload.size()) + " bytes, shape and descr need " +
-                llvm::Twine(need));
+                llvm::Twine(*need));
   arr.data.assign(payload.begin(), payload.end());
   return arr;
 }
@@ -143,10 +166,9 @@ llvm::Error writeNpy(llvm::StringRef path, llvm::StringRef descr, llvm::ArrayRef
 }
 
 llvm::Expected<NpyArray> readNpy(llvm::StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
+  auto buf = readInputFile(path, kMaxNpyBytes, /*isText=*/false);
   if (!buf)
-    return llvm::createStringError(buf.getError(), "cannot read %s: %s", path.str().c_str(),
-                                   buf.getError().message().c_str());
+    return buf.takeError();
   return parseNpy((*buf)->getBuffer(), path);
 }
 
@@ -215,14 +237,12 @@ llvm::Expected<HostTensor> readTensor(llvm::StringRef dir, llvm::StringRef name)
     return t;
   }
   std::string jsonPath = joinPath(dir, (name + ".json").str());
-  auto buf = llvm::MemoryBuffer::getFile(jsonPath, /*IsText=*/true);
+  auto buf = readInputFile(jsonPath, kMaxSideJsonBytes, /*isText=*/true);
   if (!buf)
-    return llvm::createStringError(buf.getError(), "cannot read %s: %s", jsonPath.c_str(),
-                                   buf.getError().message().c_str());
-  auto json = llvm::json::parse((*buf)->getBuffer());
+    return buf.takeError();
+  auto json = parseJsonInput((*buf)->getBuffer(), jsonPath);
   if (!json)
-    return llvm::createStringError("%s: %s", jsonPath.c_str(),
-                                   llvm::toString(json.takeError()).c_str());
+    return json.takeError();
   const llvm::json::Object *obj = json->getAsObject();
   auto fmtName = obj ? obj->getString("format") : std::nullopt;
   auto fmt = fmtName ? parseElemFormat(*fmtName) : std::nullopt;
@@ -238,6 +258,10 @@ llvm::Expected<HostTensor> readTensor(llvm::StringRef dir, llvm::StringRef name)
                                      jsonPath.c_str());
     t.shape.push_back(*v);
   }
+  if (t.shape.size() > kMaxRank || !shapeBytes(t.shape, sizeof(double)))
+    return llvm::createStringError("%s: logical_shape has more than %zu dimensions, a negative "
+                                   "one or an element count that overflows",
+                                   jsonPath.c_str(), kMaxRank);
   t.data = std::move(arr->data);
   if (isMx(t.format)) {
     auto sc = readNpy(joinPath(dir, (name + ".scales.npy").str()));

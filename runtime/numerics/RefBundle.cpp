@@ -2,6 +2,8 @@
 
 #include "runtime/numerics/RefBundle.h"
 
+#include "compiler/spec/SpecLimits.h"
+
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/Npy.h"
 #include "runtime/numerics/Preshuffle.h"
@@ -11,6 +13,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <utility>
 
 namespace moegen::num {
 
@@ -53,8 +57,9 @@ private:
       files.push_back(p);
       fileNames.push_back(llvm::sys::path::filename(p).str());
     }
-    entries.push_back(
-        llvm::json::Object{{"name", name}, {"description", what}, {"files", std::move(fileNames)}});
+    // json::Value keeps a StringRef without copying: store owned strings.
+    entries.push_back(llvm::json::Object{
+        {"name", name.str()}, {"description", what.str()}, {"files", std::move(fileNames)}});
   }
   std::string dir;
 };
@@ -68,8 +73,8 @@ llvm::Expected<std::vector<uint8_t>> kernelScaleRows(const HostTensor &w, bool i
 }
 
 llvm::Error writeWeight(BundleWriter &bw, llvm::StringRef name, const HostTensor &w,
-                        bool interleave) {
-  if (auto err = bw.tensor(name, w, "logical weights [E, N, K], GGUU rows for w1"))
+                        bool interleave, llvm::StringRef what) {
+  if (auto err = bw.tensor(name, w, what))
     return err;
   const int64_t E = w.shape[0], N = w.shape[1];
   const int64_t rowBytes = packedBytes(w.format, w.shape[2]);
@@ -136,12 +141,70 @@ std::string RefBundleSummary::text() const {
   return s;
 }
 
+namespace {
+
+llvm::Error fsError(std::error_code ec, llvm::StringRef what, llvm::StringRef path) {
+  return llvm::createStringError(ec, "cannot %s %s: %s", what.str().c_str(), path.str().c_str(),
+                                 ec.message().c_str());
+}
+
+/// A directory next to `outDir` that collects the bundle; commit() moves its
+/// files into outDir, and it is removed with everything in it otherwise, so
+/// an error leaves nothing behind.
+class StagingDir {
+public:
+  static llvm::Expected<StagingDir> create(llvm::StringRef outDir) {
+    StagingDir d;
+    d.outDir = outDir.size() > 1 ? outDir.rtrim("/").str() : outDir.str();
+    llvm::StringRef parent = llvm::sys::path::parent_path(d.outDir);
+    if (!parent.empty())
+      if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+        return fsError(ec, "create", parent);
+    llvm::SmallString<256> path;
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(d.outDir + ".partial", path))
+      return fsError(ec, "create a directory next to", d.outDir);
+    d.path = std::string(path);
+    return d;
+  }
+  StagingDir(StagingDir &&o) : outDir(std::move(o.outDir)), path(std::exchange(o.path, "")) {}
+  ~StagingDir() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path, /*IgnoreErrors=*/true);
+  }
+
+  /// Moves `files` (paths inside the staging directory) into outDir; returns
+  /// their new paths.
+  llvm::Expected<std::vector<std::string>> commit(const std::vector<std::string> &files) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+      return fsError(ec, "create", outDir);
+    std::vector<std::string> moved;
+    for (const std::string &f : files) {
+      llvm::SmallString<256> to(outDir);
+      llvm::sys::path::append(to, llvm::sys::path::filename(f));
+      if (std::error_code ec = llvm::sys::fs::rename(f, to))
+        return fsError(ec, "move into place", to);
+      moved.push_back(std::string(to));
+    }
+    return moved;
+  }
+
+  std::string outDir, path;
+
+private:
+  StagingDir() = default;
+};
+
+} // namespace
+
 llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64_t tokens,
                                                       llvm::StringRef outDir,
                                                       const RefBundleOptions &opts) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return llvm::createStringError(ec, "cannot create %s: %s", outDir.str().c_str(),
-                                   ec.message().c_str());
+  if (llvm::Error e = checkSpecLimits(spec))
+    return std::move(e);
+  if (llvm::Error e = checkTokenCount(tokens, "tokens"))
+    return std::move(e);
+  if (llvm::Error e = checkHostMemory(spec, tokens, physicalMemoryBytes()))
+    return std::move(e);
   GenOptions gen;
   gen.seed = opts.seed;
   auto in = generateInputs(spec, tokens, gen);
@@ -165,7 +228,10 @@ llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64
   const MoeSorting &s = layer->sorting;
   const int64_t sortedRows = static_cast<int64_t>(s.sortedTokenIds.size());
   const bool interleave = p.gateUp == GateUpLayout::Interleaved;
-  BundleWriter bw(outDir);
+  auto staging = StagingDir::create(outDir);
+  if (!staging)
+    return staging.takeError();
+  BundleWriter bw(staging->path);
   auto run = [&]() -> llvm::Error {
     if (auto err = bw.array<float>("hidden", "<f4", {M, K}, in->hidden,
                                    "layer input (bf16-representable values)"))
@@ -182,9 +248,12 @@ llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64
     if (auto err = bw.array<float>("topk_weights", "<f4", {M, p.topk}, in->topkWeights,
                                    "router weights [M, topk]"))
       return err;
-    if (auto err = writeWeight(bw, "w1", in->w1, interleave))
+    if (auto err = writeWeight(bw, "w1", in->w1, interleave,
+                               "stage-1 logical weights [E, 2 * inter_dim, model_dim], gate rows "
+                               "then up rows (GGUU)"))
       return err;
-    if (auto err = writeWeight(bw, "w2", in->w2, false))
+    if (auto err = writeWeight(bw, "w2", in->w2, false,
+                               "stage-2 logical weights [E, model_dim, inter_dim]"))
       return err;
     if (auto err = bw.array<int32_t>("sorted_token_ids", "<i4", {sortedRows}, s.sortedTokenIds,
                                      "(slot << 24) | token; padding (topk << 24) | M"))
@@ -254,13 +323,21 @@ llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64
                                      {"max_abs_vs_exact", sum.vsExact.maxAbs}}},
       {"tensors", std::move(bw.entries)}};
   std::string path = bw.join("manifest.json");
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError(ec, "cannot write %s: %s", path.c_str(), ec.message().c_str());
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return fsError(ec, "write", path);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+    os.close();
+    if (os.has_error())
+      return fsError(os.error(), "write", path);
+  }
   bw.files.push_back(path);
-  sum.files = bw.files;
+  auto files = staging->commit(bw.files);
+  if (!files)
+    return files.takeError();
+  sum.files = std::move(*files);
   return sum;
 }
 

@@ -55,6 +55,8 @@ int runFmt(int argc, const char **argv) {
   mlir::MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   auto module = moe::buildLayerModule(&ctx, *spec, moe::TargetAttr::get(&ctx, "gfx950", 6));
+  if (!module)
+    return 1; // the diagnostic is printed already
   module->print(llvm::outs());
   llvm::outs() << "\n";
   return 0;

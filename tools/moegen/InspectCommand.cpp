@@ -8,12 +8,16 @@
 #include "tools/moegen/Commands.h"
 #include "tools/moegen/Report.h"
 
+#include "compiler/spec/InputFile.h"
 #include "compiler/target/Disassembler.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
 
 namespace moegen::cli {
+
+// A layer's code objects are tens of KiB.
+constexpr uint64_t kMaxCodeObjectBytes = 256 << 20;
 
 int runInspect(int argc, const char **argv) {
   ArgReader args("inspect", argc, argv);
@@ -35,9 +39,12 @@ int runInspect(int argc, const char **argv) {
     llvm::WithColor::error(llvm::errs(), "moegen inspect") << path << ": " << msg << "\n";
     return 1;
   };
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
-  if (!buffer)
-    return fail(buffer.getError().message());
+  auto buffer = readInputFile(path, kMaxCodeObjectBytes, /*isText=*/false);
+  if (!buffer) {
+    llvm::WithColor::error(llvm::errs(), "moegen inspect")
+        << llvm::toString(buffer.takeError()) << "\n";
+    return 1;
+  }
   llvm::ArrayRef<char> bytes((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
   auto info = readCodeObjectInfo(bytes);
   if (!info)

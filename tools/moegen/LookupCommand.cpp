@@ -115,6 +115,8 @@ int runLookup(int argc, const char **argv) {
     return fail(table.takeError());
   for (const std::string &d : table->duplicates())
     llvm::WithColor::warning(llvm::errs(), "moegen lookup") << d << "\n";
+  for (const std::string &w : table->warnings())
+    llvm::WithColor::warning(llvm::errs(), "moegen lookup") << w << "\n";
   dispatch::LookupResult r = table->lookup(key, *tokens);
   llvm::outs() << "key " << dispatch::describeKey(key) << "\n"
                << dispatch::formatLookupReport(key, r);

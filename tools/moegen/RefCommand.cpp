@@ -5,7 +5,8 @@
 //              [--fused-quant-rounding roundup|ocp|even|fused_epilogue]
 //
 // Generates the layer's inputs from the seed, runs the reference and writes
-// every tensor as .npy into DIR (see runtime/numerics/RefBundle.h).
+// every tensor as .npy into DIR (see runtime/numerics/RefBundle.h). The spec
+// is verified as `moegen compile` does, and nothing is written on an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,12 +14,34 @@
 #include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/SpecLimits.h"
 #include "runtime/numerics/RefBundle.h"
+#include "templates/LayerRules.h"
 
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace moegen::cli {
+
+/// The reference follows the rules of the kernels it checks: the same checks
+/// as moe-verify-schedule, reported the same way ("file:line:col: error:
+/// stage1: ..."), before anything is generated or written.
+static bool verifySchedule(const MoeSpec &spec) {
+  ScheduleIssues issues = checkLayer(spec, *TargetInfo::forChip("gfx950"));
+  for (const ScheduleIssue &issue : issues) {
+    // Where moe-verify-schedule reports: the sort op carries stage1's
+    // location, other families report at the layer.
+    llvm::StringRef at = issue.family == "sort" ? "stage1"
+                         : issue.family == "stage1" || issue.family == "stage2"
+                             ? llvm::StringRef(issue.family)
+                             : "layer";
+    auto it = spec.locations.find(at.str());
+    if (it != spec.locations.end())
+      llvm::errs() << it->second.file << ":" << it->second.line << ":" << it->second.col << ": ";
+    llvm::errs() << "error: " << issue.str() << "\n";
+  }
+  return issues.empty();
+}
 
 int runRef(int argc, const char **argv) {
   ArgReader args("ref", argc, argv);
@@ -66,9 +89,15 @@ int runRef(int argc, const char **argv) {
     llvm::WithColor::error(llvm::errs(), "moegen ref") << llvm::toString(std::move(err)) << "\n";
     return 1;
   };
+  if (llvm::Error e = checkTokenCount(*tokens, "--tokens"))
+    return fail(std::move(e));
   auto spec = loadMoeSpec(specPath, overrides);
-  if (!spec)
-    return fail(spec.takeError());
+  if (!spec) {
+    printError(spec.takeError());
+    return 1;
+  }
+  if (!verifySchedule(*spec))
+    return 1;
   auto summary = num::writeReferenceBundle(*spec, *tokens, out, opts);
   if (!summary)
     return fail(summary.takeError());

@@ -15,6 +15,7 @@
 
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/SpecLimits.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/check/LayerCheck.h"
 
@@ -52,6 +53,9 @@ int runRun(int argc, const char **argv) {
     args.error("--backend: '" + backendName +
                "' is not available here; backends: emu (the hip backend runs through the "
                "runtime API on a gfx950)");
+  if (!args.failed())
+    if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
+      args.error(llvm::toString(std::move(e)));
   if (args.failed())
     return 2;
 
@@ -64,6 +68,9 @@ int runRun(int argc, const char **argv) {
     llvm::WithColor::error(llvm::errs(), "moegen run") << llvm::toString(std::move(e)) << "\n";
     return 1;
   };
+  if (options.inputsDir.empty())
+    if (llvm::Error e = checkHostMemory(*spec, options.tokens, physicalMemoryBytes()))
+      return fail(std::move(e));
   CompileOptions compileOptions;
   if (llvm::Error e = verifyLayer(*spec, compileOptions)) {
     llvm::errs() << llvm::toString(std::move(e)) << "\n";

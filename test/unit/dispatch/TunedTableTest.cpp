@@ -214,8 +214,86 @@ TEST(TunedTable, ParseErrorsNameFileLineColumn) {
                                                "'inter_dim'");
   auto missing = TunedTable::load(config("no_such_table.csv"));
   ASSERT_FALSE(!!missing);
-  EXPECT_NE(llvm::toString(missing.takeError()).find("no_such_table.csv: cannot read"),
+  EXPECT_NE(llvm::toString(missing.takeError()).find("no_such_table.csv': No such file"),
             std::string::npos);
+}
+
+TEST(TunedTable, ByteOrderMarkIsSkipped) {
+  auto buf = llvm::MemoryBuffer::getFile(config("kimik3_a4w4_tuned_fmoe.csv"));
+  ASSERT_TRUE(!!buf);
+  auto plain = TunedTable::parse((*buf)->getBuffer(), "plain.csv");
+  auto bom = TunedTable::parse("\xEF\xBB\xBF" + (*buf)->getBuffer().str(), "bom.csv");
+  ASSERT_TRUE(plain && bom) << (bom ? "" : llvm::toString(bom.takeError()));
+  ASSERT_NE(plain->lookup(kimiA4W4(), 16).row, nullptr);
+  const TunedRow *hit = bom->lookup(kimiA4W4(), 16).row;
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->get("gfx"), "gfx950");
+  EXPECT_EQ(bom->write(), plain->write());
+}
+
+TEST(TunedTable, TunedTableWithoutCuNumFailsToLoad) {
+  auto buf = llvm::MemoryBuffer::getFile(config("kimik3_a4w4_tuned_fmoe.csv"));
+  ASSERT_TRUE(!!buf);
+  // Drop the cu_num column (the second) from every line.
+  std::string csv;
+  llvm::SmallVector<llvm::StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    if (line.empty())
+      continue;
+    auto [gfx, rest] = line.split(',');
+    csv += gfx.str() + "," + rest.split(',').second.str() + "\n";
+  }
+  auto t = TunedTable::parse(csv, "nocu.csv");
+  ASSERT_FALSE(!!t);
+  EXPECT_EQ(llvm::toString(t.takeError()), "nocu.csv:1:1: header lacks the key column 'cu_num'");
+  // A legacy table without gfx loads; a cu_num that names no chip is a warning.
+  std::string legacy = "cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,"
+                       "q_dtype_w,q_type,use_g1u1,doweight_stage1,block_m,kernelName1\n"
+                       "256,1,7168,256,8,2,A,d,a,w,q,1,0,32,k\n"
+                       "12,1,7168,256,8,2,A,d,a,w,q,1,0,32,k\n";
+  auto l = TunedTable::parse(legacy, "legacy.csv");
+  ASSERT_TRUE(!!l) << llvm::toString(l.takeError());
+  EXPECT_EQ(l->rows()[0]->key.gfx, "gfx950");
+  ASSERT_EQ(l->warnings().size(), 1u);
+  EXPECT_EQ(l->warnings()[0],
+            "legacy.csv:3: no gfx, and cu_num 12 names no known chip; this row never matches a "
+            "lookup");
+}
+
+TEST(TunedTable, WriteKeepsEveryColumnAndQuotesPerRfc4180) {
+  // An untuned table with gfx and cu_num, an extra column, and values that
+  // need quoting: ',', '"', CR and LF.
+  std::string csv = "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,"
+                    "q_dtype_w,q_type,use_g1u1,doweight_stage1,note\r\n"
+                    "gfx950,256,1,7168,256,8,2,\"A,B\",d,a,w,q,1,0,\"say \"\"hi\"\"\"\r\n"
+                    "gfx950,256,2,7168,256,8,2,A,d,a,w,q,1,0,\"two\r\nlines\"\r\n";
+  auto t = TunedTable::parse(csv, "u.csv");
+  ASSERT_TRUE(!!t) << llvm::toString(t.takeError());
+  ASSERT_EQ(t->rows().size(), 2u);
+  EXPECT_EQ(t->rows()[0]->get("act_type"), "A,B");
+  EXPECT_EQ(t->rows()[0]->get("note"), "say \"hi\"");
+  EXPECT_EQ(t->rows()[1]->get("note"), "two\r\nlines");
+  EXPECT_EQ(t->rows()[1]->line, 3u);
+  std::string written = t->write();
+  EXPECT_EQ(llvm::StringRef(written).split('\n').first,
+            "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,"
+            "q_dtype_w,q_type,use_g1u1,doweight_stage1,note");
+  EXPECT_NE(written.find("\"two\r\nlines\""), std::string::npos);
+  auto back = TunedTable::parse(written, "back.csv");
+  ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
+  ASSERT_EQ(back->rows().size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back->rows()[i]->values.size(), t->rows()[i]->values.size());
+    for (const auto &kv : t->rows()[i]->values)
+      EXPECT_EQ(back->rows()[i]->get(kv.getKey()), kv.getValue()) << kv.getKey().str();
+    EXPECT_EQ(back->rows()[i]->key.str(), t->rows()[i]->key.str());
+  }
+  EXPECT_EQ(back->write(), written);
+  // An unterminated quote names where it opened.
+  auto bad = TunedTable::parse(csv.substr(0, csv.size() - 9), "bad.csv");
+  ASSERT_FALSE(!!bad);
+  EXPECT_EQ(llvm::toString(bad.takeError()), "bad.csv:3:41: unterminated quoted field");
 }
 
 } // namespace

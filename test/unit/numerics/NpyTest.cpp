@@ -4,6 +4,9 @@
 #include "runtime/numerics/MxQuant.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
@@ -78,6 +81,74 @@ TEST(Npy, TensorsOnDisk) {
   auto ff = readTensor(dir, "f");
   ASSERT_TRUE(!!ff);
   EXPECT_EQ(decode(*ff), v);
+  llvm::sys::fs::remove_directories(dir);
+}
+
+/// A .npy header with `shape` written verbatim and no payload.
+std::string npyWithShape(const std::string &shape) {
+  std::string npy = encodeNpy("<f4", {1}, std::vector<uint8_t>(4));
+  size_t at = npy.find("(1,)");
+  npy.replace(at, 4, "(" + shape + ")");
+  return npy.substr(0, npy.size() - 4);
+}
+
+std::string errorOf(llvm::Expected<NpyArray> a) { return a ? "" : llvm::toString(a.takeError()); }
+
+TEST(Npy, ShapesThatOverflowAreErrors) {
+  // 2^62 x 2^62 elements (and 3 x 3037000500^3 bytes) wrap an int64.
+  EXPECT_EQ(errorOf(parseNpy(npyWithShape("4611686018427387904, 4611686018427387904,"), "h.npy")),
+            "h.npy: shape (4611686018427387904, 4611686018427387904,) overflows a 64-bit byte "
+            "count");
+  EXPECT_NE(errorOf(parseNpy(npyWithShape("3037000500, 3037000500, 3037000500"), "o.npy"))
+                .find("overflows"),
+            std::string::npos);
+  EXPECT_NE(errorOf(parseNpy(npyWithShape("1, 1, 1, 1, 1, 1, 1, 1, 1"), "r.npy"))
+                .find("more than 8 dimensions"),
+            std::string::npos);
+  // A version-2 header claiming 4 GiB.
+  std::string v2 = "\x93NUMPY\x02";
+  v2 += '\0';
+  v2 += std::string("\xff\xff\xff\xff", 4) + "{}";
+  EXPECT_NE(errorOf(parseNpy(v2, "v2.npy")).find("v2.npy: header of 4294967295 bytes"),
+            std::string::npos);
+}
+
+TEST(Npy, OnlyRegularFilesAreRead) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-npy", dir));
+  EXPECT_EQ(errorOf(readNpy("/dev/zero")), "cannot read '/dev/zero': not a regular file");
+  EXPECT_EQ(errorOf(readNpy(dir)), "cannot read '" + std::string(dir) + "': is a directory");
+  std::string fifo = (dir + "/fifo.npy").str();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(errorOf(readNpy(fifo)), "cannot read '" + fifo + "': not a regular file");
+  llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(Npy, SideJsonNestingIsBounded) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-npy", dir));
+  HostTensor b = makeBf16({2, 64}, std::vector<float>(128, 1.0f));
+  ASSERT_FALSE(!!writeTensor(dir, "b", b));
+  std::string json = (dir + "/b.json").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(json, ec);
+    ASSERT_FALSE(ec);
+    os << std::string(100000, '[') << std::string(100000, ']');
+  }
+  auto t = readTensor(dir, "b");
+  ASSERT_FALSE(!!t);
+  EXPECT_EQ(llvm::toString(t.takeError()),
+            json + ": JSON nested 100000 levels deep, more than the limit of 64");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(json, ec);
+    os << R"({"format": "bf16", "logical_shape": [4611686018427387904, 4]})";
+  }
+  auto big = readTensor(dir, "b");
+  ASSERT_FALSE(!!big);
+  EXPECT_NE(llvm::toString(big.takeError()).find("element count that overflows"),
+            std::string::npos);
   llvm::sys::fs::remove_directories(dir);
 }
 
