@@ -2,6 +2,7 @@
 
 #include "compiler/spec/InputFile.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
@@ -13,14 +14,26 @@ static llvm::Error cannotRead(llvm::StringRef path, const llvm::Twine &why) {
                                  "cannot read '" + path + "': " + why);
 }
 
+/// Standard input in chunks, stopping at maxBytes (it may be a device).
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readStdin(uint64_t maxBytes) {
+  llvm::SmallString<0> data;
+  char chunk[1 << 16];
+  for (;;) {
+    auto n = llvm::sys::fs::readNativeFile(llvm::sys::fs::getStdinHandle(), chunk);
+    if (!n)
+      return cannotRead("<stdin>", llvm::toString(n.takeError()));
+    if (*n == 0)
+      return llvm::MemoryBuffer::getMemBufferCopy(data, "<stdin>");
+    if (data.size() + *n > maxBytes)
+      return cannotRead("<stdin>", "more than the limit of " + llvm::Twine(maxBytes) + " bytes");
+    data.append(chunk, chunk + *n);
+  }
+}
+
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readInputFile(llvm::StringRef path, uint64_t maxBytes, bool isText, bool allowStdin) {
-  if (allowStdin && path == "-") {
-    auto buffer = llvm::MemoryBuffer::getSTDIN();
-    if (!buffer)
-      return cannotRead("<stdin>", buffer.getError().message());
-    return std::move(*buffer);
-  }
+  if (allowStdin && path == "-")
+    return readStdin(maxBytes);
   // Status first: opening a FIFO blocks, and a device never ends.
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))

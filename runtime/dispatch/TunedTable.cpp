@@ -186,6 +186,10 @@ llvm::Expected<TunedTable> TunedTable::parse(llvm::StringRef text, llvm::StringR
       table.untuned = !llvm::is_contained(header, "kernelName1");
       table.tagColumn = llvm::is_contained(header, "_tag");
       table.columnsRead = header;
+      if (table.untuned)
+        table.warns.push_back(file.str() +
+                              ": an untuned table (no kernelName1): it names no kernels, so "
+                              "lookups never match it");
       continue;
     }
     if (fields->size() != header.size()) {

@@ -148,6 +148,21 @@ llvm::Error fsError(std::error_code ec, llvm::StringRef what, llvm::StringRef pa
                                  ec.message().c_str());
 }
 
+/// The nearest existing one of outDir and its ancestors must be a directory
+/// (checked before any work, so a mistyped --out fails at once).
+llvm::Error checkOutDir(llvm::StringRef outDir) {
+  for (llvm::StringRef p = outDir; !p.empty(); p = llvm::sys::path::parent_path(p)) {
+    if (!llvm::sys::fs::exists(p))
+      continue;
+    if (llvm::sys::fs::is_directory(p))
+      return llvm::Error::success();
+    return llvm::createStringError(std::make_error_code(std::errc::not_a_directory),
+                                   "cannot write into %s: %s is not a directory",
+                                   outDir.str().c_str(), p.str().c_str());
+  }
+  return llvm::Error::success();
+}
+
 /// A directory next to `outDir` that collects the bundle; commit() moves its
 /// files into outDir, and it is removed with everything in it otherwise, so
 /// an error leaves nothing behind.
@@ -204,6 +219,8 @@ llvm::Expected<RefBundleSummary> writeReferenceBundle(const MoeSpec &spec, int64
   if (llvm::Error e = checkTokenCount(tokens, "tokens"))
     return std::move(e);
   if (llvm::Error e = checkHostMemory(spec, tokens, physicalMemoryBytes()))
+    return std::move(e);
+  if (llvm::Error e = checkOutDir(outDir))
     return std::move(e);
   GenOptions gen;
   gen.seed = opts.seed;

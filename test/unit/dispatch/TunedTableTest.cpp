@@ -275,6 +275,10 @@ TEST(TunedTable, WriteKeepsEveryColumnAndQuotesPerRfc4180) {
   EXPECT_EQ(t->rows()[0]->get("note"), "say \"hi\"");
   EXPECT_EQ(t->rows()[1]->get("note"), "two\r\nlines");
   EXPECT_EQ(t->rows()[1]->line, 3u);
+  ASSERT_EQ(t->warnings().size(), 1u);
+  EXPECT_EQ(t->warnings()[0],
+            "u.csv: an untuned table (no kernelName1): it names no kernels, so lookups never "
+            "match it");
   std::string written = t->write();
   EXPECT_EQ(llvm::StringRef(written).split('\n').first,
             "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,"
