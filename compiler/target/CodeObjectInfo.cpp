@@ -34,7 +34,7 @@ static bool stringField(llvm::msgpack::MapDocNode &map, llvm::StringRef key, std
   return true;
 }
 
-/// Checks that `blob` is one well-formed msgpack object, nested at most
+/// Checks that `blob` is one well-formed msgpack map, nested at most
 /// kMaxDepth deep, whose map keys are scalars. msgpack::Document trusts its
 /// input: a map or an array as a map key crashes it.
 static llvm::Error checkMsgPack(llvm::StringRef blob) {
@@ -58,6 +58,8 @@ static llvm::Error checkMsgPack(llvm::StringRef blob) {
       if (readRoot)
         return makeError("malformed AMDGPU metadata note: data after the root object");
       readRoot = true;
+      if (obj.Kind != llvm::msgpack::Type::Map)
+        return makeError("malformed AMDGPU metadata note: the root is not a map");
     } else {
       isKey = open.back().map && open.back().left % 2 == 0;
       --open.back().left;

@@ -114,12 +114,18 @@ TEST(CodeObjectInfo, MalformedMetadataIsAnError) {
   EXPECT_NE(errorOf("\x81\x81\xa1"
                     "a\x01\x01"),
             "");
-  EXPECT_NE(errorOf("\x81\x91\x01\x01"), "");                // an array as a map key
-  EXPECT_NE(errorOf("\x92\x01"), "");                        // truncated
-  EXPECT_NE(errorOf("\x01\x02"), "");                        // data after the root
-  EXPECT_NE(errorOf(std::string(100, '\x91') + "\x01"), ""); // nested too deep
+  EXPECT_NE(errorOf("\x81\x91\x01\x01"), ""); // an array as a map key
+  EXPECT_NE(errorOf("\x82\xa1"
+                    "a\x01"),
+            "");                      // truncated
+  EXPECT_NE(errorOf("\x80\x02"), ""); // data after the root
+  EXPECT_NE(errorOf("\x81\xa1"
+                    "a" +
+                    std::string(100, '\x91') + "\x01"),
+            ""); // nested too deep
   // Wrong kinds where the reader expects a map, a string or an array.
   EXPECT_NE(errorOf("\x01"), "");
+  EXPECT_NE(errorOf("\x92\x01\x02").find("the root is not a map"), std::string::npos);
   EXPECT_NE(errorOf("\x81\xad"
                     "amdhsa.target\x01"),
             "");
