@@ -2,9 +2,11 @@
 
 #include "compiler/target/CodeObjectInfo.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/BinaryFormat/MsgPackReader.h"
 #include "llvm/Object/ELFObjectFile.h"
 
 #include <algorithm>
@@ -30,6 +32,54 @@ static bool stringField(llvm::msgpack::MapDocNode &map, llvm::StringRef key, std
     return false;
   out = it->second.getString().str();
   return true;
+}
+
+/// Checks that `blob` is one well-formed msgpack map, nested at most
+/// kMaxDepth deep, whose map keys are scalars. msgpack::Document trusts its
+/// input: a map or an array as a map key crashes it.
+static llvm::Error checkMsgPack(llvm::StringRef blob) {
+  constexpr size_t kMaxDepth = 64;
+  struct Level {
+    uint64_t left; // items (maps: keys and values) still to read
+    bool map;
+  };
+  llvm::SmallVector<Level, 8> open;
+  llvm::msgpack::Reader reader(blob);
+  bool readRoot = false;
+  while (true) {
+    llvm::msgpack::Object obj;
+    llvm::Expected<bool> more = reader.read(obj);
+    if (!more)
+      return makeError("malformed AMDGPU metadata note: " + llvm::toString(more.takeError()));
+    if (!*more)
+      break;
+    bool isKey = false;
+    if (open.empty()) {
+      if (readRoot)
+        return makeError("malformed AMDGPU metadata note: data after the root object");
+      readRoot = true;
+      if (obj.Kind != llvm::msgpack::Type::Map)
+        return makeError("malformed AMDGPU metadata note: the root is not a map");
+    } else {
+      isKey = open.back().map && open.back().left % 2 == 0;
+      --open.back().left;
+    }
+    bool nested = obj.Kind == llvm::msgpack::Type::Map || obj.Kind == llvm::msgpack::Type::Array;
+    if (isKey && nested)
+      return makeError("malformed AMDGPU metadata note: a map key is a map or an array");
+    if (nested) {
+      if (open.size() == kMaxDepth)
+        return makeError("malformed AMDGPU metadata note: nested deeper than " +
+                         llvm::Twine(kMaxDepth));
+      bool map = obj.Kind == llvm::msgpack::Type::Map;
+      open.push_back({uint64_t(obj.Length) * (map ? 2 : 1), map});
+    }
+    while (!open.empty() && open.back().left == 0)
+      open.pop_back();
+  }
+  if (!readRoot || !open.empty())
+    return makeError("malformed AMDGPU metadata note: truncated");
+  return llvm::Error::success();
 }
 
 static int64_t intField(llvm::msgpack::MapDocNode &map, llvm::StringRef key) {
@@ -63,10 +113,14 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
         continue;
       llvm::ArrayRef<uint8_t> desc = note.getDesc(shdr.sh_addralign);
-      if (!doc.readFromBlob(
-              llvm::StringRef(reinterpret_cast<const char *>(desc.data()), desc.size()),
-              /*Multi=*/false))
-        return makeError("malformed AMDGPU metadata note");
+      llvm::StringRef blob(reinterpret_cast<const char *>(desc.data()), desc.size());
+      llvm::Error bad = checkMsgPack(blob);
+      if (!bad && !doc.readFromBlob(blob, /*Multi=*/false))
+        bad = makeError("malformed AMDGPU metadata note");
+      if (bad) {
+        llvm::consumeError(std::move(err));
+        return std::move(bad);
+      }
       found = true;
     }
     if (err)

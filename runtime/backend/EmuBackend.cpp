@@ -31,7 +31,9 @@ public:
                                Code.Name.c_str());
     MemoryBufferRef Buf(
         StringRef(reinterpret_cast<const char *>(Code.Bitcode.data()), Code.Bitcode.size()),
-        Code.Name.empty() ? "bundle" : Code.Name);
+        // Both arms StringRef: a std::string arm would make the buffer name a
+        // temporary copy that dies before the module is parsed.
+        Code.Name.empty() ? StringRef("bundle") : StringRef(Code.Name));
     auto Index = Emu.addIR(Buf);
     if (!Index)
       return Index.takeError();

@@ -42,6 +42,18 @@ TEST(Npy, ParseErrors) {
             std::string::npos);
 }
 
+TEST(Npy, ShapeOverflowIsAnError) {
+  // The element count times the element size overflowed int64 (test/fuzz
+  // crash-npy-shape-overflow).
+  std::string npy = encodeNpy("<f8", {1533349457418240000, 22}, {});
+  auto arr = parseNpy(npy, "big.npy");
+  ASSERT_FALSE(static_cast<bool>(arr));
+  EXPECT_NE(llvm::toString(arr.takeError()).find("overflows"), std::string::npos);
+  auto arr2 = parseNpy(encodeNpy("<f4", {int64_t(1) << 62, 4}, {}), "big2.npy");
+  ASSERT_FALSE(static_cast<bool>(arr2));
+  llvm::consumeError(arr2.takeError());
+}
+
 TEST(Npy, TensorsOnDisk) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-npy", dir));

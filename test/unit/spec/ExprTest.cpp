@@ -125,6 +125,16 @@ TEST(Expr, PrecedenceAndAssociativity) {
   EXPECT_EQ(printExpr(d, d.body), "g * u * 2.0 / (u / g)");
 }
 
+TEST(Expr, ParametersNamedLikePrintedArgumentsAreRejected) {
+  // act(g, b; u = 1.0) printed as act(g, u; u = 1.0), which does not parse
+  // (test/fuzz crash-dsl-param-named-u): g and u are reserved parameter names.
+  for (const char *text : {"f(x, y; u = 2.0) = x * u + y", "f(x, y; g = 2.0) = x * g + y"}) {
+    auto act = parseActivation(text);
+    ASSERT_FALSE(static_cast<bool>(act)) << text;
+    EXPECT_NE(llvm::toString(act.takeError()).find("reserved"), std::string::npos);
+  }
+}
+
 TEST(Expr, MinMaxPropagateNaN) {
   ActivationExpr act = parse("f(g, u) = max(g, 0) * min(u, 1)");
   EXPECT_TRUE(std::isnan(evalActivationF32(act, NAN, 1.0f)));
