@@ -25,7 +25,7 @@ install(TARGETS moegen_runtime EXPORT moegenTargets
 
 # Public headers, by their path in the tree (they include each other so).
 set(moegen_public_headers
-  compiler/spec/Spec.h compiler/spec/Expr.h compiler/spec/DslParser.h
+  compiler/spec/Spec.h compiler/spec/Expr.h compiler/spec/DslParser.h compiler/spec/TargetInfo.h
   runtime/api/Compiler.h runtime/api/MoeLayer.h runtime/api/Backends.h
   runtime/backend/Backend.h
   runtime/cache/CacheKey.h runtime/cache/DiskCache.h runtime/cache/EntryFormat.h
