@@ -11,8 +11,8 @@ namespace moegen {
 
 namespace {
 struct LowerToTargetPass : impl::MoeLowerToTargetBase<LowerToTargetPass> {
-  // The dynamic pipeline's dialects must be loaded before the pass runs:
-  // those of every target's lowering.
+  // The dynamic pipeline's dialects must be loaded before the pass runs.
+  // gfx950 is the only target, so its lowering names them all.
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
     mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
     buildTargetLoweringPipeline(pm, TargetInfo::defaultTarget());

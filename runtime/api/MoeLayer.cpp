@@ -3,10 +3,10 @@
 #include "runtime/api/MoeLayer.h"
 
 #include "compiler/Compiler.h"
+#include "compiler/spec/SpecLimits.h"
 #include "runtime/api/FamilyLaunchers.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/dispatch/Tiers.h"
-#include "templates/sort/SortPlan.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -306,9 +306,9 @@ llvm::Expected<const MoeLayer::Resolved &> MoeLayer::resolve(int64_t tokens) {
 }
 
 llvm::Expected<const TierDispatch &> MoeLayer::dispatch(int64_t tokens) {
-  if (tokens < 1 || tokens > kMaxSortTokens)
+  if (tokens < 1 || tokens > limits::kMaxTokens)
     return argError("argument 'tokens' is " + llvm::Twine(tokens) + "; it must be in [1, " +
-                    llvm::Twine(kMaxSortTokens) + "]");
+                    llvm::Twine(limits::kMaxTokens) + "]");
   auto r = resolve(tokens);
   if (!r)
     return r.takeError();
@@ -316,9 +316,9 @@ llvm::Expected<const TierDispatch &> MoeLayer::dispatch(int64_t tokens) {
 }
 
 llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
-  if (tokens < 1 || tokens > kMaxSortTokens)
+  if (tokens < 1 || tokens > limits::kMaxTokens)
     return argError("argument 'tokens' is " + llvm::Twine(tokens) + "; it must be in [1, " +
-                    llvm::Twine(kMaxSortTokens) + "]");
+                    llvm::Twine(limits::kMaxTokens) + "]");
   auto r = resolve(tokens);
   if (!r)
     return r.takeError();
@@ -326,9 +326,9 @@ llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
 }
 
 llvm::Error MoeLayer::run(const LayerArgs &args) {
-  if (args.tokens < 1 || args.tokens > kMaxSortTokens)
+  if (args.tokens < 1 || args.tokens > limits::kMaxTokens)
     return argError("argument 'tokens' is " + llvm::Twine(args.tokens) + "; it must be in [1, " +
-                    llvm::Twine(kMaxSortTokens) + "]");
+                    llvm::Twine(limits::kMaxTokens) + "]");
   auto resolved = resolve(args.tokens);
   if (!resolved)
     return resolved.takeError();

@@ -2,13 +2,13 @@
 
 #include "runtime/check/LayerCheck.h"
 
+#include "compiler/spec/SpecLimits.h"
 #include "runtime/api/MoeLayer.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
 #include "runtime/numerics/Npy.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
-#include "templates/sort/SortPlan.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
@@ -197,9 +197,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
                                                const LayerCheckOptions &options) {
   const Problem &pr = spec.problem;
   // Inputs: read from a reference bundle, or generated from the seed.
-  if (options.inputsDir.empty() && (options.tokens < 1 || options.tokens > kMaxSortTokens))
-    return makeError("tokens must be in [1, " + llvm::Twine(kMaxSortTokens) + "], got " +
-                     llvm::Twine(options.tokens));
+  if (options.inputsDir.empty())
+    if (llvm::Error e = checkTokenCount(options.tokens, "tokens"))
+      return std::move(e);
   auto generate = [&] {
     num::GenOptions gen;
     gen.seed = options.seed;
@@ -211,9 +211,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   if (!in)
     return in.takeError();
   const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim, I = pr.interDim;
-  if (T <= 0 || T > kMaxSortTokens)
-    return makeError("tokens must be in [1, " + llvm::Twine(kMaxSortTokens) + "], got " +
-                     llvm::Twine(T));
+  if (!options.inputsDir.empty())
+    if (llvm::Error e = checkTokenCount(T, options.inputsDir + "/a1"))
+      return std::move(e);
 
   // The layer as a host application runs it: compiled through the runtime's
   // JIT (memory cache only), dispatched with the spec's own schedules, and
@@ -272,6 +272,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto region = [&](const runtime::WorkspaceRegion &r) {
     return dev.download<uint8_t>(args.workspace + r.offset, r.bytes);
   };
+  auto words = [&](const runtime::WorkspaceRegion &r) {
+    return dev.download<int32_t>(args.workspace + r.offset, r.bytes / 4);
+  };
   const runtime::KernelSet &kernels = *dispatch->kernels;
   const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
   const DType interFormat = spec.formats.activation;
@@ -283,27 +286,22 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   // --- sort ------------------------------------------------------------------
   {
     const num::MoeSorting &want = ref->sorting;
-    auto nv = region(ws->numValidIds);
-    auto ids = region(ws->sortedIds);
-    auto weights = region(ws->sortedWeights);
-    auto experts = region(ws->sortedExperts);
+    auto nv = words(ws->numValidIds);
+    auto ids = words(ws->sortedIds);
+    auto weights = words(ws->sortedWeights); // compared bit for bit
+    auto experts = words(ws->sortedExperts);
     if (!nv || !ids || !weights || !experts)
       return makeError("cannot read the sorting outputs back");
-    auto word = [](const std::vector<uint8_t> &v, int64_t i) {
-      int32_t x;
-      std::memcpy(&x, &v[i * 4], 4);
-      return x;
-    };
     int64_t bad = 0, compared = 2;
-    bad += word(*nv, 0) != want.numValidIds[0];
-    bad += word(*nv, 1) != want.numValidIds[1];
+    bad += (*nv)[0] != want.numValidIds[0];
+    bad += (*nv)[1] != want.numValidIds[1];
     int64_t used = std::min<int64_t>(want.numValidIds[0], ws->maxPaddedRows);
     for (int64_t i = 0; i < used; ++i, compared += 2) {
-      bad += word(*ids, i) != want.sortedTokenIds[i];
-      bad += std::memcmp(&(*weights)[i * 4], &want.sortedWeights[i], 4) != 0;
+      bad += (*ids)[i] != want.sortedTokenIds[i];
+      bad += std::memcmp(&(*weights)[i], &want.sortedWeights[i], 4) != 0;
     }
     for (int64_t blk = 0; blk < used / ws->blockM; ++blk, ++compared)
-      bad += word(*experts, blk) != want.sortedExpertIds[blk];
+      bad += (*experts)[blk] != want.sortedExpertIds[blk];
     result.stages.push_back(exactCheck("sort", bad, compared));
   }
 

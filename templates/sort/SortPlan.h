@@ -29,9 +29,6 @@ struct SortPlan {
 inline uint32_t sortSentinel(int64_t tokens, int64_t topk) {
   return (static_cast<uint32_t>(topk) << 24) | static_cast<uint32_t>(tokens);
 }
-/// Tokens must fit in the 24 low bits of a sorted id.
-constexpr int64_t kMaxSortTokens = (1 << 24) - 1;
-
 /// The kernel's symbol, unique per plan: "moe_sort_e896_k16_bm32".
 std::string sortKernelSymbol(const SortPlan &plan);
 
