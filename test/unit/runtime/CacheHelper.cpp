@@ -2,7 +2,7 @@
 //
 // Used by the multi-process cache tests:
 //   moegen-cache-helper --spec FILE --dir DIR [--kernels 0,1,2,3]
-//                       [--kill-at partial|written] [--as-nobody]
+//                       [--kill-at partial|written] [--permission-bits]
 // Layer i is the spec with topk = 16 >> i. Prints "compiles N" (layers),
 // "kernels-compiled N", "kernels-per-layer N", "disk-hits N" (kernels),
 // "rejected N", "disk-state S" and, per layer, "kernel I <hash of its
@@ -19,7 +19,8 @@
 
 #include <csignal>
 #include <cstring>
-#include <pwd.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 using namespace moegen;
@@ -38,11 +39,26 @@ int fail(const llvm::Twine &msg) {
   return 1;
 }
 
+/// Root passes permission checks through CAP_DAC_OVERRIDE and
+/// CAP_DAC_READ_SEARCH; without them a read-only directory is read-only for
+/// root too, and root keeps every file it can reach (no switch of user).
+bool dropDacCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) != 0)
+    return false;
+  for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}) {
+    data[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+    data[CAP_TO_INDEX(cap)].permitted &= ~CAP_TO_MASK(cap);
+  }
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string specPath, dir, kernels = "0,1,2,3";
-  bool asNobody = false;
+  bool permissionBits = false;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef a = argv[i];
     auto next = [&]() -> const char * { return i + 1 < argc ? argv[++i] : ""; };
@@ -54,20 +70,13 @@ int main(int argc, char **argv) {
       kernels = next();
     else if (a == "--kill-at")
       killAt = next();
-    else if (a == "--as-nobody")
-      asNobody = true;
+    else if (a == "--permission-bits")
+      permissionBits = true;
     else
       return fail("unknown argument '" + a + "'");
   }
-  if (asNobody && ::geteuid() == 0) {
-    // Root ignores permission bits: drop to an ordinary user so that a
-    // read-only directory really is read-only.
-    struct passwd *pw = ::getpwnam("nobody");
-    uid_t uid = pw ? pw->pw_uid : 65534;
-    gid_t gid = pw ? pw->pw_gid : 65534;
-    if (::setgid(gid) != 0 || ::setuid(uid) != 0)
-      return fail("cannot drop to user nobody");
-  }
+  if (permissionBits && ::geteuid() == 0 && !dropDacCapabilities())
+    return fail("cannot drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH");
   if (killAt)
     cache::DiskCache::setWriteHookForTesting(killHook);
   auto base = parseMoeSpecFile(specPath);

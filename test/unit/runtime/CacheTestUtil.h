@@ -24,7 +24,7 @@ public:
     llvm::SmallString<128> p;
     EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-cache-test", p));
     path = std::string(p);
-    ::chmod(path.c_str(), 0755); // readable by the unprivileged helper
+    ::chmod(path.c_str(), 0755); // not group-writable: a cache directory moegen uses
   }
   ~TempDir() {
     makeWritable(path);

@@ -15,7 +15,6 @@
 #include <csignal>
 #include <fcntl.h>
 #include <map>
-#include <pwd.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -183,25 +182,20 @@ TEST(MultiProcessCache, AReadOnlyDirectoryIsReadButNotWritten) {
   test::TempDir dir;
   Result fill = runHelper({"--dir", dir.path, "--kernels", "0"});
   ASSERT_TRUE(fill.exitedOk());
-  // Make the whole tree read-only; as root, the helper drops to nobody so
-  // the permission bits apply, and the tree becomes nobody's: the cache only
-  // uses directories and entries its user owns.
-  auto chownTree = [&](uid_t uid, mode_t dirMode, mode_t fileMode) {
+  // Make the whole tree read-only; as root, the helper drops the
+  // capabilities that bypass permission bits, so they apply to it too.
+  auto chmodTree = [&](mode_t dirMode, mode_t fileMode) {
     std::error_code ec;
     for (llvm::sys::fs::recursive_directory_iterator it(dir.path, ec), end; it != end && !ec;
          it.increment(ec)) {
       bool isDir = it->type() == llvm::sys::fs::file_type::directory_file;
-      ::chmod(it->path().c_str(), isDir ? dirMode : fileMode);
-      EXPECT_EQ(::lchown(it->path().c_str(), uid, gid_t(-1)), 0) << it->path();
+      EXPECT_EQ(::chmod(it->path().c_str(), isDir ? dirMode : fileMode), 0) << it->path();
     }
-    ::chmod(dir.path.c_str(), dirMode);
-    EXPECT_EQ(::lchown(dir.path.c_str(), uid, gid_t(-1)), 0);
+    EXPECT_EQ(::chmod(dir.path.c_str(), dirMode), 0);
   };
-  struct passwd *nobody = ::getpwnam("nobody");
-  uid_t self = ::geteuid();
-  chownTree(self != 0 ? self : nobody ? nobody->pw_uid : 65534, 0555, 0444);
-  Result ro = runHelper({"--dir", dir.path, "--kernels", "0,1", "--as-nobody"});
-  chownTree(self, 0755, 0644);
+  chmodTree(0555, 0444);
+  Result ro = runHelper({"--dir", dir.path, "--kernels", "0,1", "--permission-bits"});
+  chmodTree(0755, 0644);
   ASSERT_TRUE(ro.exitedOk()) << "status " << ro.status;
   const int64_t perLayer = fill.num("kernels-per-layer");
   EXPECT_EQ(ro.values["disk-state"], "read-only");
