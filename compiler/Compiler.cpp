@@ -114,13 +114,8 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModule(CompileSession &s, const MoeSpec &
 }
 
 llvm::Error checkTarget(const CompileOptions &options) {
-  if (!TargetInfo::forChip(options.chip))
-    return makeError("unsupported --target '" + options.chip + "'; moegen generates " +
-                     TargetInfo::supportedChips());
-  if (!TargetInfo::isSupportedCodeObjectVersion(options.codeObjectVersion))
-    return makeError("code object version must be 5 or 6, got " +
-                     llvm::Twine(options.codeObjectVersion));
-  return llvm::Error::success();
+  auto target = TargetInfo::get(options.chip, options.codeObjectVersion);
+  return target ? llvm::Error::success() : target.takeError();
 }
 
 } // namespace

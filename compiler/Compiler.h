@@ -29,7 +29,7 @@ struct CompileOptions {
 };
 
 struct CompiledKernel {
-  std::string family; // "sort", "stage1", ...
+  KernelFamily family;
   KernelSignature signature;
   CodeObject code;
   KernelResources resources;

@@ -2,6 +2,8 @@
 #ifndef MOEGEN_TEMPLATES_KERNELBUILDER_H
 #define MOEGEN_TEMPLATES_KERNELBUILDER_H
 
+#include "templates/KernelSignature.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -12,23 +14,6 @@
 #include <vector>
 
 namespace moegen {
-
-/// How the host passes one kernel argument. Pointers are 64-bit device
-/// addresses (bare pointers); scalars are 32-bit.
-enum class KernelArgKind : uint8_t { Pointer, I32, F32 };
-
-struct KernelArg {
-  std::string name;
-  KernelArgKind kind;
-};
-
-/// What the runtime needs to launch a kernel besides its code: the symbol,
-/// the argument list in order, and the fixed workgroup size.
-struct KernelSignature {
-  std::string symbol;
-  std::vector<KernelArg> args;
-  int64_t blockSize = 0;
-};
 
 /// A global buffer argument: a bare pointer typed as a flat memref. The
 /// static size is only an upper bound for indexing; the real extent comes

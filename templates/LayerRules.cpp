@@ -20,4 +20,23 @@ ScheduleIssues checkLayer(const MoeSpec &spec, const TargetInfo &target) {
   return issues;
 }
 
+llvm::Error verifyLayerRules(const MoeSpec &spec, const TargetInfo &target) {
+  std::string text;
+  for (const ScheduleIssue &issue : checkLayer(spec, target)) {
+    std::string stage = toString(servedStage(issue.family)).str();
+    auto it = spec.locations.find(stage);
+    if (!text.empty())
+      text += "\n";
+    if (it != spec.locations.end())
+      text += it->second.file + ":" + std::to_string(it->second.line) + ":" +
+              std::to_string(it->second.col);
+    else
+      text += spec.name + "." + stage;
+    text += ": error: " + issue.str();
+  }
+  if (text.empty())
+    return llvm::Error::success();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+}
+
 } // namespace moegen

@@ -5,12 +5,20 @@
 #include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
 
+#include "llvm/Support/Error.h"
+
 namespace moegen {
 
 /// Asks each kernel template of the layer (sort, stage1, stage2) for the rules
 /// `spec` breaks on `target`. Empty means every kernel can be generated. This
 /// is the check behind moe-verify-schedule; a tuner calls it to enumerate.
 ScheduleIssues checkLayer(const MoeSpec &spec, const TargetInfo &target);
+
+/// checkLayer as an error: one line per issue, "<file>:<line>:<col>: error:
+/// stage1: k_batch=3 does not divide K=3584 (model_dim)", at the location of
+/// the stage the rule's family serves ("<layer>.<stage>" for a spec built in
+/// C++). Success when no rule is broken.
+llvm::Error verifyLayerRules(const MoeSpec &spec, const TargetInfo &target);
 
 } // namespace moegen
 

@@ -15,8 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/spec/DslParser.h"
-#include "runtime/api/Compiler.h"
 #include "runtime/api/MoeLayer.h"
+#include "runtime/jit/Compiler.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"

@@ -15,6 +15,18 @@ std::optional<TargetInfo> TargetInfo::forChip(llvm::StringRef chip, int64_t code
   return t;
 }
 
+llvm::Expected<TargetInfo> TargetInfo::get(llvm::StringRef chip, int64_t codeObjectVersion) {
+  if (!isSupportedCodeObjectVersion(codeObjectVersion))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "code object version must be 5 or 6, got %lld",
+                                   static_cast<long long>(codeObjectVersion));
+  if (std::optional<TargetInfo> t = forChip(chip, codeObjectVersion))
+    return *t;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unsupported target chip '%s'; moegen generates %s",
+                                 chip.str().c_str(), supportedChips().c_str());
+}
+
 TargetInfo TargetInfo::defaultTarget() { return *forChip(kDefaultChip); }
 
 std::string TargetInfo::supportedChips() { return kDefaultChip.str(); }

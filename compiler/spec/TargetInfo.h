@@ -10,6 +10,7 @@
 #define MOEGEN_COMPILER_SPEC_TARGETINFO_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
@@ -31,6 +32,10 @@ struct TargetInfo {
 
   /// The limits of `chip`, or nullopt if moegen does not generate for it.
   static std::optional<TargetInfo> forChip(llvm::StringRef chip, int64_t codeObjectVersion = 6);
+  /// forChip as an error that names what is unsupported: "unsupported target
+  /// chip 'gfx942'; moegen generates gfx950", "code object version must be 5
+  /// or 6, got 4".
+  static llvm::Expected<TargetInfo> get(llvm::StringRef chip, int64_t codeObjectVersion = 6);
   /// forChip(kDefaultChip).
   static TargetInfo defaultTarget();
   /// "gfx950": the chips forChip knows, for diagnostics.

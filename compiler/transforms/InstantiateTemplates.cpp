@@ -47,12 +47,12 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
       for (const PlannedKernel &k : kernels) {
         // Each kernel takes the location of the op of the stage it serves.
         for (mlir::Operation &op : layer.getBody().front())
-          if (op.getName().stripDialect() == k.family ||
-              op.getName().stripDialect() == ownerFamily(k.family))
+          if (op.getName().stripDialect() == toString(k.family) ||
+              op.getName().stripDialect() == toString(gemmFamily(servedStage(k.family))))
             b.setLoc(op.getLoc());
         b.setInsertionPoint(layer);
         auto kernelModule = createKernelModule(b, k.signature.symbol, *info);
-        kernelModule->setAttr("moe.family", b.getStringAttr(k.family));
+        kernelModule->setAttr("moe.family", b.getStringAttr(toString(k.family)));
         buildLayerKernel(b, kernelModule, spec, *info, k);
       }
       layer.erase();

@@ -23,7 +23,7 @@ struct VerifySchedulePass : impl::MoeVerifyScheduleBase<VerifySchedulePass> {
         // Report at the op of the kernel family that owns the rule.
         mlir::Operation *at = layer;
         for (mlir::Operation &op : layer.getBody().front())
-          if (op.getName().stripDialect() == issue.family)
+          if (op.getName().stripDialect() == toString(issue.family))
             at = &op;
         at->emitError() << issue.str();
         failed = true;

@@ -9,11 +9,18 @@
 // moegen's reference. Exit status 0 when it matches. --set scales a layer
 // down (e.g. Kimi-K3's shape with fewer experts) for the CPU emulator.
 //
+// Built twice: host_app links moegen::jit and compiles on first use;
+// host_app_aot (MOEGEN_HOST_APP_AOT) links moegen::runtime only and runs
+// from a cache that `moegen cache prefill` or host_app filled.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/Backends.h"
 #include "runtime/api/MoeLayer.h"
+#ifndef MOEGEN_HOST_APP_AOT
+#include "runtime/jit/Compiler.h"
+#endif
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/Preshuffle.h"
@@ -67,11 +74,16 @@ int main(int argc, char **argv) {
   if (!backend)
     return fail("backend", backend.takeError());
   runtime::Backend &b = **backend;
-  auto compiler = std::make_shared<runtime::Compiler>(); // cache: $MOEGEN_CACHE_DIR, ...
+  // Cache: $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else ~/.cache/moegen.
+#ifdef MOEGEN_HOST_APP_AOT
+  auto kernels = std::make_shared<runtime::KernelSource>();
+#else
+  auto kernels = std::make_shared<runtime::Compiler>();
+#endif
   runtime::LayerOptions options;
   if (!table.empty())
     options.tunedTables.push_back(table);
-  auto layer = runtime::MoeLayer::create(compiler, b, *spec, options);
+  auto layer = runtime::MoeLayer::create(kernels, b, *spec, options);
   if (!layer)
     return fail("layer", layer.takeError());
   auto dispatch = (*layer)->dispatch(tokens);
@@ -138,7 +150,7 @@ int main(int argc, char **argv) {
               (long long)dispatch->tier, runtime::toString(dispatch->source).str().c_str(),
               origin.c_str());
   for (const auto &k : dispatch->kernels->kernels)
-    std::printf("  ran %-8s %s\n", k->meta.family.c_str(), k->meta.symbol.c_str());
+    std::printf("  ran %-11s %s\n", toString(k->meta.family).data(), k->meta.symbol.c_str());
 
   num::HostTensor out;
   out.format = num::ElemFormat::BF16;

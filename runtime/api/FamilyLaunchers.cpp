@@ -10,7 +10,7 @@
 #include "compiler/spec/TargetInfo.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Tensor.h"
-#include "templates/finish/FinishKernel.h"
+#include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 
 namespace moegen::runtime {
@@ -26,14 +26,14 @@ LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const T
   LayerPlan p;
   p.spec = spec;
   ScheduleIssues issues; // the spec compiled: planning again cannot fail
-  p.stage1 = kernels.find("stage1") != nullptr;
-  p.stage2 = kernels.find("stage2") != nullptr;
-  p.finish = kernels.find("finish") != nullptr;
-  if (kernels.find("quant_input"))
+  p.stage1 = kernels.find(KernelFamily::Stage1) != nullptr;
+  p.stage2 = kernels.find(KernelFamily::Stage2) != nullptr;
+  p.finish = kernels.find(KernelFamily::Finish) != nullptr;
+  if (kernels.find(KernelFamily::QuantInput))
     p.quantInput = planInputQuant(spec, target, issues);
-  if (kernels.find("quant_inter"))
+  if (kernels.find(KernelFamily::QuantInter))
     p.quantInter = planInterQuant(spec, target, issues);
-  if (kernels.find("reduce"))
+  if (kernels.find(KernelFamily::Reduce))
     p.reduce = planReduce(spec, target, issues);
   return p;
 }
@@ -84,15 +84,17 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   return w;
 }
 
-void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
+FamilyLaunchers builtinLaunchers() {
+  FamilyLaunchers t;
   // One workgroup (templates/sort/SortKernel.h).
-  t["sort"] = [](const MoeSpec &, const KernelSet &,
-                 const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::Sort)] = [](const MoeSpec &, const KernelSet &,
+                                     const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     return FamilyLaunch{[](const LaunchShape &) { return Dim3{1, 1, 1}; }, {}};
   };
   // The bf16 input, token-major (templates/quant/QuantPlan.h).
-  t["quant_input"] = [](const MoeSpec &spec, const KernelSet &,
-                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::QuantInput)] =
+      [](const MoeSpec &spec, const KernelSet &,
+         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     QuantPlan q = *planInputQuant(spec, target, issues);
     return FamilyLaunch{[q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
@@ -102,11 +104,11 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"rows", ArgValue::Tokens}}};
   };
   // grid (N / tile_n, maxBlocks, k_batch) (templates/gemm/GemmKernel.h).
-  t["stage1"] = [](const MoeSpec &spec, const KernelSet &set,
-                   const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::Stage1)] = [](const MoeSpec &spec, const KernelSet &set,
+                                       const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     uint32_t n = static_cast<uint32_t>(spec.problem.interDim / spec.stage1.tileN);
     uint32_t kb = static_cast<uint32_t>(spec.stage1.kBatch);
-    bool quantized = set.find("quant_input") != nullptr;
+    bool quantized = set.find(KernelFamily::QuantInput) != nullptr;
     return FamilyLaunch{[n, kb](const LaunchShape &s) {
                           return Dim3{n, static_cast<uint32_t>(s.workspace.maxBlocks), kb};
                         },
@@ -119,35 +121,32 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"partials", ArgValue::Partials}}};
   };
   // One thread per (sorted row, 32 columns) (templates/finish/FinishKernel.h).
-  t["finish"] = [](const MoeSpec &spec, const KernelSet &,
-                   const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
-    int64_t blocks = spec.problem.interDim / 32;
+  t[size_t(KernelFamily::Finish)] = [](const MoeSpec &spec, const KernelSet &,
+                                       const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
     return FamilyLaunch{
-        [blocks](const LaunchShape &s) {
-          int64_t threads = s.workspace.maxPaddedRows * blocks;
-          return Dim3{static_cast<uint32_t>((threads + kFinishThreads - 1) / kFinishThreads), 1, 1};
-        },
+        [spec](const LaunchShape &s) { return dim3(finishGrid(spec, s.workspace.maxPaddedRows)); },
         {{"partials", ArgValue::Partials},
          {"out", ArgValue::Stage1Out},
          {"out_scale", ArgValue::Stage1OutScale}}};
   };
   // Stage 1's bf16 output, scales by sorted position.
-  t["quant_inter"] = [](const MoeSpec &spec, const KernelSet &,
-                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::QuantInter)] =
+      [](const MoeSpec &spec, const KernelSet &,
+         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     QuantPlan q = *planInterQuant(spec, target, issues);
     return FamilyLaunch{
         [q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
         {{"x", ArgValue::Stage1Out}, {"q", ArgValue::InterQ}, {"scales", ArgValue::InterQScale}}};
   };
-  t["stage2"] = [](const MoeSpec &spec, const KernelSet &set,
-                   const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::Stage2)] = [](const MoeSpec &spec, const KernelSet &set,
+                                       const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     GemmPlan g = planGemm(spec, StageId::Stage2, target, issues);
     uint32_t n = static_cast<uint32_t>(spec.problem.modelDim / spec.stage2.tileN);
     uint32_t kb = static_cast<uint32_t>(spec.stage2.kBatch);
-    bool quantized = set.find("quant_inter") != nullptr;
-    bool perSlot = set.find("reduce") != nullptr;
+    bool quantized = set.find(KernelFamily::QuantInter) != nullptr;
+    bool perSlot = set.find(KernelFamily::Reduce) != nullptr;
     return FamilyLaunch{[g, n, kb](const LaunchShape &s) {
                           return Dim3{n, static_cast<uint32_t>(g.gridM(s.workspace.maxBlocks)), kb};
                         },
@@ -158,13 +157,14 @@ void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &t) {
                          {"out", perSlot ? ArgValue::SlotRows : ArgValue::Output}}};
   };
   // Sums the top-k per-slot rows of each token (templates/reduce/ReducePlan.h).
-  t["reduce"] = [](const MoeSpec &spec, const KernelSet &,
-                   const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+  t[size_t(KernelFamily::Reduce)] = [](const MoeSpec &spec, const KernelSet &,
+                                       const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     ReducePlan r = *planReduce(spec, target, issues);
     return FamilyLaunch{[r](const LaunchShape &s) { return dim3(r.grid(s.tokens)); },
                         {{"slot_rows", ArgValue::SlotRows}, {"out", ArgValue::Output}}};
   };
+  return t;
 }
 
 } // namespace moegen::runtime

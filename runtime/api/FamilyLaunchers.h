@@ -12,8 +12,7 @@
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
 
-#include "llvm/ADT/StringMap.h"
-
+#include <array>
 #include <optional>
 
 namespace moegen::runtime {
@@ -31,8 +30,11 @@ struct LayerPlan {
   bool atomicOutput() const { return stage2 && !reduce; }
 };
 
-/// sort, quant_input, stage1, finish, quant_inter, stage2 and reduce.
-void addBuiltinLaunchers(llvm::StringMap<FamilyLauncher> &table);
+/// A launcher per family, indexed by KernelFamily.
+using FamilyLaunchers = std::array<FamilyLauncher, kNumKernelFamilies>;
+
+/// moegen's launcher of every family.
+FamilyLaunchers builtinLaunchers();
 
 } // namespace moegen::runtime
 

@@ -173,27 +173,27 @@ std::vector<LayerScheduler::Candidate> LayerScheduler::candidates(int64_t tokens
   return candidates;
 }
 
-llvm::Expected<TierDispatch> LayerScheduler::choose(int64_t tokens, Compiler &compiler) {
+llvm::Expected<TierDispatch> LayerScheduler::choose(int64_t tokens, KernelSource &kernels) {
   std::string failures;
   for (Candidate &c : candidates(tokens)) {
-    auto kernels = compiler.getKernels(c.spec, options.target);
-    if (kernels) {
+    auto set = kernels.getKernels(c.spec, options.target);
+    if (set) {
       if (!failures.empty())
         logOnce(tokens, failures + "; using " + c.origin);
       TierDispatch d;
       d.source = c.source;
       d.origin = std::move(c.origin);
       d.spec = std::move(c.spec);
-      d.kernels = std::move(*kernels);
+      d.kernels = std::move(*set);
       return d;
     }
-    std::string err = llvm::toString(kernels.takeError());
+    std::string err = llvm::toString(set.takeError());
     if (c.source == ScheduleSource::SpecDefault)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "MoeLayer: the layer's kernels do not compile for %lld "
-                                     "tokens: %s",
+                                     "MoeLayer: no kernels for the layer's own schedules at "
+                                     "%lld tokens: %s",
                                      static_cast<long long>(tokens), err.c_str());
-    failures += (failures.empty() ? "" : "; ") + c.origin + " does not compile: " + err;
+    failures += (failures.empty() ? "" : "; ") + c.origin + " has no kernels: " + err;
   }
   llvm_unreachable("the spec's schedules are always a candidate");
 }

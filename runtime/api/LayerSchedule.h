@@ -28,9 +28,10 @@ public:
   /// spec's own. Stepping down from the tuned row is logged here.
   std::vector<Candidate> candidates(int64_t tokens);
 
-  /// The first candidate that compiles, with its kernels (every field but
+  /// The first candidate whose kernels `kernels` provides (compiled, or
+  /// found in the cache), with its kernels (every field but
   /// `tier` set).
-  llvm::Expected<TierDispatch> choose(int64_t tokens, Compiler &compiler);
+  llvm::Expected<TierDispatch> choose(int64_t tokens, KernelSource &kernels);
 
 private:
   std::optional<Candidate> fromTable(int64_t tokens, std::string &why);

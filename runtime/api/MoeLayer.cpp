@@ -2,14 +2,13 @@
 
 #include "runtime/api/MoeLayer.h"
 
-#include "compiler/Compiler.h"
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/api/FamilyLaunchers.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/dispatch/Tiers.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
@@ -83,12 +82,8 @@ std::mutex &launcherMutex() {
   return m;
 }
 
-llvm::StringMap<FamilyLauncher> &launchers() {
-  static llvm::StringMap<FamilyLauncher> table = [] {
-    llvm::StringMap<FamilyLauncher> t;
-    addBuiltinLaunchers(t);
-    return t;
-  }();
+FamilyLaunchers &launchers() {
+  static FamilyLaunchers table = builtinLaunchers();
   return table;
 }
 
@@ -114,18 +109,14 @@ llvm::StringRef toString(ScheduleSource s) {
   return "";
 }
 
-void registerFamilyLauncher(llvm::StringRef family, FamilyLauncher launcher) {
+void registerFamilyLauncher(KernelFamily family, FamilyLauncher launcher) {
   std::lock_guard<std::mutex> lock(launcherMutex());
-  if (launcher)
-    launchers()[family] = std::move(launcher);
-  else
-    launchers().erase(family);
+  launchers()[static_cast<size_t>(family)] = std::move(launcher);
 }
 
 void resetFamilyLaunchers() {
   std::lock_guard<std::mutex> lock(launcherMutex());
-  launchers().clear();
-  addBuiltinLaunchers(launchers());
+  launchers() = builtinLaunchers();
 }
 
 /// One kernel of a tier, ready to launch.
@@ -156,18 +147,18 @@ struct MoeLayer::Tables {
   std::unordered_map<cache::CacheKey, KernelHandle, cache::CacheKeyHash> loaded;
 };
 
-MoeLayer::MoeLayer(std::shared_ptr<Compiler> c, Backend &b, const MoeSpec &spec, LayerOptions o)
-    : compiler(std::move(c)), backend(b), layerSpec(spec), options(std::move(o)),
+MoeLayer::MoeLayer(std::shared_ptr<KernelSource> k, Backend &b, const MoeSpec &spec, LayerOptions o)
+    : kernels(std::move(k)), backend(b), layerSpec(spec), options(std::move(o)),
       tables(std::make_unique<Tables>()) {}
 
 MoeLayer::~MoeLayer() = default;
 
-llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<Compiler> compiler,
+llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<KernelSource> kernels,
                                                            Backend &backend, const MoeSpec &spec,
                                                            LayerOptions options) {
-  if (!compiler)
+  if (!kernels)
     return llvm::createStringError(std::errc::invalid_argument,
-                                   "MoeLayer::create: argument 'compiler' is null");
+                                   "MoeLayer::create: argument 'kernels' is null");
   const Problem &p = spec.problem;
   if (p.modelDim <= 0 || p.interDim <= 0 || p.experts <= 0 || p.topk <= 0 || p.topk > p.experts)
     return llvm::createStringError(
@@ -176,17 +167,14 @@ llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<Compi
         "inter_dim=%lld experts=%lld topk=%lld (all positive, topk <= experts)",
         (long long)p.modelDim, (long long)p.interDim, (long long)p.experts, (long long)p.topk);
   // The spec's schedules are every tier's last resort: they must verify.
-  CompileOptions verify;
-  verify.chip = options.target.chip;
-  verify.codeObjectVersion = options.target.codeObjectVersion;
-  if (llvm::Error e = verifyLayer(spec, verify))
+  if (llvm::Error e = kernels->verify(spec, options.target))
     return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
                                    "MoeLayer::create: argument 'spec': " +
                                        llvm::toString(std::move(e)));
   auto scheduler = LayerScheduler::create(spec, options);
   if (!scheduler)
     return scheduler.takeError();
-  std::unique_ptr<MoeLayer> layer(new MoeLayer(std::move(compiler), backend, spec, options));
+  std::unique_ptr<MoeLayer> layer(new MoeLayer(std::move(kernels), backend, spec, options));
   layer->target = *TargetInfo::forChip(options.target.chip, options.target.codeObjectVersion);
   layer->tables->scheduler = std::move(*scheduler);
   return layer;
@@ -195,7 +183,7 @@ llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<Compi
 llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_t tier,
                                                                           int64_t tokens) {
   auto r = std::make_unique<Resolved>();
-  auto chosen = tables->scheduler->choose(tokens, *compiler);
+  auto chosen = tables->scheduler->choose(tokens, *kernels);
   if (!chosen)
     return chosen.takeError();
   r->dispatch = std::move(*chosen);
@@ -210,12 +198,11 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     FamilyLauncher launcher;
     {
       std::lock_guard<std::mutex> lock(launcherMutex());
-      auto it = launchers().find(k.meta.family);
-      if (it == launchers().end()) {
+      launcher = launchers()[static_cast<size_t>(k.meta.family)];
+      if (!launcher) {
         r->dispatch.notLaunched.push_back(k.meta.family);
         continue;
       }
-      launcher = it->second;
     }
     auto family = launcher(r->dispatch.spec, *r->dispatch.kernels, target);
     if (!family)
@@ -270,12 +257,12 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     r->launches.push_back(std::move(launch));
   }
   const auto &skipped = r->dispatch.notLaunched;
-  r->clearOutput = r->plan.atomicOutput() &&
-                   std::find(skipped.begin(), skipped.end(), "stage2") == skipped.end();
+  r->clearOutput =
+      r->plan.atomicOutput() && llvm::find(skipped, KernelFamily::Stage2) == skipped.end();
   if (!r->dispatch.notLaunched.empty()) {
     std::string families;
-    for (const std::string &f : r->dispatch.notLaunched)
-      families += (families.empty() ? "" : ", ") + f;
+    for (KernelFamily f : r->dispatch.notLaunched)
+      families += (families.empty() ? "" : ", ") + toString(f).str();
     static std::mutex m;
     static std::set<std::string> noted;
     std::lock_guard<std::mutex> lock(m);
@@ -289,6 +276,9 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
 }
 
 llvm::Expected<const MoeLayer::Resolved &> MoeLayer::resolve(int64_t tokens) {
+  if (tokens < 1 || tokens > limits::kMaxTokens)
+    return argError("argument 'tokens' is " + llvm::Twine(tokens) + "; it must be in [1, " +
+                    llvm::Twine(limits::kMaxTokens) + "]");
   int64_t tier = dispatch::paddedM(tokens);
   size_t slot = tierSlot(tier);
   if (Resolved *r = tiers[slot].load(std::memory_order_acquire))
@@ -306,9 +296,6 @@ llvm::Expected<const MoeLayer::Resolved &> MoeLayer::resolve(int64_t tokens) {
 }
 
 llvm::Expected<const TierDispatch &> MoeLayer::dispatch(int64_t tokens) {
-  if (tokens < 1 || tokens > limits::kMaxTokens)
-    return argError("argument 'tokens' is " + llvm::Twine(tokens) + "; it must be in [1, " +
-                    llvm::Twine(limits::kMaxTokens) + "]");
   auto r = resolve(tokens);
   if (!r)
     return r.takeError();
@@ -316,9 +303,6 @@ llvm::Expected<const TierDispatch &> MoeLayer::dispatch(int64_t tokens) {
 }
 
 llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
-  if (tokens < 1 || tokens > limits::kMaxTokens)
-    return argError("argument 'tokens' is " + llvm::Twine(tokens) + "; it must be in [1, " +
-                    llvm::Twine(limits::kMaxTokens) + "]");
   auto r = resolve(tokens);
   if (!r)
     return r.takeError();
@@ -326,9 +310,6 @@ llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
 }
 
 llvm::Error MoeLayer::run(const LayerArgs &args) {
-  if (args.tokens < 1 || args.tokens > limits::kMaxTokens)
-    return argError("argument 'tokens' is " + llvm::Twine(args.tokens) + "; it must be in [1, " +
-                    llvm::Twine(limits::kMaxTokens) + "]");
   auto resolved = resolve(args.tokens);
   if (!resolved)
     return resolved.takeError();

@@ -16,9 +16,10 @@
 //                  below 2048, 64 for 2048, 128 for 4096 and 8192, else 64;
 //                  dispatch/Lookup.h), when its kernel names map;
 //               3. otherwise the spec's own schedules.
-//             Taking 2 or 3, or a row whose kernels do not compile, is
+//             Taking 2 or 3, or a row without kernels (it does not compile,
+//             or an ahead-of-time cache lacks it), is
 //             logged once per (shape, tier) -- never silent.
-//          -> kernels (Compiler: memory, disk, or compile)
+//          -> kernels (KernelSource: memory, disk cache, or the JIT compiles)
 //          -> launches, in the layer's order: sort -> (quant_input) ->
 //             stage1 -> (finish) -> (quant_inter) -> stage2 -> (reduce),
 //             after clearing what accumulates (atomic output, split-K
@@ -38,8 +39,9 @@
 #ifndef MOEGEN_RUNTIME_API_MOELAYER_H
 #define MOEGEN_RUNTIME_API_MOELAYER_H
 
+#include "compiler/spec/KernelFamily.h"
 #include "compiler/spec/TargetInfo.h"
-#include "runtime/api/Compiler.h"
+#include "runtime/api/KernelSource.h"
 #include "runtime/backend/Backend.h"
 
 #include <array>
@@ -115,7 +117,7 @@ struct TierDispatch {
   MoeSpec spec; // the layer with the chosen schedules
   std::shared_ptr<const KernelSet> kernels;
   /// Families of `kernels` that have no launcher, in launch order.
-  std::vector<std::string> notLaunched;
+  std::vector<KernelFamily> notLaunched;
 };
 
 /// The values a kernel argument can be bound to.
@@ -168,17 +170,16 @@ struct FamilyLaunch {
 using FamilyLauncher = std::function<llvm::Expected<FamilyLaunch>(
     const MoeSpec &, const KernelSet &, const TargetInfo &)>;
 
-/// Registers (or replaces) the launcher of a family, process-wide. Layers
-/// use it for tiers they resolve afterwards. moegen registers sort,
-/// quant_input, stage1, finish, quant_inter, stage2 and reduce.
-/// An empty launcher removes the family's registration.
-void registerFamilyLauncher(llvm::StringRef family, FamilyLauncher launcher);
-/// Restores moegen's launchers and drops every other registration.
+/// Replaces the launcher of a family, process-wide. Layers use it for tiers
+/// they resolve afterwards. moegen registers one for every family; an empty
+/// launcher leaves the family's kernels compiled but not launched.
+void registerFamilyLauncher(KernelFamily family, FamilyLauncher launcher);
+/// Restores moegen's launchers.
 void resetFamilyLaunchers();
 
 class MoeLayer {
 public:
-  static llvm::Expected<std::unique_ptr<MoeLayer>> create(std::shared_ptr<Compiler> compiler,
+  static llvm::Expected<std::unique_ptr<MoeLayer>> create(std::shared_ptr<KernelSource> kernels,
                                                           Backend &backend, const MoeSpec &spec,
                                                           LayerOptions options = {});
   ~MoeLayer();
@@ -198,12 +199,12 @@ public:
 
 private:
   struct Resolved;
-  MoeLayer(std::shared_ptr<Compiler> compiler, Backend &backend, const MoeSpec &spec,
+  MoeLayer(std::shared_ptr<KernelSource> kernels, Backend &backend, const MoeSpec &spec,
            LayerOptions options);
   llvm::Expected<const Resolved &> resolve(int64_t tokens);
   llvm::Expected<std::unique_ptr<Resolved>> resolveTier(int64_t tier, int64_t tokens);
 
-  std::shared_ptr<Compiler> compiler;
+  std::shared_ptr<KernelSource> kernels;
   Backend &backend;
   MoeSpec layerSpec;
   LayerOptions options;

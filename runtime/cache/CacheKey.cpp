@@ -56,10 +56,10 @@ CacheKey makeUnitKey(llvm::StringRef target, llvm::StringRef identity) {
   return w.finish();
 }
 
-CacheKey makeKernelKey(const CacheKey &unit, llvm::StringRef family, llvm::StringRef symbol) {
+CacheKey makeKernelKey(const CacheKey &unit, KernelFamily family, llvm::StringRef symbol) {
   KeyWriter w("kernel/1");
   w.field("unit", unit.hex());
-  w.field("family", family);
+  w.field("family", toString(family));
   w.field("symbol", symbol);
   return w.finish();
 }

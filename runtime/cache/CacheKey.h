@@ -12,6 +12,8 @@
 #ifndef MOEGEN_RUNTIME_CACHE_CACHEKEY_H
 #define MOEGEN_RUNTIME_CACHE_CACHEKEY_H
 
+#include "compiler/spec/KernelFamily.h"
+
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
@@ -50,7 +52,7 @@ llvm::StringRef llvmVersion();
 CacheKey makeUnitKey(llvm::StringRef target, llvm::StringRef identity);
 
 /// The key of one kernel of a unit.
-CacheKey makeKernelKey(const CacheKey &unit, llvm::StringRef family, llvm::StringRef symbol);
+CacheKey makeKernelKey(const CacheKey &unit, KernelFamily family, llvm::StringRef symbol);
 
 } // namespace moegen::cache
 

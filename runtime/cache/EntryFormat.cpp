@@ -84,7 +84,7 @@ private:
 };
 
 void writeMeta(Writer &w, const KernelMeta &m) {
-  w.str(m.family);
+  w.str(toString(m.family).str());
   w.str(m.symbol);
   w.u64(m.args.size());
   for (const ArgInfo &a : m.args) {
@@ -99,7 +99,10 @@ void writeMeta(Writer &w, const KernelMeta &m) {
 }
 
 bool readMeta(Reader &r, KernelMeta &m) {
-  m.family = r.str();
+  std::optional<KernelFamily> family = parseKernelFamily(r.str());
+  if (!family)
+    return false;
+  m.family = *family;
   m.symbol = r.str();
   uint64_t nargs = r.u64();
   if (!r.ok || nargs > 4096)

@@ -10,6 +10,8 @@
 #ifndef MOEGEN_RUNTIME_CACHE_KERNELBINARY_H
 #define MOEGEN_RUNTIME_CACHE_KERNELBINARY_H
 
+#include "compiler/spec/KernelFamily.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +30,7 @@ struct ArgInfo {
 };
 
 struct KernelMeta {
-  std::string family; // "sort", "stage1", ...
+  KernelFamily family = KernelFamily::Sort; // stored by name (toString)
   std::string symbol;
   std::vector<ArgInfo> args;
   int64_t blockSize = 0;

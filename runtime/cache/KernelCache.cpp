@@ -7,7 +7,7 @@
 
 namespace moegen::cache {
 
-std::shared_ptr<const KernelBinary> KernelSet::find(llvm::StringRef family) const {
+std::shared_ptr<const KernelBinary> KernelSet::find(KernelFamily family) const {
   for (const auto &k : kernels)
     if (k->meta.family == family)
       return k;
@@ -158,8 +158,8 @@ KernelCache::build(const CacheKey &unit, llvm::StringRef chip,
     if (k.meta.family != planned[i].family || k.meta.symbol != planned[i].symbol)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "internal error: kernel %zu is %s '%s', %s '%s' was planned",
-                                     i, k.meta.family.c_str(), k.meta.symbol.c_str(),
-                                     planned[i].family.c_str(), planned[i].symbol.c_str());
+                                     i, toString(k.meta.family).data(), k.meta.symbol.c_str(),
+                                     toString(planned[i].family).data(), planned[i].symbol.c_str());
     if (diskCache && !present[i]) {
       if (llvm::Error e = diskCache->store(set->keys[i], chip, k))
         runtime::logMessage(log, runtime::LogLevel::Warning, llvm::toString(std::move(e)));

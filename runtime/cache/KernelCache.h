@@ -40,12 +40,13 @@ struct KernelSet {
   std::vector<std::shared_ptr<const KernelBinary>> kernels;
 
   /// The kernel of a family, or null.
-  std::shared_ptr<const KernelBinary> find(llvm::StringRef family) const;
+  std::shared_ptr<const KernelBinary> find(KernelFamily family) const;
 };
 
 /// One kernel a unit will produce, known before compiling it.
 struct PlannedKernel {
-  std::string family, symbol;
+  KernelFamily family;
+  std::string symbol;
 };
 
 struct CacheStats {

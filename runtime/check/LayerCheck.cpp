@@ -4,6 +4,7 @@
 
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/api/MoeLayer.h"
+#include "runtime/jit/Compiler.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
 #include "runtime/numerics/Npy.h"
@@ -229,7 +230,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     return dispatch.takeError();
   if (!dispatch->notLaunched.empty())
     return makeError("the layer has kernels without a launcher: " +
-                     llvm::join(dispatch->notLaunched, ", "));
+                     llvm::join(llvm::map_range(dispatch->notLaunched,
+                                                [](KernelFamily f) { return toString(f); }),
+                                ", "));
   auto ws = (*layer)->workspaceLayout(T);
   if (!ws)
     return ws.takeError();
@@ -306,7 +309,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   }
 
   // --- input quantization (MX activations), exactly the host's --------------
-  if (kernels.find("quant_input")) {
+  if (kernels.find(KernelFamily::QuantInput)) {
     auto data = region(ws->inputQ);
     auto shuffled = region(ws->inputQScale);
     if (!data || !shuffled)
@@ -353,7 +356,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
 
   // --- inter-stage quantization, exactly the host's of the same values --------
   num::HostTensor kernelA2 = kernelS1;
-  if (kernels.find("quant_inter")) {
+  if (kernels.find(KernelFamily::QuantInter)) {
     auto rows = region(ws->interQ);
     auto shuffled = region(ws->interQScale);
     if (!rows || !shuffled)

@@ -98,12 +98,12 @@ llvm::Expected<KernelNameInfo> parseKernelName(llvm::StringRef name) {
   i = 2;
   bool mx = false;
   if (kind.text == "moe1") {
-    info.family = KernelFamily::Moe1;
+    info.kind = AiterKernelKind::Moe1;
   } else if (kind.text == "moe2") {
-    info.family = KernelFamily::Moe2;
+    info.kind = AiterKernelKind::Moe2;
     info.stage = StageId::Stage2;
     if (at(2).text == "layout") {
-      info.family = KernelFamily::Moe2Layout;
+      info.kind = AiterKernelKind::Moe2Layout;
       i = 3;
     }
   } else if (kind.text == "mxmoe") {
@@ -111,7 +111,7 @@ llvm::Expected<KernelNameInfo> parseKernelName(llvm::StringRef name) {
     Token g = at(2);
     if (g.text != "g1" && g.text != "g2")
       return nameError(name, g.offset, "expected 'g1' or 'g2' after 'mxmoe', got '" + g.text + "'");
-    info.family = g.text == "g1" ? KernelFamily::MxMoeG1 : KernelFamily::MxMoeG2;
+    info.kind = g.text == "g1" ? AiterKernelKind::MxMoeG1 : AiterKernelKind::MxMoeG2;
     info.stage = g.text == "g1" ? StageId::Stage1 : StageId::Stage2;
     i = 3;
   } else {
@@ -254,7 +254,7 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
     return unmappable("'_f4out' (fp4 stage-2 output) has no moegen equivalent");
   if (info.cshuffle)
     return unmappable("'_cshuffle' (non-atomic stage-2 epilogue) has no moegen equivalent");
-  if (info.family == KernelFamily::MxMoeG2 && !info.reduce)
+  if (info.kind == AiterKernelKind::MxMoeG2 && !info.reduce)
     return unmappable("a g2 kernel without an epilogue token");
 
   m.sortBlockM = info.sortBlockM;
@@ -269,7 +269,7 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
     s.kBatch = 1;
   s.kBatchMode = KBatchMode::Atomic; // aiter's split-K is always atomic
   if (stage1) {
-    s.fusedQuant = info.family == KernelFamily::MxMoeG1 ? FusedQuant::FP4 : info.fusedQuant;
+    s.fusedQuant = info.kind == AiterKernelKind::MxMoeG1 ? FusedQuant::FP4 : info.fusedQuant;
     m.gateUp = info.gateUpInterleave ? GateUpLayout::Interleaved : GateUpLayout::Separated;
   } else {
     s.reduce = *info.reduce;
@@ -280,9 +280,9 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
       m.droppedHints.push_back(text);
   };
   auto num = [](std::optional<int64_t> v) { return v ? std::to_string(*v) : std::string(); };
-  hint(info.family == KernelFamily::Moe2Layout,
+  hint(info.kind == AiterKernelKind::Moe2Layout,
        "layout: stage 2 reads stage-1 rows in sorted order (v2 layout)");
-  hint(info.family == KernelFamily::MxMoeG1 || info.family == KernelFamily::MxMoeG2,
+  hint(info.kind == AiterKernelKind::MxMoeG1 || info.kind == AiterKernelKind::MxMoeG2,
        "mxmoe: aiter's mxfp4 a4w4 port");
   hint(info.bNt.has_value(), "bnt" + num(info.bNt) + ": B-load cache policy");
   hint(info.xcd.has_value(), "xcd" + num(info.xcd) + ": XCD swizzle group");

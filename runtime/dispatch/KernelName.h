@@ -29,11 +29,12 @@
 
 namespace moegen::dispatch {
 
-enum class KernelFamily : uint8_t { Moe1, Moe2, Moe2Layout, MxMoeG1, MxMoeG2 };
+/// Which FlyDSL kernel a name describes (moe1/moe2/moe2_layout, mxmoe g1/g2).
+enum class AiterKernelKind : uint8_t { Moe1, Moe2, Moe2Layout, MxMoeG1, MxMoeG2 };
 
 struct KernelNameInfo {
   std::string name;
-  KernelFamily family = KernelFamily::Moe1;
+  AiterKernelKind kind = AiterKernelKind::Moe1;
   StageId stage = StageId::Stage1;
   std::string aDtype, bDtype, outDtype; // "fp4", "fp8", "bf16", ...
   int64_t tileM = 0, tileN = 0, tileK = 0;

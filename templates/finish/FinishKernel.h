@@ -21,14 +21,11 @@
 #define MOEGEN_TEMPLATES_FINISH_FINISHKERNEL_H
 
 #include "templates/KernelBuilder.h"
+#include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 
 namespace moegen {
 
-constexpr int64_t kFinishThreads = 256;
-
-std::string finishKernelSymbol(const MoeSpec &spec);
-KernelSignature finishKernelSignature(llvm::StringRef symbol);
 mlir::gpu::GPUFuncOp buildFinishKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
                                        llvm::StringRef symbol, const MoeSpec &spec);
 

@@ -2,7 +2,6 @@
 
 #include "templates/gemm/GemmKernel.h"
 
-#include "compiler/spec/DslParser.h"
 #include "templates/epilogue/ActivationLowering.h"
 #include "templates/epilogue/MxQuantize.h"
 
@@ -10,57 +9,12 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
-#include "llvm/ADT/Hashing.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
 using arith::CmpIPredicate;
 
 namespace moegen {
-
-std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
-  const StageSchedule &s = p.schedule;
-  const Problem &pr = spec.problem;
-  // The hash covers everything that changes the code besides the words.
-  llvm::hash_code h = llvm::hash_combine(pr.modelDim, pr.interDim, pr.experts, pr.topk,
-                                         pr.doweightStage1, printActivation(spec.activation),
-                                         s.wavesPerEU, static_cast<int>(s.kBatchMode));
-  std::string name = "moe_" + toString(p.stage).str() + "_" + precisionTag(spec.formats);
-  if (p.stage == StageId::Stage1)
-    name += pr.gateUp == GateUpLayout::Separated ? "_gguu" : "_gugu";
-  name += "_t" + std::to_string(s.tileM) + "x" + std::to_string(s.tileN) + "x" +
-          std::to_string(s.tileK) + "_kb" + std::to_string(s.kBatch) + "_kw" +
-          std::to_string(s.kWave);
-  if (p.stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None)
-    name += "_" + toString(s.fusedQuant).str();
-  if (p.stage == StageId::Stage2)
-    name += "_" + toString(s.reduce).str();
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
-  return name + "_" + hex;
-}
-
-KernelSignature gemmKernelSignature(StringRef symbol, const MoeSpec &spec, const GemmPlan &p) {
-  using K = KernelArgKind;
-  KernelSignature sig{symbol.str(),
-                      {{"a", K::Pointer},
-                       {"a_scale", K::Pointer},
-                       {"w", K::Pointer},
-                       {"w_scale", K::Pointer},
-                       {"sorted_ids", K::Pointer},
-                       {"sorted_experts", K::Pointer},
-                       {"sorted_weights", K::Pointer},
-                       {"num_valid_ids", K::Pointer},
-                       {"out", K::Pointer}},
-                      p.threads};
-  bool partials = p.stage == StageId::Stage1 && p.schedule.kBatch > 1;
-  if (partials)
-    sig.args.back().name = "partials";
-  if (p.stage == StageId::Stage1)
-    sig.args.push_back({"out_scale", K::Pointer});
-  sig.args.push_back({"tokens", K::I32});
-  return sig;
-}
 
 namespace {
 

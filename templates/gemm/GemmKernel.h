@@ -44,13 +44,6 @@
 
 namespace moegen {
 
-/// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
-/// formats in words, the problem and activation folded into a short hash.
-std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &plan);
-
-KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
-                                    const GemmPlan &plan);
-
 mlir::gpu::GPUFuncOp buildGemmKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
                                      llvm::StringRef symbol, const MoeSpec &spec,
                                      const GemmPlan &plan);

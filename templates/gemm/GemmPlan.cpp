@@ -2,6 +2,10 @@
 
 #include "templates/gemm/GemmPlan.h"
 
+#include "compiler/spec/DslParser.h"
+
+#include "llvm/ADT/Hashing.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -26,7 +30,7 @@ DType stageAFormat(const MoeSpec &spec, StageId) { return spec.formats.activatio
 namespace {
 
 struct Rules {
-  std::string family;
+  KernelFamily family;
   ScheduleIssues &issues;
   void fail(const char *param, const std::string &msg) { issues.push_back({family, param, msg}); }
 };
@@ -51,7 +55,7 @@ std::optional<MfmaShape> selectMfma(DType a, DType b) {
 
 GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
                   ScheduleIssues &issues) {
-  Rules r{toString(stage).str(), issues};
+  Rules r{gemmFamily(stage), issues};
   GemmPlan p;
   p.stage = stage;
   p.schedule = spec.stage(stage);
@@ -166,6 +170,51 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
                       str(p.ldsMainLoop) + ", k_wave reduction " + str(p.ldsReduction) +
                       "), over the " + str(target.ldsBytes) + "-byte limit of " + target.chip);
   return p;
+}
+
+std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
+  const StageSchedule &s = p.schedule;
+  const Problem &pr = spec.problem;
+  // The hash covers everything that changes the code besides the words.
+  llvm::hash_code h = llvm::hash_combine(pr.modelDim, pr.interDim, pr.experts, pr.topk,
+                                         pr.doweightStage1, printActivation(spec.activation),
+                                         s.wavesPerEU, static_cast<int>(s.kBatchMode));
+  std::string name = "moe_" + toString(p.stage).str() + "_" + precisionTag(spec.formats);
+  if (p.stage == StageId::Stage1)
+    name += pr.gateUp == GateUpLayout::Separated ? "_gguu" : "_gugu";
+  name += "_t" + std::to_string(s.tileM) + "x" + std::to_string(s.tileN) + "x" +
+          std::to_string(s.tileK) + "_kb" + std::to_string(s.kBatch) + "_kw" +
+          std::to_string(s.kWave);
+  if (p.stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None)
+    name += "_" + toString(s.fusedQuant).str();
+  if (p.stage == StageId::Stage2)
+    name += "_" + toString(s.reduce).str();
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
+  return name + "_" + hex;
+}
+
+KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
+                                    const GemmPlan &p) {
+  using K = KernelArgKind;
+  KernelSignature sig{symbol.str(),
+                      {{"a", K::Pointer},
+                       {"a_scale", K::Pointer},
+                       {"w", K::Pointer},
+                       {"w_scale", K::Pointer},
+                       {"sorted_ids", K::Pointer},
+                       {"sorted_experts", K::Pointer},
+                       {"sorted_weights", K::Pointer},
+                       {"num_valid_ids", K::Pointer},
+                       {"out", K::Pointer}},
+                      p.threads};
+  bool partials = p.stage == StageId::Stage1 && p.schedule.kBatch > 1;
+  if (partials)
+    sig.args.back().name = "partials";
+  if (p.stage == StageId::Stage1)
+    sig.args.push_back({"out_scale", K::Pointer});
+  sig.args.push_back({"tokens", K::I32});
+  return sig;
 }
 
 } // namespace moegen

@@ -13,6 +13,7 @@
 
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
+#include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
 namespace moegen {
@@ -66,6 +67,13 @@ int64_t halfBytesPerElement(DType t);
 /// The A format of a stage: the activation dtype (stage 2 reads stage 1's
 /// output, quantized to the same dtype).
 DType stageAFormat(const MoeSpec &spec, StageId stage);
+
+/// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
+/// formats in words, the problem and activation folded into a short hash.
+std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &plan);
+
+KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
+                                    const GemmPlan &plan);
 
 /// Plans the GEMM of `stage` and appends every rule the spec breaks.
 GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,

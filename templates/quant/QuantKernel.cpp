@@ -10,20 +10,6 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
-KernelSignature quantKernelSignature(StringRef symbol, const QuantPlan &plan) {
-  using K = KernelArgKind;
-  KernelSignature sig{
-      symbol.str(), {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}}, plan.threads};
-  if (plan.order == QuantScaleOrder::Rows) {
-    sig.args.push_back({"rows", K::I32});
-  } else {
-    sig.args.push_back({"sorted_ids", K::Pointer});
-    sig.args.push_back({"num_valid_ids", K::Pointer});
-    sig.args.push_back({"tokens", K::I32});
-  }
-  return sig;
-}
-
 namespace {
 
 /// Emits the quantization of one 32-column block.

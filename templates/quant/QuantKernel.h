@@ -24,7 +24,6 @@ namespace moegen {
 /// written. The shuffle's padding bytes (columns past C/32) are not written.
 /// Pointers must be 16-byte aligned.
 /// Launch: plan.grid(tokens) workgroups of plan.threads threads.
-KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan);
 
 /// Adds the quantization kernel to `module`.
 mlir::gpu::GPUFuncOp buildQuantKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,

@@ -24,10 +24,10 @@ std::string quantKernelSymbol(const QuantPlan &plan) {
   return s;
 }
 
-void checkQuantPlan(const QuantPlan &plan, llvm::StringRef family, const TargetInfo &target,
+void checkQuantPlan(const QuantPlan &plan, KernelFamily family, const TargetInfo &target,
                     ScheduleIssues &issues) {
   auto issue = [&](const char *param, const std::string &msg) {
-    issues.push_back({family.str(), param, msg});
+    issues.push_back({family, param, msg});
   };
   if (plan.format != DType::MXFP4 && plan.format != DType::MXFP8)
     issue("formats",
@@ -64,7 +64,7 @@ std::optional<QuantPlan> planInputQuant(const MoeSpec &spec, const TargetInfo &t
     return std::nullopt;
   QuantPlan p = basePlan(spec, spec.problem.modelDim);
   p.order = QuantScaleOrder::Rows;
-  checkQuantPlan(p, "stage1", target, issues);
+  checkQuantPlan(p, KernelFamily::Stage1, target, issues);
   return p;
 }
 
@@ -77,8 +77,22 @@ std::optional<QuantPlan> planInterQuant(const MoeSpec &spec, const TargetInfo &t
   QuantPlan p = basePlan(spec, spec.problem.interDim);
   p.order = QuantScaleOrder::Sorted;
   p.source = QuantSourceRows::Slots;
-  checkQuantPlan(p, "stage2", target, issues);
+  checkQuantPlan(p, KernelFamily::Stage2, target, issues);
   return p;
+}
+
+KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan) {
+  using K = KernelArgKind;
+  KernelSignature sig{
+      symbol.str(), {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}}, plan.threads};
+  if (plan.order == QuantScaleOrder::Rows) {
+    sig.args.push_back({"rows", K::I32});
+  } else {
+    sig.args.push_back({"sorted_ids", K::Pointer});
+    sig.args.push_back({"num_valid_ids", K::Pointer});
+    sig.args.push_back({"tokens", K::I32});
+  }
+  return sig;
 }
 
 } // namespace moegen

@@ -22,6 +22,7 @@
 
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
+#include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
 #include <array>
@@ -76,9 +77,10 @@ struct QuantPlan {
 /// The kernel's symbol, unique per plan: "moe_quant_mxfp4_c3584",
 /// "moe_quant_mxfp4_c384_sorted_k16", "moe_quant_mxfp8_c3584_sorted_tok_k16".
 std::string quantKernelSymbol(const QuantPlan &plan);
+KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan);
 
 /// The rules of a plan (family: the stage whose A it produces).
-void checkQuantPlan(const QuantPlan &plan, llvm::StringRef family, const TargetInfo &target,
+void checkQuantPlan(const QuantPlan &plan, KernelFamily family, const TargetInfo &target,
                     ScheduleIssues &issues);
 
 /// Stage-1 A: the layer's bf16 input [T, model_dim] quantized token-major

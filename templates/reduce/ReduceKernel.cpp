@@ -9,16 +9,6 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
-KernelSignature reduceKernelSignature(StringRef symbol, const ReducePlan &plan) {
-  using K = KernelArgKind;
-  return {symbol.str(),
-          {{"slot_rows", K::Pointer},
-           {"topk_ids", K::Pointer},
-           {"out", K::Pointer},
-           {"tokens", K::I32}},
-          plan.threads};
-}
-
 gpu::GPUFuncOp buildReduceKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
                                  const ReducePlan &plan) {
   Type bf16 = b.getBF16Type(), f32 = b.getF32Type(), i32 = b.getI32Type();

@@ -17,7 +17,6 @@ namespace moegen {
 /// Pointers must be 16-byte aligned.
 /// Launch: plan.grid(tokens) = {columnGroups, tokens, 1} workgroups of
 /// plan.threads threads.
-KernelSignature reduceKernelSignature(llvm::StringRef symbol, const ReducePlan &plan);
 
 /// Adds the reduction kernel to `module`.
 mlir::gpu::GPUFuncOp buildReduceKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,

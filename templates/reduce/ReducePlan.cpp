@@ -10,14 +10,15 @@ std::string reduceKernelSymbol(const ReducePlan &plan) {
 
 void checkReducePlan(const ReducePlan &plan, const TargetInfo &target, ScheduleIssues &issues) {
   if (plan.cols <= 0 || plan.cols % ReducePlan::kVector != 0)
-    issues.push_back({"stage2", "reduce",
+    issues.push_back({KernelFamily::Stage2, "reduce",
                       "reduce mode needs model_dim=" + std::to_string(plan.cols) +
                           " to be a multiple of " + std::to_string(ReducePlan::kVector)});
   if (plan.topk < 1)
-    issues.push_back({"stage2", "topk", "topk=" + std::to_string(plan.topk) + " must be >= 1"});
+    issues.push_back(
+        {KernelFamily::Stage2, "topk", "topk=" + std::to_string(plan.topk) + " must be >= 1"});
   if (plan.threads <= 0 || plan.threads % target.waveSize != 0 ||
       plan.threads > target.maxThreadsPerWorkgroup)
-    issues.push_back({"stage2", "threads",
+    issues.push_back({KernelFamily::Stage2, "threads",
                       "reduction workgroup of " + std::to_string(plan.threads) +
                           " threads is not a whole number of waves within " +
                           std::to_string(target.maxThreadsPerWorkgroup)});
@@ -33,10 +34,20 @@ std::optional<ReducePlan> planReduce(const MoeSpec &spec, const TargetInfo &targ
   p.experts = spec.problem.experts;
   if (spec.formats.output != DType::BF16)
     issues.push_back(
-        {"stage2", "formats",
+        {KernelFamily::Stage2, "formats",
          "reduce mode writes bf16 output, not " + toString(spec.formats.output).str()});
   checkReducePlan(p, target, issues);
   return p;
+}
+
+KernelSignature reduceKernelSignature(llvm::StringRef symbol, const ReducePlan &plan) {
+  using K = KernelArgKind;
+  return {symbol.str(),
+          {{"slot_rows", K::Pointer},
+           {"topk_ids", K::Pointer},
+           {"out", K::Pointer},
+           {"tokens", K::I32}},
+          plan.threads};
 }
 
 } // namespace moegen

@@ -17,6 +17,7 @@
 
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
+#include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
 #include <array>
@@ -40,6 +41,7 @@ struct ReducePlan {
 
 /// The kernel's symbol, unique per plan: "moe_reduce_k16_c3584".
 std::string reduceKernelSymbol(const ReducePlan &plan);
+KernelSignature reduceKernelSignature(llvm::StringRef symbol, const ReducePlan &plan);
 
 /// The rules of a plan (reported against stage 2).
 void checkReducePlan(const ReducePlan &plan, const TargetInfo &target, ScheduleIssues &issues);

@@ -7,19 +7,6 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
-KernelSignature sortKernelSignature(StringRef symbol, const SortPlan &plan) {
-  using K = KernelArgKind;
-  return {symbol.str(),
-          {{"topk_ids", K::Pointer},
-           {"topk_weights", K::Pointer},
-           {"sorted_ids", K::Pointer},
-           {"sorted_weights", K::Pointer},
-           {"sorted_experts", K::Pointer},
-           {"num_valid_ids", K::Pointer},
-           {"tokens", K::I32}},
-          plan.threads};
-}
-
 gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
                                const SortPlan &plan) {
   MLIRContext *ctx = b.getContext();

@@ -16,7 +16,6 @@ namespace moegen {
 ///   num_valid_ids  i32 [2]                  {padded rows used, tokens}
 ///   tokens         i32
 /// Launch: one workgroup of plan.threads threads.
-KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan);
 
 /// Adds the sorting kernel to `module`.
 mlir::gpu::GPUFuncOp buildSortKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,

@@ -17,17 +17,30 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.ldsBytes = 2 * 4 * p.experts;
   if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
     issues.push_back(
-        {"sort", "block_m",
+        {KernelFamily::Sort, "block_m",
          "block_m=stage1 tile_m=" + std::to_string(p.blockM) + " must be a power of two"});
   if (p.topk > 255)
-    issues.push_back(
-        {"sort", "topk", "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
+    issues.push_back({KernelFamily::Sort, "topk",
+                      "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
   if (p.ldsBytes > target.ldsBytes)
-    issues.push_back({"sort", "lds",
+    issues.push_back({KernelFamily::Sort, "lds",
                       "experts=" + std::to_string(p.experts) + " need " +
                           std::to_string(p.ldsBytes) + " bytes of LDS, over the " +
                           std::to_string(target.ldsBytes) + "-byte limit"});
   return p;
+}
+
+KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan) {
+  using K = KernelArgKind;
+  return {symbol.str(),
+          {{"topk_ids", K::Pointer},
+           {"topk_weights", K::Pointer},
+           {"sorted_ids", K::Pointer},
+           {"sorted_weights", K::Pointer},
+           {"sorted_experts", K::Pointer},
+           {"num_valid_ids", K::Pointer},
+           {"tokens", K::I32}},
+          plan.threads};
 }
 
 } // namespace moegen

@@ -4,6 +4,7 @@
 
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
+#include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
 namespace moegen {
@@ -31,6 +32,9 @@ inline uint32_t sortSentinel(int64_t tokens, int64_t topk) {
 }
 /// The kernel's symbol, unique per plan: "moe_sort_e896_k16_bm32".
 std::string sortKernelSymbol(const SortPlan &plan);
+/// Arguments: topk_ids, topk_weights, sorted_ids, sorted_weights, sorted_experts,
+/// num_valid_ids, tokens.
+KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan);
 
 SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues &issues);
 

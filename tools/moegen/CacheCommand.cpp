@@ -21,9 +21,9 @@
 #include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
-#include "runtime/api/Compiler.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/cache/DiskCache.h"
+#include "runtime/jit/Compiler.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -73,7 +73,8 @@ int list(const std::string &dir) {
       llvm::outs() << "  " << name << "  " << e.bytes << " B  INVALID: " << e.problem << "\n";
       continue;
     }
-    llvm::outs() << "  " << name.take_front(16) << "  " << llvm::left_justify(e.meta.family, 7)
+    llvm::outs() << "  " << name.take_front(16) << "  "
+                 << llvm::left_justify(toString(e.meta.family), 11)
                  << llvm::left_justify(e.meta.symbol, 32) << llvm::format("%9llu B ", e.bytes)
                  << llvm::format("%8.1f ms  ", e.meta.compileMs) << e.meta.description << "\n";
   }

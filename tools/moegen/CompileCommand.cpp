@@ -117,14 +117,14 @@ int runCompile(int argc, const char **argv) {
     const KernelResources &r = k.resources;
     if (r.vgprSpills + r.sgprSpills == 0 && r.scratchBytes == 0)
       continue;
-    const StageSchedule *s = k.family == "stage1"   ? &spec->stage1
-                             : k.family == "stage2" ? &spec->stage2
-                                                    : nullptr;
+    const StageSchedule *s = k.family == KernelFamily::Stage1   ? &spec->stage1
+                             : k.family == KernelFamily::Stage2 ? &spec->stage2
+                                                                : nullptr;
     auto &os = llvm::WithColor::warning(llvm::errs(), "moegen compile");
     os << k.signature.symbol << " spills (" << r.vgprSpills << " VGPRs, " << r.sgprSpills
        << " SGPRs, " << r.scratchBytes << " bytes of scratch per lane)";
     if (s && s->wavesPerEU > 0)
-      os << ": " << k.family << " waves_per_eu=" << s->wavesPerEU << " leaves "
+      os << ": " << toString(k.family) << " waves_per_eu=" << s->wavesPerEU << " leaves "
          << 512 / s->wavesPerEU << " registers per lane; a lower waves_per_eu or a smaller tile "
          << "avoids it";
     os << "\n";

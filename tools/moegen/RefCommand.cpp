@@ -27,20 +27,11 @@ namespace moegen::cli {
 /// as moe-verify-schedule, reported the same way ("file:line:col: error:
 /// stage1: ..."), before anything is generated or written.
 static bool verifySchedule(const MoeSpec &spec) {
-  ScheduleIssues issues = checkLayer(spec, TargetInfo::defaultTarget());
-  for (const ScheduleIssue &issue : issues) {
-    // Where moe-verify-schedule reports: the sort op carries stage1's
-    // location, other families report at the layer.
-    llvm::StringRef at = issue.family == "sort" ? "stage1"
-                         : issue.family == "stage1" || issue.family == "stage2"
-                             ? llvm::StringRef(issue.family)
-                             : "layer";
-    auto it = spec.locations.find(at.str());
-    if (it != spec.locations.end())
-      llvm::errs() << it->second.file << ":" << it->second.line << ":" << it->second.col << ": ";
-    llvm::errs() << "error: " << issue.str() << "\n";
+  if (llvm::Error e = verifyLayerRules(spec, TargetInfo::defaultTarget())) {
+    llvm::errs() << llvm::toString(std::move(e)) << "\n";
+    return false;
   }
-  return issues.empty();
+  return true;
 }
 
 int runRef(int argc, const char **argv) {

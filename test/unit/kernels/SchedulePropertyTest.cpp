@@ -169,7 +169,7 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
       EXPECT_TRUE(static_cast<bool>(verified)) << "rules reject, verifier accepts:\n" << d.text;
       llvm::consumeError(std::move(verified));
       for (const ScheduleIssue &i : issues)
-        ++rejectedBy[i.family + "." + i.parameter];
+        ++rejectedBy[(toString(i.family) + "." + i.parameter).str()];
       continue;
     }
     ASSERT_FALSE(static_cast<bool>(verified))

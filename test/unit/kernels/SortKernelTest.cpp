@@ -42,7 +42,7 @@ TEST_P(SortKernel, MatchesReference) {
   auto layer = compileLayer(*spec, CompileOptions());
   ASSERT_TRUE(static_cast<bool>(layer)) << llvm::toString(layer.takeError());
   const CompiledKernel &sort = layer->kernels.front();
-  ASSERT_EQ(sort.family, "sort");
+  ASSERT_EQ(sort.family, KernelFamily::Sort);
 
   // Routing: top-k of random scores, as a router produces.
   num::Rng rng(c.tokens * 1000003 + c.experts * 31 + c.topk);

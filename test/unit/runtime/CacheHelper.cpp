@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/spec/DslParser.h"
-#include "runtime/api/Compiler.h"
+#include "runtime/jit/Compiler.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"

@@ -59,10 +59,10 @@ struct LogCapture {
   }
 };
 
-inline cache::KernelBinary sampleKernel(llvm::StringRef family = "sort",
+inline cache::KernelBinary sampleKernel(KernelFamily family = KernelFamily::Sort,
                                         llvm::StringRef symbol = "moe_sort_e8_k2_bm32") {
   cache::KernelBinary k;
-  k.meta.family = family.str();
+  k.meta.family = family;
   k.meta.symbol = symbol.str();
   k.meta.args = {{"topk_ids", cache::ArgKind::Pointer}, {"tokens", cache::ArgKind::I32}};
   k.meta.blockSize = 256;

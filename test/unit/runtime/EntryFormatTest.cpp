@@ -4,7 +4,10 @@
 
 #include "CacheTestUtil.h"
 
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/Endian.h"
+
+#include <algorithm>
 
 using namespace moegen;
 using namespace moegen::cache;
@@ -85,7 +88,8 @@ TEST(CacheKey, EveryPartChangesTheKey) {
   EXPECT_NE(base, makeUnitKey("amdgcn-amd-amdhsa--gfx950;cov6", "spec "));
   // Field boundaries are unambiguous.
   EXPECT_NE(makeUnitKey("ab", "c"), makeUnitKey("a", "bc"));
-  EXPECT_NE(makeKernelKey(base, "sort", "s"), makeKernelKey(base, "stage1", "s"));
+  EXPECT_NE(makeKernelKey(base, KernelFamily::Sort, "s"),
+            makeKernelKey(base, KernelFamily::Stage1, "s"));
   EXPECT_EQ(base.hex().size(), 64u);
   EXPECT_EQ(CacheKey::fromHex(base.hex()), base);
   EXPECT_FALSE(CacheKey::fromHex("zz"));
@@ -94,3 +98,35 @@ TEST(CacheKey, EveryPartChangesTheKey) {
 }
 
 } // namespace
+
+TEST(EntryFormat, EveryFamilyRoundTripsByName) {
+  CacheKey kk = key("a");
+  for (KernelFamily f : allKernelFamilies()) {
+    KernelBinary k = test::sampleKernel(f);
+    auto d = decodeEntry(encodeEntry(kk, k), &kk);
+    ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+    EXPECT_EQ(d->kernel.meta.family, f) << toString(f).str();
+  }
+}
+
+TEST(EntryFormat, UnknownFamilyNameIsMalformed) {
+  // A well-formed entry (valid checksum) whose family name this moegen does
+  // not know: never loaded as some other family.
+  CacheKey kk = key("a");
+  std::vector<uint8_t> bytes = encodeEntry(kk, test::sampleKernel(KernelFamily::Sort));
+  const llvm::StringRef name = "sort";
+  auto at = std::search(bytes.begin() + kEntryHeaderBytes, bytes.end(), name.begin(), name.end());
+  ASSERT_NE(at, bytes.end());
+  at[3] = 'x';
+  size_t body = bytes.size() - kEntryChecksumBytes;
+  std::array<uint8_t, kEntryChecksumBytes> sum;
+  llvm::BLAKE3 h;
+  h.update(llvm::ArrayRef(bytes).take_front(body));
+  h.final(sum);
+  std::memcpy(bytes.data() + body, sum.data(), sum.size());
+  EntryProblem p;
+  auto d = decodeEntry(bytes, &kk, &p);
+  ASSERT_FALSE(bool(d));
+  llvm::consumeError(d.takeError());
+  EXPECT_EQ(p, EntryProblem::Malformed);
+}

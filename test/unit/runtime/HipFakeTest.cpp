@@ -9,6 +9,7 @@
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/MoeLayer.h"
 #include "runtime/hip/HipBackend.h"
+#include "runtime/jit/Compiler.h"
 
 #include <gtest/gtest.h>
 

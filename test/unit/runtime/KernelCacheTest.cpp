@@ -13,7 +13,8 @@ using namespace moegen::cache;
 
 namespace {
 
-const PlannedKernel kPlanned[] = {{"sort", "moe_sort_e8_k2_bm32"}, {"stage1", "moe_stage1_x"}};
+const PlannedKernel kPlanned[] = {{KernelFamily::Sort, "moe_sort_e8_k2_bm32"},
+                                  {KernelFamily::Stage1, "moe_stage1_x"}};
 
 struct CountingCompiler {
   std::atomic<int> calls{0};
@@ -21,8 +22,8 @@ struct CountingCompiler {
   llvm::Expected<std::vector<KernelBinary>> operator()() {
     ++calls;
     std::this_thread::sleep_for(std::chrono::milliseconds(sleepMs));
-    return std::vector<KernelBinary>{test::sampleKernel("sort", "moe_sort_e8_k2_bm32"),
-                                     test::sampleKernel("stage1", "moe_stage1_x")};
+    return std::vector<KernelBinary>{test::sampleKernel(KernelFamily::Sort, "moe_sort_e8_k2_bm32"),
+                                     test::sampleKernel(KernelFamily::Stage1, "moe_stage1_x")};
   }
 };
 
@@ -55,8 +56,8 @@ TEST(KernelCache, ManyThreadsOneCompile) {
   for (auto &r : results)
     EXPECT_EQ(r.get(), results[0].get());
   ASSERT_EQ(results[0]->kernels.size(), 2u);
-  EXPECT_EQ(results[0]->find("stage1")->meta.symbol, "moe_stage1_x");
-  EXPECT_EQ(results[0]->find("stage2"), nullptr);
+  EXPECT_EQ(results[0]->find(KernelFamily::Stage1)->meta.symbol, "moe_stage1_x");
+  EXPECT_EQ(results[0]->find(KernelFamily::Stage2), nullptr);
   CacheStats s = cache.stats();
   EXPECT_EQ(s.compiles, 1u);
   EXPECT_EQ(s.diskWrites, 2u);
@@ -75,7 +76,7 @@ TEST(KernelCache, ASecondProcessLoadsFromDisk) {
   ASSERT_TRUE(bool(r));
   EXPECT_EQ(compiler.calls.load(), 1);
   EXPECT_EQ(second.stats().diskHits, 2u);
-  EXPECT_EQ(*(*r)->kernels[0], test::sampleKernel("sort", "moe_sort_e8_k2_bm32"));
+  EXPECT_EQ(*(*r)->kernels[0], test::sampleKernel(KernelFamily::Sort, "moe_sort_e8_k2_bm32"));
 }
 
 TEST(KernelCache, ACorruptEntryIsRebuiltAndRepublished) {
@@ -85,7 +86,8 @@ TEST(KernelCache, ACorruptEntryIsRebuiltAndRepublished) {
   {
     KernelCache first(options(dir.path));
     ASSERT_TRUE(bool(first.get(unit(), "gfx950", kPlanned, [&] { return compiler(); })));
-    path = first.disk()->entryPath(makeKernelKey(unit(), "stage1", "moe_stage1_x"), "gfx950");
+    path = first.disk()->entryPath(makeKernelKey(unit(), KernelFamily::Stage1, "moe_stage1_x"),
+                                   "gfx950");
   }
   std::vector<uint8_t> bytes = test::readBytes(path);
   bytes[bytes.size() - 40] ^= 1;
@@ -137,8 +139,8 @@ TEST(KernelCache, AMismatchedCompileIsAnError) {
   o.disk = false;
   KernelCache cache(o);
   auto wrong = []() -> llvm::Expected<std::vector<KernelBinary>> {
-    return std::vector<KernelBinary>{test::sampleKernel("sort", "other"),
-                                     test::sampleKernel("stage1", "moe_stage1_x")};
+    return std::vector<KernelBinary>{test::sampleKernel(KernelFamily::Sort, "other"),
+                                     test::sampleKernel(KernelFamily::Stage1, "moe_stage1_x")};
   };
   auto r = cache.get(unit(), "gfx950", kPlanned, wrong);
   ASSERT_FALSE(bool(r));

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/api/MoeLayer.h"
+#include "runtime/jit/Compiler.h"
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/Backends.h"

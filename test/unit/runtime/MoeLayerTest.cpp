@@ -1,6 +1,7 @@
 //===- MoeLayerTest.cpp - Dispatch, argument checks and launch ------------===//
 
 #include "runtime/api/MoeLayer.h"
+#include "runtime/jit/Compiler.h"
 
 #include "runtime/api/LayerSchedule.h"
 
@@ -90,13 +91,13 @@ TEST_F(MoeLayerDispatch, TheTunedRowOfTheTierIsUsed) {
   auto d = l->dispatch(3);
   ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
   EXPECT_EQ(d->tier, 4);
-  ASSERT_TRUE(d->kernels->find("sort"));
-  EXPECT_EQ(d->kernels->find("sort")->meta.symbol,
+  ASSERT_TRUE(d->kernels->find(KernelFamily::Sort));
+  EXPECT_EQ(d->kernels->find(KernelFamily::Sort)->meta.symbol,
             "moe_sort_e896_k16_bm" + std::to_string(d->spec.stage1.tileM));
   auto big = l->dispatch(20000);
   ASSERT_TRUE(bool(big));
   EXPECT_EQ(big->tier, 32768);
-  EXPECT_EQ(big->kernels->find("sort")->meta.symbol,
+  EXPECT_EQ(big->kernels->find(KernelFamily::Sort)->meta.symbol,
             "moe_sort_e896_k16_bm" + std::to_string(big->spec.stage1.tileM));
   EXPECT_TRUE(d->notLaunched.empty()); // every family moegen plans has a launcher
 }
@@ -173,7 +174,7 @@ TEST_F(MoeLayerDispatch, ConcurrentCallsResolveEachTierOnce) {
 TEST_F(MoeLayerDispatch, CreateChecksItsArguments) {
   auto bad = MoeLayer::create(nullptr, *backend, kimi());
   ASSERT_FALSE(bool(bad));
-  EXPECT_NE(llvm::toString(bad.takeError()).find("argument 'compiler' is null"), std::string::npos);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("argument 'kernels' is null"), std::string::npos);
   MoeSpec spec = kimi();
   spec.problem.topk = 0;
   auto badSpec = MoeLayer::create(memoryCompiler(), *backend, spec);
@@ -289,7 +290,7 @@ TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
 TEST_F(MoeLayerRun, LaunchersArePluggable) {
   NoteCapture notes;
   // A replaced launcher is used by layers that resolve a tier afterwards.
-  registerFamilyLauncher("sort",
+  registerFamilyLauncher(KernelFamily::Sort,
                          [](const MoeSpec &, const KernelSet &,
                             const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
                            return FamilyLaunch{[](const LaunchShape &s) {
@@ -297,7 +298,7 @@ TEST_F(MoeLayerRun, LaunchersArePluggable) {
                                                },
                                                {}};
                          });
-  registerFamilyLauncher("stage2", nullptr); // and a family without one is reported
+  registerFamilyLauncher(KernelFamily::Stage2, nullptr); // and a family without one is reported
   CompilerOptions o;
   o.diskCache = false;
   auto layer = MoeLayer::create(std::make_shared<Compiler>(o), backend, kimi(), withKimiTable());
@@ -307,7 +308,7 @@ TEST_F(MoeLayerRun, LaunchersArePluggable) {
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
   auto d = (*layer)->dispatch(args.tokens);
   ASSERT_TRUE(bool(d));
-  EXPECT_EQ(d->notLaunched, std::vector<std::string>{"stage2"});
+  EXPECT_EQ(d->notLaunched, std::vector<KernelFamily>{KernelFamily::Stage2});
   EXPECT_EQ(notes.log.count("no launcher for kernel family stage2"), 1u);
   ASSERT_EQ(backend.launches.size(), d->kernels->kernels.size() - 1);
   EXPECT_EQ(backend.launches[0].grid.X, uint32_t(args.tokens));

@@ -97,20 +97,21 @@ TEST(QuantPlan, GridCoversEveryBlockOfEveryScaleRow) {
 
 TEST(QuantPlan, RulesNameTheParameter) {
   ScheduleIssues issues;
-  checkQuantPlan(makePlan(DType::MXFP4, 100, QuantScaleOrder::Rows), "stage2", gfx950(), issues);
+  checkQuantPlan(makePlan(DType::MXFP4, 100, QuantScaleOrder::Rows), KernelFamily::Stage2, gfx950(),
+                 issues);
   ASSERT_EQ(issues.size(), 1u);
-  EXPECT_EQ(issues[0].family, "stage2");
+  EXPECT_EQ(issues[0].family, KernelFamily::Stage2);
   EXPECT_NE(issues[0].message.find("100"), std::string::npos);
   issues.clear();
   checkQuantPlan(makePlan(DType::BF16, 64, QuantScaleOrder::Sorted, QuantSourceRows::Slots, 256),
-                 "stage2", gfx950(), issues);
+                 KernelFamily::Stage2, gfx950(), issues);
   ASSERT_EQ(issues.size(), 2u);
   EXPECT_EQ(issues[0].parameter, "formats");
   EXPECT_EQ(issues[1].parameter, "topk");
   issues.clear();
   QuantPlan odd = makePlan(DType::MXFP8, 64, QuantScaleOrder::Rows);
   odd.threads = 96;
-  checkQuantPlan(odd, "stage1", gfx950(), issues);
+  checkQuantPlan(odd, KernelFamily::Stage1, gfx950(), issues);
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].parameter, "threads");
 }

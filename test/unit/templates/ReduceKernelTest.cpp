@@ -49,7 +49,7 @@ TEST(ReducePlan, OnlyForReduceMode) {
   spec.problem.modelDim = 3580;
   planReduce(spec, gfx950(), issues);
   ASSERT_EQ(issues.size(), 2u);
-  EXPECT_EQ(issues[0].family, "stage2");
+  EXPECT_EQ(issues[0].family, KernelFamily::Stage2);
   EXPECT_EQ(issues[0].parameter, "formats");
   EXPECT_EQ(issues[1].parameter, "reduce");
   EXPECT_NE(issues[1].message.find("3580"), std::string::npos);

@@ -1,20 +1,22 @@
-//===- Compiler.h - The runtime's JIT compiler handle -----------*- C++ -*-===//
+//===- KernelSource.h - Where a layer's kernels come from -------*- C++ -*-===//
 //
-// What a host application holds to get kernels: compile on first use, then
-// from memory or from the disk cache (KernelCache.h).
+// A KernelSource hands out the kernels of a layer from memory or from the
+// disk cache (KernelCache.h). On its own it is the ahead-of-time runtime:
+// it serves a cache that `moegen cache prefill` (or a JIT run) filled, and a
+// layer that is not there is an error naming its key and the directory. The
+// JIT (runtime/jit/Compiler.h) derives from it and compiles on a miss.
 //
-//   moegen::runtime::Compiler jit;                       // $MOEGEN_CACHE_DIR, ...
-//   auto spec = moegen::parseMoeSpecFile("layer.moe");
-//   auto sort = jit.getKernel(*spec, moegen::runtime::Target(), "sort");
-//   // (*sort)->hsaco, (*sort)->meta.args, (*sort)->meta.blockSize
+//   auto kernels = std::make_shared<moegen::runtime::KernelSource>();  // $MOEGEN_CACHE_DIR
+//   auto set = kernels->getKernels(*spec);                 // (*set)->kernels: hsaco, metadata
 //
-// Thread-safe. One compile per (spec, target) per process, and per cache
-// directory across processes.
+// Thread-safe. With the JIT: one compile per (spec, target) per process,
+// and per cache directory across processes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEGEN_RUNTIME_API_COMPILER_H
-#define MOEGEN_RUNTIME_API_COMPILER_H
+#ifndef MOEGEN_RUNTIME_API_KERNELSOURCE_H
+#define MOEGEN_RUNTIME_API_KERNELSOURCE_H
 
+#include "compiler/spec/KernelFamily.h"
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
 #include "runtime/cache/KernelBinary.h"
@@ -47,12 +49,14 @@ struct Target {
   std::string id() const;
 };
 
-struct CompilerOptions {
+struct KernelSourceOptions {
   /// The disk cache's root; "" = $MOEGEN_CACHE_DIR, else
   /// $XDG_CACHE_HOME/moegen, else ~/.cache/moegen.
   std::string cacheDir;
   /// false: memory cache only.
   bool diskCache = true;
+  /// The LLVM optimization level the kernels are (or were) compiled at:
+  /// part of the cache key.
   int optLevel = 3;
   /// Where warnings go; empty = the process-wide handler (stderr).
   LogHandler log;
@@ -67,37 +71,48 @@ struct PreparedLayer {
   cache::CacheKey key;
 };
 
-class Compiler {
+class KernelSource {
 public:
-  explicit Compiler(CompilerOptions options = {});
-  ~Compiler();
-  Compiler(const Compiler &) = delete;
-  Compiler &operator=(const Compiler &) = delete;
+  explicit KernelSource(KernelSourceOptions options = {});
+  virtual ~KernelSource();
+  KernelSource(const KernelSource &) = delete;
+  KernelSource &operator=(const KernelSource &) = delete;
 
-  /// Every kernel of the layer `spec` describes, compiled for `target` on
-  /// first use. A spec that fails verification is an error naming the stage
-  /// and parameter.
+  /// Whether `spec` is a layer moegen can generate for `target`: the spec
+  /// limits and every kernel template's rules. Errors name the stage, the
+  /// parameter and the numbers, at the spec's file:line:col when it has one.
+  virtual llvm::Error verify(const MoeSpec &spec, const Target &target = Target()) const;
+
+  /// Every kernel of the layer `spec` describes, for `target`.
   llvm::Expected<std::shared_ptr<const KernelSet>> getKernels(const MoeSpec &spec,
                                                               const Target &target = Target());
 
   PreparedLayer prepare(const MoeSpec &spec, const Target &target = Target()) const;
   llvm::Expected<std::shared_ptr<const KernelSet>> getKernels(const PreparedLayer &layer);
 
-  /// The kernel of one family ("sort", "stage1", ...) of the layer.
+  /// The kernel of one family of the layer.
   llvm::Expected<std::shared_ptr<const KernelBinary>>
-  getKernel(const MoeSpec &spec, const Target &target, llvm::StringRef family);
+  getKernel(const MoeSpec &spec, const Target &target, KernelFamily family);
 
   /// The cache key of a layer (also what `moegen cache ls` shows).
   cache::CacheKey unitKey(const MoeSpec &spec, const Target &target) const;
 
   CacheStats stats() const;
   cache::KernelCache &kernelCache() { return *cacheImpl; }
-  const CompilerOptions &options() const { return opts; }
+  const KernelSourceOptions &options() const { return opts; }
+
+protected:
+  /// Produces the kernels of a layer missing from the cache, exactly as
+  /// `planned` lists them. The ahead-of-time source cannot: its error names
+  /// the layer, its key and the cache directory.
+  virtual llvm::Expected<std::vector<KernelBinary>>
+  compileMissing(const PreparedLayer &layer, const TargetInfo &target,
+                 llvm::ArrayRef<cache::PlannedKernel> planned);
 
 private:
   cache::CacheKey computeUnitKey(const MoeSpec &spec, const Target &target) const;
 
-  CompilerOptions opts;
+  KernelSourceOptions opts;
   std::unique_ptr<cache::KernelCache> cacheImpl;
   // Spec -> key memo: a structural hash and equality instead of printing
   // and hashing the canonical text on every lookup.
@@ -113,4 +128,4 @@ private:
 
 } // namespace moegen::runtime
 
-#endif // MOEGEN_RUNTIME_API_COMPILER_H
+#endif // MOEGEN_RUNTIME_API_KERNELSOURCE_H

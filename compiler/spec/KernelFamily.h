@@ -1,0 +1,57 @@
+//===- KernelFamily.h - The kernel families a layer compiles to -*- C++ -*-===//
+//
+// The one registry of kernel families: templates plan them, the compiler
+// builds them, the cache names its entries after them and the runtime
+// launches them in this order. Their names are stable: they appear in cache
+// entries, reports and diagnostics.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_COMPILER_SPEC_KERNELFAMILY_H
+#define MOEGEN_COMPILER_SPEC_KERNELFAMILY_H
+
+#include "compiler/spec/Spec.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace moegen {
+
+/// In launch order: sort -> (quant_input) -> stage1 -> (finish) ->
+/// (quant_inter) -> stage2 -> (reduce).
+enum class KernelFamily : uint8_t {
+  Sort,       // token-to-expert sorting (aiter's format)
+  QuantInput, // bf16 input -> MX activations of stage 1
+  Stage1,     // gate+up GEMM, activation, optional fused quantization
+  Finish,     // split-K partial sums of stage 1 -> activation (+ quantization)
+  QuantInter, // stage-1 output -> MX activations of stage 2
+  Stage2,     // down GEMM, top-k weights
+  Reduce,     // per-slot rows of stage 2 -> output
+};
+
+inline constexpr size_t kNumKernelFamilies = 7;
+
+/// Every family, in launch order.
+llvm::ArrayRef<KernelFamily> allKernelFamilies();
+
+/// "sort", "quant_input", "stage1", "finish", "quant_inter", "stage2", "reduce".
+llvm::StringRef toString(KernelFamily family);
+
+/// The family named `name`, or nullopt.
+std::optional<KernelFamily> parseKernelFamily(llvm::StringRef name);
+
+/// The stage whose schedule a family serves, and where its diagnostics point:
+/// stage 1 for sort, input quantization and the split-K finish; stage 2 for
+/// the inter-stage quantization and the reduction.
+StageId servedStage(KernelFamily family);
+
+/// The family of a stage's GEMM.
+inline KernelFamily gemmFamily(StageId stage) {
+  return stage == StageId::Stage1 ? KernelFamily::Stage1 : KernelFamily::Stage2;
+}
+
+} // namespace moegen
+
+#endif // MOEGEN_COMPILER_SPEC_KERNELFAMILY_H
