@@ -14,9 +14,13 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <mutex>
+#include <optional>
 
 namespace moegen {
 namespace {
@@ -44,29 +48,6 @@ llvm::Error writeDump(llvm::StringRef dir, llvm::StringRef name, llvm::StringRef
   return llvm::Error::success();
 }
 
-/// Prints the module after every top-level pass into the dump directory.
-class DumpAfterEachPass : public mlir::PassInstrumentation {
-public:
-  DumpAfterEachPass(std::string dir, int &counter) : dir(std::move(dir)), counter(counter) {}
-  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
-    if (!llvm::isa<mlir::ModuleOp>(op))
-      return;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    op->print(os);
-    char prefix[8];
-    snprintf(prefix, sizeof(prefix), "%02d-", counter++);
-    std::string name = pass->getArgument().str();
-    if (name.empty()) // the adaptor that runs the nested gpu.module pipeline
-      name = "lower-kernel-modules";
-    llvm::consumeError(writeDump(dir, prefix + name + ".mlir", text));
-  }
-
-private:
-  std::string dir;
-  int &counter;
-};
-
 /// "file:line:col: " for source locations, "name: " for named ones.
 void printLocation(llvm::raw_ostream &os, mlir::Location loc) {
   if (auto fl = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
@@ -79,6 +60,7 @@ void printLocation(llvm::raw_ostream &os, mlir::Location loc) {
 /// diagnostics as text.
 struct CompileSession {
   mlir::MLIRContext ctx;
+  std::mutex diagnosticsMutex; // diagnostics may come from the pool's threads
   std::string diagnostics;
   std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
 
@@ -89,6 +71,7 @@ struct CompileSession {
     ctx.loadAllAvailableDialects();
     ctx.printOpOnDiagnostic(false);
     handler = std::make_unique<mlir::ScopedDiagnosticHandler>(&ctx, [this](mlir::Diagnostic &d) {
+      std::lock_guard<std::mutex> lock(diagnosticsMutex);
       llvm::raw_string_ostream os(diagnostics);
       printLocation(os, d.getLocation());
       os << (d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: " : "note: ") << d
@@ -136,69 +119,122 @@ llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options) {
   return llvm::Error::success();
 }
 
+/// Translates, optimizes, generates and links one kernel module.
+static llvm::Expected<CompiledKernel> compileKernel(mlir::gpu::GPUModuleOp kernelModule,
+                                                    const PlannedKernel &k,
+                                                    const CompileOptions &options) {
+  auto kernelStart = std::chrono::steady_clock::now();
+  llvm::Error dumpError = llvm::Error::success();
+  StageDumper dump;
+  if (!options.dumpDir.empty())
+    dump = [&](llvm::StringRef stage, llvm::StringRef text) {
+      std::string ext = stage == "isa" ? ".s" : stage == "llvm" ? ".ll" : ".opt.ll";
+      if (llvm::Error e = writeDump(options.dumpDir, k.signature.symbol + ext, text))
+        dumpError = llvm::joinErrors(std::move(dumpError), std::move(e));
+    };
+  CodeObjectOptions coOptions{options.chip, options.codeObjectVersion, options.optLevel};
+  auto code = emitCodeObject(kernelModule, coOptions, dump);
+  if (dumpError) {
+    if (!code)
+      llvm::consumeError(code.takeError());
+    return std::move(dumpError);
+  }
+  if (!code)
+    return code.takeError();
+  CompiledKernel ck;
+  ck.family = k.family;
+  ck.signature = k.signature;
+  ck.code = std::move(*code);
+  ck.compileMs = msSince(kernelStart);
+  auto resources = readCodeObjectInfo(ck.code.hsaco);
+  if (!resources)
+    return resources.takeError();
+  for (KernelResources &r : resources->kernels)
+    if (r.symbol == k.signature.symbol)
+      ck.resources = r;
+  return ck;
+}
+
 llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOptions &options) {
   if (llvm::Error e = checkTarget(options))
     return std::move(e);
   if (llvm::Error e = checkSpecLimits(spec))
     return std::move(e);
   auto start = std::chrono::steady_clock::now();
+  std::optional<TargetInfo> info = TargetInfo::forChip(options.chip, options.codeObjectVersion);
+  ScheduleIssues issues;
+  std::vector<PlannedKernel> planned = planLayerKernels(spec, *info, issues);
+
+  // The pool outlives the session whose context borrows it. With it, the
+  // pass manager runs the nested kernel-module pipeline on its threads too;
+  // every kernel module is isolated from above, so each thread only touches
+  // its own kernel's IR (the context's uniquing is locked once the context
+  // is multithreaded).
+  unsigned threads = std::min<unsigned>(
+      llvm::hardware_concurrency(options.threads).compute_thread_count(), planned.size());
+  std::optional<llvm::DefaultThreadPool> pool;
   CompileSession s;
+  if (threads > 1) {
+    pool.emplace(llvm::hardware_concurrency(threads));
+    s.ctx.setThreadPool(*pool);
+  }
   auto module = buildModule(s, spec, options);
   if (!module)
     return s.fail("invalid layer");
-  int dumpCounter = 0;
   if (!options.dumpDir.empty()) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
     if (llvm::Error e = writeDump(options.dumpDir, "00-input.mlir", text))
       return std::move(e);
-    dumpCounter = 1;
   }
   mlir::PassManager pm(&s.ctx);
   buildMoegenPipeline(pm);
   if (!options.dumpDir.empty())
-    pm.addInstrumentation(std::make_unique<DumpAfterEachPass>(options.dumpDir, dumpCounter));
+    pm.enableIRPrintingToFileTree(
+        /*shouldPrintBeforePass=*/[](mlir::Pass *, mlir::Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](mlir::Pass *, mlir::Operation *) { return true; },
+        /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, options.dumpDir);
   if (mlir::failed(pm.run(*module)))
     return s.fail("the moegen pipeline failed");
 
   CompiledLayer layer;
   layer.frontendMs = msSince(start);
-  CodeObjectOptions coOptions{options.chip, options.codeObjectVersion, options.optLevel};
-  std::optional<TargetInfo> info = TargetInfo::forChip(options.chip, options.codeObjectVersion);
-  ScheduleIssues issues;
-  std::vector<PlannedKernel> planned = planLayerKernels(spec, *info, issues);
+  // Each kernel gets its own LLVMContext and TargetMachine inside
+  // emitCodeObject (lld links stay serialized there); results keep the
+  // planned order, and the first failure in that order is the one reported.
+  std::vector<mlir::gpu::GPUModuleOp> kernelModules;
   for (const PlannedKernel &k : planned) {
-    auto kernelModule = module->lookupSymbol<mlir::gpu::GPUModuleOp>(k.signature.symbol);
-    if (!kernelModule)
+    kernelModules.push_back(module->lookupSymbol<mlir::gpu::GPUModuleOp>(k.signature.symbol));
+    if (!kernelModules.back())
       return makeError("internal error: kernel module @" + k.signature.symbol + " is missing");
-    auto kernelStart = std::chrono::steady_clock::now();
-    llvm::Error dumpError = llvm::Error::success();
-    StageDumper dump;
-    if (!options.dumpDir.empty())
-      dump = [&](llvm::StringRef stage, llvm::StringRef text) {
-        std::string ext = stage == "isa" ? ".s" : stage == "llvm" ? ".ll" : ".opt.ll";
-        if (llvm::Error e = writeDump(options.dumpDir, k.signature.symbol + ext, text))
-          dumpError = llvm::joinErrors(std::move(dumpError), std::move(e));
-      };
-    auto code = emitCodeObject(kernelModule, coOptions, dump);
-    if (dumpError)
-      return std::move(dumpError);
-    if (!code)
-      return code.takeError();
-    CompiledKernel ck;
-    ck.family = k.family;
-    ck.signature = k.signature;
-    ck.code = std::move(*code);
-    ck.compileMs = msSince(kernelStart);
-    auto resources = readCodeObjectInfo(ck.code.hsaco);
-    if (!resources)
-      return resources.takeError();
-    for (KernelResources &r : resources->kernels)
-      if (r.symbol == k.signature.symbol)
-        ck.resources = r;
-    layer.kernels.push_back(std::move(ck));
   }
+  std::vector<std::optional<llvm::Expected<CompiledKernel>>> results(planned.size());
+  auto compileOne = [&](size_t i) {
+    results[i].emplace(compileKernel(kernelModules[i], planned[i], options));
+  };
+  if (pool) {
+    for (size_t i = 0; i < planned.size(); ++i)
+      pool->async([&compileOne, i] { compileOne(i); });
+    pool->wait();
+  } else {
+    for (size_t i = 0; i < planned.size(); ++i)
+      compileOne(i);
+  }
+  llvm::Error firstError = llvm::Error::success();
+  for (std::optional<llvm::Expected<CompiledKernel>> &r : results) {
+    if (!*r) {
+      if (firstError)
+        llvm::consumeError(r->takeError());
+      else
+        firstError = r->takeError();
+      continue;
+    }
+    layer.kernels.push_back(std::move(**r));
+  }
+  if (firstError)
+    return std::move(firstError);
   return layer;
 }
 

@@ -2,7 +2,8 @@
 //
 // Compiles a MoeSpec into gfx950 code objects, one per kernel of the layer.
 // Used by the CLI and the runtime's JIT. Thread-safe: every call works in its
-// own MLIR context.
+// own MLIR context. The kernels of one layer are compiled in parallel; the
+// code objects are the same bytes whatever the number of threads.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_COMPILER_COMPILER_H
@@ -22,9 +23,14 @@ struct CompileOptions {
   std::string chip = TargetInfo::kDefaultChip.str();
   int codeObjectVersion = 6;
   int optLevel = 3;
-  /// When set, the IR after every pipeline stage is written here:
-  /// NN-<stage>.mlir for the MLIR passes, then <kernel>.ll (translated),
-  /// <kernel>.opt.ll (after O3) and <kernel>.s (ISA).
+  /// Threads compiling the kernels of the layer (and running the MLIR
+  /// pipeline on its kernel modules); 0 means llvm::hardware_concurrency().
+  unsigned threads = 0;
+  /// When set, the IR of every pipeline stage is written here: 00-input.mlir,
+  /// then the MLIR pass manager's file tree (one directory per operation a
+  /// pass ran on, builtin_module_no-symbol-name/ and its gpu_module_<kernel>/
+  /// subdirectories, with <N>_<pass>.mlir after each pass), then
+  /// <kernel>.ll (translated), <kernel>.opt.ll (after O3) and <kernel>.s (ISA).
   std::string dumpDir;
 };
 

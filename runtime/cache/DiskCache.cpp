@@ -10,13 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <random>
-#include <sys/file.h>
+#include <set>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 
 namespace moegen::cache {
@@ -174,12 +173,6 @@ std::error_code createPrivateDirs(llvm::StringRef dir) {
   return llvm::sys::fs::create_directories(dir, /*IgnoreExisting=*/true, llvm::sys::fs::owner_all);
 }
 
-std::string tempSuffix() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^
-                                          (static_cast<uint64_t>(::getpid()) << 32));
-  return std::to_string(::getpid()) + "." + llvm::utohexstr(rng());
-}
-
 int64_t lockTimeoutMs() {
   if (const char *s = std::getenv("MOEGEN_CACHE_LOCK_TIMEOUT_S")) {
     int64_t v;
@@ -192,43 +185,92 @@ int64_t lockTimeoutMs() {
 } // namespace
 
 std::string defaultCacheRoot() {
-  auto env = [](const char *name) -> std::string {
-    const char *v = std::getenv(name);
-    return v ? v : "";
-  };
-  if (std::string d = env("MOEGEN_CACHE_DIR"); !d.empty())
+  if (const char *d = std::getenv("MOEGEN_CACHE_DIR"); d && *d)
     return d;
-  if (std::string d = env("XDG_CACHE_HOME"); !d.empty())
-    return d + "/moegen";
-  if (std::string d = env("HOME"); !d.empty())
-    return d + "/.cache/moegen";
-  return "";
+  // cache_directory: $XDG_CACHE_HOME, else <home>/.cache. The XDG spec says
+  // to ignore an empty or relative $XDG_CACHE_HOME; LLVM returns it as is.
+  llvm::SmallString<256> dir;
+  if (!llvm::sys::path::cache_directory(dir) || !llvm::sys::path::is_absolute(dir)) {
+    dir.clear();
+    if (!llvm::sys::path::home_directory(dir) || !llvm::sys::path::is_absolute(dir))
+      return "";
+    llvm::sys::path::append(dir, ".cache");
+  }
+  llvm::sys::path::append(dir, "moegen");
+  return std::string(dir);
 }
 
 //===----------------------------------------------------------------------===//
 // FileLock
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The lock files this process holds. llvm::sys::fs::tryLockFile takes a
+/// POSIX record lock, which belongs to the process: a second thread would
+/// get it too, and closing any descriptor of the file drops it. So threads
+/// of one process take turns here first, and only the holder opens the file.
+struct HeldLocks {
+  std::mutex mutex;
+  std::condition_variable released;
+  std::set<std::string> paths;
+};
+
+HeldLocks &heldLocks() {
+  static HeldLocks held;
+  return held;
+}
+
+} // namespace
+
 FileLock &FileLock::operator=(FileLock &&o) noexcept {
   if (this != &o) {
     release();
     fd = o.fd;
     waited = o.waited;
+    path = std::move(o.path);
     o.fd = -1;
+    o.path.clear();
   }
   return *this;
 }
 
 void FileLock::release() {
   if (fd >= 0) {
-    ::flock(fd, LOCK_UN);
+    llvm::sys::fs::unlockFile(fd);
     ::close(fd);
     fd = -1;
+  }
+  if (!path.empty()) {
+    HeldLocks &held = heldLocks();
+    {
+      std::lock_guard<std::mutex> lock(held.mutex);
+      held.paths.erase(path);
+    }
+    held.released.notify_all();
+    path.clear();
   }
 }
 
 llvm::Expected<FileLock> FileLock::acquire(const std::string &path, int64_t timeoutMs) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  auto timedOut = [&] {
+    return llvm::createStringError(std::errc::timed_out,
+                                   "timed out after %lld ms waiting for the lock '%s'",
+                                   static_cast<long long>(timeoutMs), path.c_str());
+  };
   FileLock l;
+  {
+    HeldLocks &held = heldLocks();
+    std::unique_lock<std::mutex> lock(held.mutex);
+    if (held.paths.count(path)) {
+      l.waited = true;
+      if (!held.released.wait_until(lock, deadline, [&] { return !held.paths.count(path); }))
+        return timedOut();
+    }
+    held.paths.insert(path);
+    l.path = path; // from here on, release() gives the turn back
+  }
   l.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   if (l.fd < 0)
     return errnoError("cannot open lock file '" + path + "'");
@@ -240,25 +282,21 @@ llvm::Expected<FileLock> FileLock::acquire(const std::string &path, int64_t time
   if (std::string why = unsafeReason(st, S_IFREG); !why.empty())
     return llvm::createStringError(std::errc::invalid_argument, "refusing lock file '%s': it %s",
                                    path.c_str(), why.c_str());
-  auto start = std::chrono::steady_clock::now();
-  // Poll rather than block so that a stuck holder cannot hang us forever.
-  int sleepUs = 200;
-  while (::flock(l.fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EINTR)
-      continue;
-    if (errno != EWOULDBLOCK)
-      return errnoError("cannot lock '" + path + "'");
+  // Another process: try once, then poll until the deadline (tryLockFile
+  // sleeps between attempts), so that a stuck holder cannot hang us forever.
+  std::error_code ec = llvm::sys::fs::tryLockFile(l.fd);
+  if (ec == std::errc::no_lock_available) {
     l.waited = true;
-    auto waitedMs = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-    if (waitedMs >= timeoutMs)
-      return llvm::createStringError(std::errc::timed_out,
-                                     "timed out after %lld ms waiting for the lock '%s'",
-                                     static_cast<long long>(waitedMs), path.c_str());
-    std::this_thread::sleep_for(std::chrono::microseconds(sleepUs));
-    sleepUs = std::min(sleepUs * 2, 20000);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return timedOut();
+    ec = llvm::sys::fs::tryLockFile(l.fd, left);
+    if (ec == std::errc::no_lock_available)
+      return timedOut();
   }
+  if (ec)
+    return llvm::createStringError(ec, "cannot lock '%s': %s", path.c_str(), ec.message().c_str());
   return std::move(l);
 }
 
@@ -387,33 +425,41 @@ llvm::Error DiskCache::store(const CacheKey &key, llvm::StringRef chip,
                                    "kernel cache: not writing '%s': '%s' %s", path.c_str(),
                                    d.where.c_str(), d.problem.c_str());
   std::vector<uint8_t> bytes = encodeEntry(key, kernel);
-  std::string name = llvm::sys::path::filename(path).str();
-  std::string tmpName = "." + key.hex() + "." + tempSuffix() + ".tmp";
-  std::string tmp = dir.str() + "/" + tmpName;
-  int fd =
-      ::openat(d.fd, tmpName.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    if (isPermissionErrno(errno)) {
-      degrade(State::ReadOnly, "cannot write in '" + dir + "': " + std::strerror(errno));
+  // The temp file is created (O_EXCL, 0600) in the directory just checked:
+  // every directory from the root down is this user's and writable by
+  // nobody else, so the path cannot be redirected in between. TempFile also
+  // removes it if the process dies of a signal it can catch.
+  auto temp =
+      llvm::sys::fs::TempFile::create(dir + "/." + key.hex() + ".%%%%%%%%%%%%%%%%.tmp",
+                                      llvm::sys::fs::owner_read | llvm::sys::fs::owner_write);
+  if (!temp) {
+    std::error_code ec = llvm::errorToErrorCode(temp.takeError());
+    if (isPermissionErrno(ec.value())) {
+      degrade(State::ReadOnly, "cannot write in '" + dir + "': " + ec.message());
       return llvm::Error::success();
     }
-    return errnoError("kernel cache: cannot create '" + tmp + "'");
+    return llvm::createStringError(ec, "kernel cache: cannot create a temp file in '%s': %s",
+                                   dir.str().c_str(), ec.message().c_str());
   }
   size_t half = bytes.size() / 2;
-  bool ok = writeAll(fd, bytes.data(), half);
+  bool ok = writeAll(temp->FD, bytes.data(), half);
   if (ok && writeHook)
     writeHook("partial");
-  ok = ok && writeAll(fd, bytes.data() + half, bytes.size() - half) && ::fsync(fd) == 0;
+  ok = ok && writeAll(temp->FD, bytes.data() + half, bytes.size() - half) && ::fsync(temp->FD) == 0;
   int savedErrno = errno;
-  ::close(fd);
   if (ok && writeHook)
     writeHook("written");
-  if (!ok || ::renameat(d.fd, tmpName.c_str(), d.fd, name.c_str()) != 0) {
-    if (ok)
-      savedErrno = errno;
-    ::unlinkat(d.fd, tmpName.c_str(), 0);
+  if (!ok) {
+    llvm::consumeError(temp->discard());
     errno = savedErrno;
     return errnoError("kernel cache: cannot publish '" + path + "'");
+  }
+  // keep() renames over the entry: readers see the old entry or the new one.
+  if (llvm::Error e = temp->keep(path)) {
+    std::error_code ec = llvm::errorToErrorCode(std::move(e));
+    llvm::consumeError(temp->discard());
+    return llvm::createStringError(ec, "kernel cache: cannot publish '%s': %s", path.c_str(),
+                                   ec.message().c_str());
   }
   ::fsync(d.fd);
   return llvm::Error::success();

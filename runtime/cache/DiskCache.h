@@ -3,14 +3,16 @@
 // Layout: <root>/v<format>/<chip>/<first two hex digits>/<key>.moeko, one
 // file per kernel (EntryFormat.h), and <unit key>.lock beside them.
 //
-// - Publishing: the entry is written to ".<key>.<pid>.<random>.tmp" in the
-//   entry's own directory, fsync'ed, renamed over the final name, and the
-//   directory is fsync'ed. Readers need no lock: they see a whole entry or
-//   none. A writer killed half-way leaves only a temp file, never an entry.
-// - Single flight across processes: compiling a unit holds an flock on the
-//   unit's lock file; whoever gets it second finds the entries written.
-//   flock is advisory and may be a no-op on network file systems: put the
-//   cache on a local disk.
+// - Publishing: the entry is written to an llvm::sys::fs::TempFile
+//   ".<key>.<random>.tmp" in the entry's own directory, fsync'ed, kept
+//   (renamed) over the final name, and the directory is fsync'ed. Readers
+//   need no lock: they see a whole entry or none. A writer killed half-way
+//   leaves at most a temp file, never an entry.
+// - Single flight across processes: compiling a unit holds the lock of the
+//   unit's lock file (llvm::sys::fs::tryLockFile, a POSIX record lock), and
+//   threads of one process take turns on the path first; whoever gets it
+//   second finds the entries written. The lock is advisory and may be a
+//   no-op on network file systems: put the cache on a local disk.
 // - A corrupt, truncated or foreign-version entry is reported and reported
 //   as missing, so the caller rebuilds it (the rebuild renames over it).
 // - A missing directory that cannot be created, or a read-only one, makes
@@ -44,15 +46,22 @@
 
 namespace moegen::cache {
 
-/// $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else $HOME/.cache/moegen;
-/// "" when none of them is set.
+/// $MOEGEN_CACHE_DIR, else llvm::sys::path::cache_directory()/moegen:
+/// $XDG_CACHE_HOME/moegen, else <home>/.cache/moegen (home: $HOME, else the
+/// user's passwd entry). An empty or relative $XDG_CACHE_HOME is ignored,
+/// as the XDG spec says. "" when no absolute directory results.
 std::string defaultCacheRoot();
 
-/// An exclusive flock held until destruction (or release()).
+/// An exclusive lock on a file, held until destruction (or release()):
+/// across processes through llvm::sys::fs::tryLockFile, and across threads
+/// of this process by path (a record lock alone does not exclude them).
 class FileLock {
 public:
   FileLock() = default;
-  FileLock(FileLock &&o) noexcept : fd(o.fd), waited(o.waited) { o.fd = -1; }
+  FileLock(FileLock &&o) noexcept : fd(o.fd), waited(o.waited), path(std::move(o.path)) {
+    o.fd = -1;
+    o.path.clear();
+  }
   FileLock &operator=(FileLock &&o) noexcept;
   ~FileLock() { release(); }
   void release();
@@ -67,6 +76,7 @@ public:
 private:
   int fd = -1;
   bool waited = false;
+  std::string path; // set while this object holds the in-process turn
 };
 
 /// One entry as `moegen cache ls` shows it.

@@ -1,54 +1,152 @@
-//===- Args.cpp - Flag parsing for the moegen subcommands -----------------===//
+//===- Args.cpp - Command-line plumbing of the moegen subcommands ---------===//
 
 #include "tools/moegen/Args.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
+#include "tools/moegen/Commands.h"
+
+#ifdef MOEGEN_HAVE_BUILD_ID
+#include "runtime/cache/CacheKey.h"
+#endif
+
+// The moegen target defines it; drivers built from some command files only
+// (unit tests) may not.
+#ifndef MOEGEN_VERSION
+#define MOEGEN_VERSION "(version unknown)"
+#endif
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace moegen::cli {
+namespace {
 
-void ArgReader::error(const llvm::Twine &msg) {
-  llvm::WithColor::error(llvm::errs(), "moegen " + command) << msg << "\n";
-  hadError = true;
+struct Registered {
+  llvm::cl::SubCommand *sub;
+  int (*run)();
+};
+
+// A function-local static: registrations run during static initialization,
+// in any order of the command files.
+llvm::SmallVector<Registered, 8> &registry() {
+  static llvm::SmallVector<Registered, 8> commands;
+  return commands;
 }
 
-bool ArgReader::flag(llvm::StringRef name, std::string &value) {
-  if (done())
-    return false;
-  llvm::StringRef arg = args[pos];
-  if (arg == name) {
-    if (pos + 1 >= args.size()) {
-      error(name + " needs a value");
-      pos = args.size();
-      return true;
+void usage(llvm::raw_ostream &os) {
+  os << "usage: moegen <command> [options]\n\ncommands:\n";
+  llvm::SmallVector<Registered, 8> sorted(registry());
+  llvm::sort(sorted, [](const Registered &a, const Registered &b) {
+    return a.sub->getName() < b.sub->getName();
+  });
+  for (const Registered &c : sorted)
+    os << "  " << llvm::left_justify(c.sub->getName(), 9) << c.sub->getDescription() << "\n";
+  os << "\n'moegen <command> --help' lists the options of a command; 'moegen --version' prints "
+        "the version.\n";
+}
+
+void printVersion(llvm::raw_ostream &os) {
+  os << "moegen " << MOEGEN_VERSION;
+#ifdef MOEGEN_HAVE_BUILD_ID
+  os << " (build " << cache::buildId() << ")";
+#endif
+  os << "\nLLVM " << LLVM_VERSION_STRING << ", targets gfx950\n";
+}
+
+/// LLVM's parse errors name the program by argv[0] ("moegen: Unknown command
+/// line argument '--x'.  Try: 'build/bin/moegen --help'"); say which command
+/// and point at its own --help instead.
+std::string rewriteParseErrors(llvm::StringRef errors, llvm::StringRef argv0,
+                               const std::string &command) {
+  std::string program = llvm::sys::path::filename(argv0).str();
+  llvm::SmallVector<llvm::StringRef, 4> lines;
+  errors.rtrim('\n').split(lines, '\n');
+  std::string out;
+  for (llvm::StringRef line : lines) {
+    std::string text = line.str();
+    for (size_t at; (at = text.find(argv0.str() + " --help")) != std::string::npos;)
+      text.replace(at, argv0.size(), command);
+    if (llvm::StringRef(text).starts_with(program + ": ")) {
+      llvm::StringRef rest = llvm::StringRef(text).drop_front(program.size() + 2);
+      text = command + (rest.starts_with("Did you mean") ? ": " : ": error: ") + rest.str();
     }
-    value = args[pos + 1].str();
-    pos += 2;
-    return true;
+    out += text + "\n";
   }
-  if (arg.starts_with(name) && arg.size() > name.size() && arg[name.size()] == '=') {
-    value = arg.drop_front(name.size() + 1).str();
-    ++pos;
-    return true;
+  return out;
+}
+
+} // namespace
+
+llvm::cl::OptionCategory &moegenCategory() {
+  static llvm::cl::OptionCategory category("moegen options");
+  return category;
+}
+
+CommandRegistration::CommandRegistration(llvm::cl::SubCommand &sub, int (*run)()) {
+  registry().push_back({&sub, run});
+}
+
+int runCommandLine(int argc, const char **argv) {
+  if (argc < 2) {
+    usage(llvm::errs());
+    return 2;
   }
-  return false;
+  llvm::StringRef name = argv[1];
+  if (name == "help") {
+    usage(llvm::outs());
+    return 0;
+  }
+  auto command =
+      llvm::find_if(registry(), [&](const Registered &c) { return c.sub->getName() == name; });
+  if (!name.starts_with("-") && command == registry().end()) {
+    llvm::errs() << "moegen: unknown command '" << name << "'\n";
+    usage(llvm::errs());
+    return 2;
+  }
+  // Options keep their values between parses (a test may run several
+  // command lines in one process): start from the defaults.
+  llvm::cl::ResetAllOptionOccurrences();
+  // Only moegen's options are listed by --help; LLVM's own stay usable for
+  // debugging (e.g. --print-after-all) but are not advertised.
+  llvm::cl::HideUnrelatedOptions(moegenCategory());
+  for (const Registered &c : registry())
+    llvm::cl::HideUnrelatedOptions(moegenCategory(), *c.sub);
+  llvm::cl::SetVersionPrinter(printVersion);
+  // Errors are collected so that a failed parse can point at the command's
+  // own --help rather than the top level's.
+  std::string errors;
+  llvm::raw_string_ostream errs(errors);
+  bool parsed = llvm::cl::ParseCommandLineOptions(
+      argc, argv, "moegen: MoE GEMM kernels for gfx950\n", &errs, /*VFS=*/nullptr,
+      /*EnvVar=*/nullptr, /*LongOptionsUseDoubleDash=*/true);
+  if (!parsed) {
+    llvm::errs() << rewriteParseErrors(
+        errors, argv[0], command != registry().end() ? "moegen " + name.str() : "moegen");
+    return 2;
+  }
+  for (const Registered &c : registry())
+    if (*c.sub)
+      return c.run();
+  usage(llvm::errs()); // options but no command
+  return 2;
 }
 
-bool ArgReader::option(llvm::StringRef name) {
-  if (done() || args[pos] != name)
-    return false;
-  ++pos;
-  return true;
+int runCommand(int argc, const char **argv) {
+  std::vector<const char *> args{"moegen"};
+  args.insert(args.end(), argv, argv + argc);
+  return runCommandLine(static_cast<int>(args.size()), args.data());
 }
 
-std::optional<std::string> ArgReader::positional() {
-  if (done() || (args[pos].starts_with("-") && args[pos] != "-"))
-    return std::nullopt;
-  return args[pos++].str();
-}
-
-void ArgReader::unknown() {
-  error("unknown argument '" + args[pos] + "'");
-  ++pos;
+int usageError(llvm::StringRef command, const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), ("moegen " + command).str()) << msg << "\n";
+  return 2;
 }
 
 void printError(llvm::Error error) {
@@ -56,16 +154,6 @@ void printError(llvm::Error error) {
   llvm::errs() << text;
   if (text.empty() || text.back() != '\n')
     llvm::errs() << "\n";
-}
-
-std::optional<int64_t> parsePositive(ArgReader &reader, llvm::StringRef name,
-                                     llvm::StringRef value) {
-  int64_t v;
-  if (value.getAsInteger(10, v) || v <= 0) {
-    reader.error(name + ": expected a positive integer, got '" + value + "'");
-    return std::nullopt;
-  }
-  return v;
 }
 
 } // namespace moegen::cli

@@ -18,7 +18,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/LayerSchedule.h"
@@ -27,20 +26,47 @@
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <atomic>
-#include <thread>
 
 namespace moegen::cli {
 namespace {
 
-int usage() {
-  llvm::errs() << "usage: moegen cache ls [--dir DIR]\n"
-                  "       moegen cache clear [--dir DIR]\n"
-                  "       moegen cache prefill --table CSV... --spec LAYER.moe... [--dir DIR] "
-                  "[-j N] [--cu-num N]\n";
+namespace cl = llvm::cl;
+
+const char *const kUsage =
+    "usage: moegen cache ls [--dir DIR]\n"
+    "       moegen cache clear [--dir DIR]\n"
+    "       moegen cache prefill --table CSV... --spec LAYER.moe... [--dir DIR] [-j N] "
+    "[--cu-num N]\n";
+
+int runCache();
+cl::SubCommand command("cache", "list, clear or prefill the kernel cache");
+CommandRegistration registration(command, runCache);
+
+cl::opt<std::string> verbArg(cl::Positional, cl::desc("<ls | clear | prefill>"), cl::sub(command),
+                             cl::cat(moegenCategory()));
+cl::opt<std::string> dirArg("dir",
+                            cl::desc("the cache root (default: $MOEGEN_CACHE_DIR, else "
+                                     "$XDG_CACHE_HOME/moegen, else ~/.cache/moegen)"),
+                            cl::value_desc("dir"), cl::sub(command), cl::cat(moegenCategory()));
+cl::list<std::string> tableArgs("table", cl::desc("prefill: an aiter tuned CSV (repeatable)"),
+                                cl::value_desc("csv"), cl::sub(command), cl::cat(moegenCategory()));
+cl::list<std::string> specArgs("spec", cl::desc("prefill: a layer to prefill for (repeatable)"),
+                               cl::value_desc("layer.moe"), cl::sub(command),
+                               cl::cat(moegenCategory()));
+cl::opt<long long, false, PositiveParser>
+    jobsArg("j", cl::desc("prefill: layers compiled at once (default: one per hardware thread)"),
+            cl::sub(command), cl::cat(moegenCategory()));
+cl::opt<long long, false, PositiveParser>
+    cuNumArg("cu-num", cl::desc("prefill: the tables' cu_num column (default 256)"), cl::init(256),
+             cl::sub(command), cl::cat(moegenCategory()));
+
+int usage(const llvm::Twine &problem) {
+  usageError("cache", problem);
+  llvm::errs() << kUsage;
   return 2;
 }
 
@@ -133,10 +159,11 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
   if (jit.kernelCache().disk() &&
       jit.kernelCache().disk()->state() != cache::DiskCache::State::Writable)
     return fail("the cache directory is not writable; nothing would be kept");
-  std::atomic<size_t> next{0};
+  // Each (layer, tier) job on the pool; lines are printed in job order, so
+  // the output does not depend on -j.
   std::vector<std::string> lines(work.size()), problems(work.size());
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < work.size();) {
+  auto compileJob = [&](size_t i) {
+    {
       Job &job = work[i];
       std::string &line = lines[i], errors;
       for (auto &c : job.candidates) {
@@ -157,11 +184,10 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
       line += errors;
     }
   };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(1u, jobs); ++t)
-    threads.emplace_back(worker);
-  for (auto &t : threads)
-    t.join();
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(jobs));
+  for (size_t i = 0; i < work.size(); ++i)
+    pool.async([&compileJob, i] { compileJob(i); });
+  pool.wait();
   int failures = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     if (!problems[i].empty()) {
@@ -180,44 +206,32 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
 
 } // namespace
 
-int runCache(int argc, const char **argv) {
-  if (argc < 2)
-    return usage();
-  llvm::StringRef verb = argv[1];
-  ArgReader args("cache", argc - 1, argv + 1);
-  std::string dir, value;
-  std::vector<std::string> tables, specs;
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  int64_t cuNum = 256;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--dir", value))
-      dir = value;
-    else if (verb == "prefill" && args.flag("--table", value))
-      tables.push_back(value);
-    else if (verb == "prefill" && args.flag("--spec", value))
-      specs.push_back(value);
-    else if (verb == "prefill" && args.flag("-j", value)) {
-      if (auto n = parsePositive(args, "-j", value))
-        jobs = static_cast<unsigned>(*n);
-    } else if (verb == "prefill" && args.flag("--cu-num", value)) {
-      if (auto n = parsePositive(args, "--cu-num", value))
-        cuNum = *n;
-    } else
-      args.unknown();
-  }
-  if (args.failed())
-    return 2;
-  if (dir.empty())
-    dir = cache::defaultCacheRoot();
+namespace {
+
+int runCache() {
+  llvm::StringRef verb = verbArg;
+  if (verb.empty())
+    return usage("no cache command given");
+  if (verb != "ls" && verb != "clear" && verb != "prefill")
+    return usage("unknown cache command '" + verb + "'");
+  if (verb != "prefill")
+    for (cl::Option *o : std::initializer_list<cl::Option *>{
+             std::addressof(tableArgs), std::addressof(specArgs), &jobsArg, &cuNumArg})
+      if (o->getNumOccurrences())
+        return usage((o->ArgStr.size() == 1 ? "-" : "--") + o->ArgStr +
+                     " is an option of 'moegen cache prefill', not of '" + verb + "'");
+  std::string dir = dirArg.empty() ? cache::defaultCacheRoot() : dirArg;
   if (dir.empty())
     return fail("no cache directory: pass --dir or set MOEGEN_CACHE_DIR");
   if (verb == "ls")
     return list(dir);
   if (verb == "clear")
     return clear(dir);
-  if (verb == "prefill")
-    return prefill(dir, tables, specs, jobs, cuNum);
-  return usage();
+  std::vector<std::string> tables(tableArgs.begin(), tableArgs.end());
+  std::vector<std::string> specs(specArgs.begin(), specArgs.end());
+  return prefill(dir, tables, specs, jobsArg.getNumOccurrences() ? unsigned(jobsArg) : 0, cuNumArg);
 }
+
+} // namespace
 
 } // namespace moegen::cli

@@ -1,8 +1,8 @@
-//===- Commands.h - Subcommands of the moegen CLI ---------------*- C++ -*-===//
+//===- Commands.h - The moegen commands, callable in-process ----*- C++ -*-===//
 //
-// Each subcommand lives in its own file and is called with the arguments that
-// follow its name (argv[0] is the subcommand name). It returns the process
-// exit status and prints its own diagnostics.
+// Each command is called with the arguments that follow `moegen` (argv[0] is
+// the command's name) and returns the exit status, as runCommandLine does.
+// For drivers and tests that link only some command files.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TOOLS_MOEGEN_COMMANDS_H
@@ -10,13 +10,16 @@
 
 namespace moegen::cli {
 
-int runCompile(int argc, const char **argv); // CompileCommand.cpp
-int runFmt(int argc, const char **argv);     // FmtCommand.cpp
-int runInspect(int argc, const char **argv); // InspectCommand.cpp
-int runRef(int argc, const char **argv);     // RefCommand.cpp
-int runLookup(int argc, const char **argv);  // LookupCommand.cpp
-int runRun(int argc, const char **argv);     // RunCommand.cpp
-int runCache(int argc, const char **argv);   // CacheCommand.cpp
+/// `moegen <argv[0]> <argv[1..]>`; the command must be linked in.
+int runCommand(int argc, const char **argv);
+
+inline int runCompile(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runFmt(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runInspect(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runRef(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runLookup(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runRun(int argc, const char **argv) { return runCommand(argc, argv); }
+inline int runCache(int argc, const char **argv) { return runCommand(argc, argv); }
 
 } // namespace moegen::cli
 

@@ -1,7 +1,7 @@
 //===- CompileCommand.cpp - moegen compile --------------------------------===//
 //
 //   moegen compile SPEC.moe [--target gfx950] [--code-object-version 5|6]
-//                  [--set stage1.k_batch=2 ...] [-o DIR] [--dump-ir DIR]
+//                  [--set stage1.k_batch=2 ...] [-o DIR] [--dump-ir DIR] [-j N]
 //
 // Writes one .hsaco per kernel into DIR (default: the current directory) and
 // prints the resource report. An invalid spec or schedule exits non-zero
@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 #include "tools/moegen/Report.h"
 
 #include "compiler/Compiler.h"
@@ -21,6 +20,8 @@
 #include "llvm/Support/WithColor.h"
 
 namespace moegen::cli {
+
+static int runCompile();
 
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so a reader never sees a half-written code object.
@@ -45,35 +46,54 @@ static llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char
   return llvm::Error::success();
 }
 
-int runCompile(int argc, const char **argv) {
-  ArgReader args("compile", argc, argv);
-  std::string specPath, outDir = ".", dumpDir, value;
-  std::vector<std::string> overrides;
+namespace cl = llvm::cl;
+
+static cl::SubCommand command("compile",
+                              "compile a .moe layer into gfx950 code objects and print the report");
+static CommandRegistration registration(command, runCompile);
+
+static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    outDirArg("o", cl::desc("directory of the .hsaco files, created (default: the current one)"),
+              cl::value_desc("dir"), cl::init("."), cl::sub(command), cl::cat(moegenCategory()));
+static cl::list<std::string> setArgs("set",
+                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
+                                              "(repeatable; 'a=1; b=2' sets several)"),
+                                     cl::value_desc("key=value"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+static cl::opt<std::string> targetArg("target",
+                                      cl::desc("the chip to generate code for (default gfx950)"),
+                                      cl::value_desc("chip"),
+                                      cl::init(TargetInfo::kDefaultChip.str()), cl::sub(command),
+                                      cl::cat(moegenCategory()));
+static cl::opt<std::string> covArg("code-object-version",
+                                   cl::desc("AMDHSA code object version: 5 or 6 (default 6)"),
+                                   cl::value_desc("5|6"), cl::init("6"), cl::sub(command),
+                                   cl::cat(moegenCategory()));
+static cl::opt<std::string> dumpArg("dump-ir",
+                                    cl::desc("write the IR of every stage (MLIR passes as a file "
+                                             "tree, LLVM IR before and after O3, ISA) into dir"),
+                                    cl::value_desc("dir"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    jobsArg("j", cl::desc("kernels compiled at once (default: one per hardware thread)"),
+            cl::sub(command), cl::cat(moegenCategory()));
+
+static int runCompile() {
+  std::string specPath = specArg, outDir = outDirArg;
+  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
   CompileOptions options;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--target", value))
-      options.chip = value;
-    else if (args.flag("--code-object-version", value)) {
-      if (value != "5" && value != "6")
-        args.error("--code-object-version: expected 5 or 6, got '" + value + "'");
-      options.codeObjectVersion = value == "5" ? 5 : 6;
-    } else if (args.flag("--set", value))
-      overrides.push_back(value);
-    else if (args.flag("-o", value))
-      outDir = value;
-    else if (args.flag("--dump-ir", value))
-      options.dumpDir = value;
-    else if (auto p = args.positional()) {
-      if (!specPath.empty())
-        args.error("more than one spec given ('" + specPath + "' and '" + *p + "')");
-      specPath = *p;
-    } else
-      args.unknown();
-  }
-  if (!args.failed() && specPath.empty())
-    args.error("no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");
-  if (args.failed())
-    return 2;
+  options.chip = targetArg;
+  options.dumpDir = dumpArg;
+  if (jobsArg.getNumOccurrences())
+    options.threads = static_cast<unsigned>(std::min<int64_t>(jobsArg, 1024));
+  if (covArg != "5" && covArg != "6")
+    return usageError("compile", "--code-object-version: expected 5 or 6, got '" + covArg + "'");
+  options.codeObjectVersion = covArg == "5" ? 5 : 6;
+  if (specPath.empty())
+    return usageError("compile",
+                      "no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");
 
   auto spec = loadMoeSpec(specPath, overrides);
   if (!spec) {

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 
 #include "compiler/pipeline/Pipeline.h"
 #include "compiler/spec/DslParser.h"
@@ -20,26 +19,34 @@
 
 namespace moegen::cli {
 
-int runFmt(int argc, const char **argv) {
-  ArgReader args("fmt", argc, argv);
-  std::string path, emit = "moe", value;
-  std::vector<std::string> overrides;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--emit", value)) {
-      if (value != "moe" && value != "mlir")
-        args.error("--emit: expected moe or mlir, got '" + value + "'");
-      emit = value;
-    } else if (args.flag("--set", value))
-      overrides.push_back(value);
-    else if (auto p = args.positional())
-      path = *p;
-    else
-      args.unknown();
-  }
-  if (!args.failed() && path.empty())
-    args.error("no spec given; usage: moegen fmt SPEC.moe [--emit moe|mlir]");
-  if (args.failed())
-    return 2;
+namespace cl = llvm::cl;
+
+static int runFmt();
+static cl::SubCommand
+    command("fmt", "print a .moe file in canonical form, or as the moe dialect (--emit mlir)");
+static CommandRegistration registration(command, runFmt);
+
+static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe | ->"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    emitArg("emit",
+            cl::desc("what to print: moe (the canonical .moe) or mlir "
+                     "(the moe dialect module the compiler starts from); default moe"),
+            cl::value_desc("moe|mlir"), cl::init("moe"), cl::sub(command),
+            cl::cat(moegenCategory()));
+static cl::list<std::string> setArgs("set",
+                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
+                                              "(repeatable; 'a=1; b=2' sets several)"),
+                                     cl::value_desc("key=value"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+
+static int runFmt() {
+  std::string path = specArg, emit = emitArg;
+  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
+  if (emit != "moe" && emit != "mlir")
+    return usageError("fmt", "--emit: expected moe or mlir, got '" + emit + "'");
+  if (path.empty())
+    return usageError("fmt", "no spec given; usage: moegen fmt SPEC.moe [--emit moe|mlir]");
 
   auto spec = loadMoeSpec(path, overrides);
   if (!spec) {

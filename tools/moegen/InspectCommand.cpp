@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 #include "tools/moegen/Report.h"
 
 #include "compiler/spec/InputFile.h"
@@ -20,22 +19,23 @@ namespace moegen::cli {
 // A layer's code objects are tens of KiB.
 constexpr uint64_t kMaxCodeObjectBytes = 256 << 20;
 
-int runInspect(int argc, const char **argv) {
-  ArgReader args("inspect", argc, argv);
-  std::string path;
-  bool disasm = false;
-  while (!args.done() && !args.failed()) {
-    if (args.option("--disasm"))
-      disasm = true;
-    else if (auto p = args.positional())
-      path = *p;
-    else
-      args.unknown();
-  }
-  if (!args.failed() && path.empty())
-    args.error("no code object given; usage: moegen inspect FILE.hsaco [--disasm]");
-  if (args.failed())
-    return 2;
+namespace cl = llvm::cl;
+
+static int runInspect();
+static cl::SubCommand command("inspect", "print the report (and --disasm the ISA) of a .hsaco");
+static CommandRegistration registration(command, runInspect);
+
+static cl::opt<std::string> fileArg(cl::Positional, cl::desc("<file.hsaco>"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<bool> disasmArg("disasm", cl::desc("also print the ISA (LLVM MC, in-process)"),
+                               cl::sub(command), cl::cat(moegenCategory()));
+
+static int runInspect() {
+  std::string path = fileArg;
+  bool disasm = disasmArg;
+  if (path.empty())
+    return usageError("inspect",
+                      "no code object given; usage: moegen inspect FILE.hsaco [--disasm]");
   auto fail = [&](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "moegen inspect") << path << ": " << msg << "\n";
     return 1;

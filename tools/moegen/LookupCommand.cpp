@@ -12,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
 #include "compiler/spec/TargetInfo.h"
@@ -23,52 +22,80 @@
 
 namespace moegen::cli {
 
-int runLookup(int argc, const char **argv) {
-  ArgReader args("lookup", argc, argv);
-  std::vector<std::string> tables;
-  std::string specPath, value, gfx = TargetInfo::kDefaultChip.str(), act, aDtype, wDtype,
-                               dtype = "bf16", qType = "per_1x32";
-  std::optional<int64_t> tokens, cuNum = 256, modelDim, interDim, experts, topk;
-  bool doweight = false;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--table", value))
-      tables.push_back(value);
-    else if (args.flag("--tokens", value))
-      tokens = parsePositive(args, "--tokens", value);
-    else if (args.flag("--spec", value))
-      specPath = value;
-    else if (args.flag("--gfx", value))
-      gfx = value;
-    else if (args.flag("--cu-num", value))
-      cuNum = parsePositive(args, "--cu-num", value);
-    else if (args.flag("--model-dim", value))
-      modelDim = parsePositive(args, "--model-dim", value);
-    else if (args.flag("--inter-dim", value))
-      interDim = parsePositive(args, "--inter-dim", value);
-    else if (args.flag("--experts", value))
-      experts = parsePositive(args, "--experts", value);
-    else if (args.flag("--topk", value))
-      topk = parsePositive(args, "--topk", value);
-    else if (args.flag("--act", value))
-      act = value;
-    else if (args.flag("--a-dtype", value))
-      aDtype = value;
-    else if (args.flag("--w-dtype", value))
-      wDtype = value;
-    else if (args.flag("--dtype", value))
-      dtype = value;
-    else if (args.flag("--q-type", value))
-      qType = value;
-    else if (args.option("--doweight-stage1"))
-      doweight = true;
-    else
-      args.unknown();
-  }
-  if (!args.failed() && (tables.empty() || !tokens))
-    args.error("usage: moegen lookup --table CSV... --tokens N (--spec SPEC.moe | problem "
-               "flags)");
-  if (args.failed())
-    return 2;
+namespace cl = llvm::cl;
+
+static int runLookup();
+static cl::SubCommand command("lookup", "show which aiter tuned-table row a token count uses");
+static CommandRegistration registration(command, runLookup);
+
+static cl::list<std::string>
+    tableArgs("table",
+              cl::desc("an aiter tuned CSV (repeatable; a duplicate key keeps the first row)"),
+              cl::value_desc("csv"), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser> tokensArg("tokens",
+                                                           cl::desc("token count (required)"),
+                                                           cl::sub(command),
+                                                           cl::cat(moegenCategory()));
+static cl::opt<std::string> specArg("spec",
+                                    cl::desc("the layer whose key is looked up (else the "
+                                             "problem options)"),
+                                    cl::value_desc("spec.moe"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<std::string> gfxArg("gfx", cl::desc("the table's gfx column (default gfx950)"),
+                                   cl::value_desc("chip"), cl::init(TargetInfo::kDefaultChip.str()),
+                                   cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    cuNumArg("cu-num", cl::desc("the table's cu_num column (default 256)"), cl::init(256),
+             cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser> modelDimArg("model-dim",
+                                                             cl::desc("problem: model_dim"),
+                                                             cl::sub(command),
+                                                             cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser> interDimArg("inter-dim",
+                                                             cl::desc("problem: inter_dim"),
+                                                             cl::sub(command),
+                                                             cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser> expertsArg("experts", cl::desc("problem: experts"),
+                                                            cl::sub(command),
+                                                            cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    topkArg("topk", cl::desc("problem: topk"), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<std::string> actArg("act", cl::desc("activation, e.g. situv2 or silu"),
+                                   cl::value_desc("name"), cl::sub(command),
+                                   cl::cat(moegenCategory()));
+static cl::opt<std::string> aDtypeArg("a-dtype", cl::desc("activation dtype, e.g. mxfp4"),
+                                      cl::value_desc("dtype"), cl::sub(command),
+                                      cl::cat(moegenCategory()));
+static cl::opt<std::string> wDtypeArg("w-dtype", cl::desc("weight dtype, e.g. mxfp4"),
+                                      cl::value_desc("dtype"), cl::sub(command),
+                                      cl::cat(moegenCategory()));
+static cl::opt<std::string> dtypeArg("dtype", cl::desc("the table's dtype column (default bf16)"),
+                                     cl::value_desc("dtype"), cl::init("bf16"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+static cl::opt<std::string> qTypeArg("q-type",
+                                     cl::desc("the table's q_type column (default per_1x32)"),
+                                     cl::value_desc("type"), cl::init("per_1x32"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+static cl::opt<bool> doweightArg("doweight-stage1",
+                                 cl::desc("the top-k weights are applied in stage 1"),
+                                 cl::sub(command), cl::cat(moegenCategory()));
+
+static int runLookup() {
+  std::vector<std::string> tables(tableArgs.begin(), tableArgs.end());
+  std::string specPath = specArg, gfx = gfxArg, act = actArg, aDtype = aDtypeArg,
+              wDtype = wDtypeArg, dtype = dtypeArg, qType = qTypeArg;
+  auto given = [](auto &opt) {
+    return opt.getNumOccurrences() ? std::optional<int64_t>(opt) : std::nullopt;
+  };
+  std::optional<int64_t> tokens = given(tokensArg), cuNum = int64_t(cuNumArg),
+                         modelDim = given(modelDimArg), interDim = given(interDimArg),
+                         experts = given(expertsArg), topk = given(topkArg);
+  bool doweight = doweightArg;
+  if (tables.empty() || !tokens)
+    return usageError("lookup", llvm::Twine("missing ") +
+                                    (tables.empty() ? "--table" : "--tokens") +
+                                    "; usage: moegen lookup --table CSV... --tokens N (--spec "
+                                    "SPEC.moe | problem options)");
   auto fail = [&](llvm::Error err) {
     llvm::WithColor::error(llvm::errs(), "moegen lookup") << llvm::toString(std::move(err)) << "\n";
     return 1;
@@ -86,9 +113,8 @@ int runLookup(int argc, const char **argv) {
   } else {
     if (!modelDim || !interDim || !experts || !topk || act.empty() || aDtype.empty() ||
         wDtype.empty()) {
-      args.error("without --spec, give --model-dim, --inter-dim, --experts, --topk, --act, "
-                 "--a-dtype and --w-dtype");
-      return 2;
+      return usageError("lookup", "without --spec, give --model-dim, --inter-dim, --experts, "
+                                  "--topk, --act, --a-dtype and --w-dtype");
     }
     key.gfx = gfx;
     key.cuNum = *cuNum;

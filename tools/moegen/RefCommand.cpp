@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 
 #include "compiler/spec/DslParser.h"
 #include "compiler/spec/SpecLimits.h"
@@ -34,47 +33,67 @@ static bool verifySchedule(const MoeSpec &spec) {
   return true;
 }
 
-int runRef(int argc, const char **argv) {
-  ArgReader args("ref", argc, argv);
-  std::string specPath, out, value;
-  std::optional<int64_t> tokens;
-  uint64_t seed = 0;
-  std::vector<std::string> overrides;
+namespace cl = llvm::cl;
+
+static int runRef();
+static cl::SubCommand command("ref",
+                              "generate inputs and reference outputs of a layer as .npy files");
+static CommandRegistration registration(command, runRef);
+
+static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    tokensArg("tokens", cl::desc("tokens of the layer's input (required)"), cl::sub(command),
+              cl::cat(moegenCategory()));
+static cl::opt<unsigned long long, false, UnsignedParser>
+    seedArg("seed", cl::desc("seed of the generated inputs (default 0)"), cl::init(0),
+            cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<std::string> outArg("out",
+                                   cl::desc("directory of the .npy files (required; also -o)"),
+                                   cl::value_desc("dir"), cl::sub(command),
+                                   cl::cat(moegenCategory()));
+static cl::alias outShortArg("o", cl::desc("alias for --out"), cl::aliasopt(outArg),
+                             cl::cat(moegenCategory()));
+static cl::list<std::string> setArgs("set",
+                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
+                                              "(repeatable; 'a=1; b=2' sets several)"),
+                                     cl::value_desc("key=value"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+static cl::opt<std::string> accumArg("accum",
+                                     cl::desc("accumulation of the reference GEMMs (default f32)"),
+                                     cl::value_desc("f32|f64"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    roundingArg("fused-quant-rounding",
+                cl::desc("e8m0 scale rounding of the reference's fused stage-1 quantization "
+                         "(default: the kernels' rule)"),
+                cl::value_desc("roundup|ocp|even|fused_epilogue"), cl::sub(command),
+                cl::cat(moegenCategory()));
+
+static int runRef() {
+  std::string specPath = specArg, out = outArg;
+  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
   num::RefBundleOptions opts;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--tokens", value)) {
-      tokens = parsePositive(args, "--tokens", value);
-    } else if (args.flag("--seed", value)) {
-      if (llvm::StringRef(value).getAsInteger(0, seed))
-        args.error("--seed: expected an unsigned integer, got '" + value + "'");
-    } else if (args.flag("--out", value) || args.flag("-o", value)) {
-      out = value;
-    } else if (args.flag("--set", value)) {
-      overrides.push_back(value);
-    } else if (args.flag("--accum", value)) {
-      if (value == "f32" || value == "f64")
-        opts.ref.accum = value == "f32" ? num::Accum::F32 : num::Accum::F64;
-      else
-        args.error("--accum: expected f32 or f64, got '" + value + "'");
-    } else if (args.flag("--fused-quant-rounding", value)) {
-      opts.ref.fusedQuantRounding = num::parseScaleRounding(value);
-      if (!opts.ref.fusedQuantRounding)
-        args.error("--fused-quant-rounding: expected roundup, ocp, even or fused_epilogue, "
-                   "got '" +
-                   value + "'");
-    } else if (auto p = args.positional()) {
-      if (!specPath.empty())
-        args.error("more than one spec given ('" + specPath + "' and '" + *p + "')");
-      specPath = *p;
-    } else {
-      args.unknown();
-    }
+  opts.seed = seedArg;
+  if (accumArg.getNumOccurrences()) {
+    if (accumArg != "f32" && accumArg != "f64")
+      return usageError("ref", "--accum: expected f32 or f64, got '" + accumArg + "'");
+    opts.ref.accum = accumArg == "f32" ? num::Accum::F32 : num::Accum::F64;
   }
-  if (!args.failed() && (specPath.empty() || !tokens || out.empty()))
-    args.error("usage: moegen ref SPEC.moe --tokens N [--seed S] --out DIR");
-  if (args.failed())
-    return 2;
-  opts.seed = seed;
+  if (roundingArg.getNumOccurrences()) {
+    opts.ref.fusedQuantRounding = num::parseScaleRounding(roundingArg);
+    if (!opts.ref.fusedQuantRounding)
+      return usageError("ref", "--fused-quant-rounding: expected roundup, ocp, even or "
+                               "fused_epilogue, got '" +
+                                   roundingArg + "'");
+  }
+  if (specPath.empty() || !tokensArg.getNumOccurrences() || out.empty())
+    return usageError("ref", llvm::Twine("missing ") +
+                                 (specPath.empty()                 ? "the spec"
+                                  : !tokensArg.getNumOccurrences() ? "--tokens"
+                                                                   : "--out") +
+                                 "; usage: moegen ref SPEC.moe --tokens N [--seed S] --out DIR");
+  std::optional<int64_t> tokens = tokensArg;
 
   auto fail = [&](llvm::Error err) {
     llvm::WithColor::error(llvm::errs(), "moegen ref") << llvm::toString(std::move(err)) << "\n";

@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
-#include "tools/moegen/Commands.h"
 
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
@@ -23,41 +22,51 @@
 
 namespace moegen::cli {
 
-int runRun(int argc, const char **argv) {
-  ArgReader args("run", argc, argv);
-  std::string path, backendName = "emu", value;
-  std::vector<std::string> overrides;
+namespace cl = llvm::cl;
+
+static int runRun();
+static cl::SubCommand command("run", "run a layer on a backend and compare it with the reference");
+static CommandRegistration registration(command, runRun);
+
+static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"), cl::sub(command),
+                                    cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    tokensArg("tokens", cl::desc("tokens of the layer's input (default 16)"),
+              cl::init(LayerCheckOptions().tokens), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<unsigned long long, false, UnsignedParser>
+    seedArg("seed", cl::desc("seed of the generated inputs (default 0)"),
+            cl::init(LayerCheckOptions().seed), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<std::string> inputsArg("inputs",
+                                      cl::desc("read the inputs `moegen ref` wrote into dir "
+                                               "instead of generating them"),
+                                      cl::value_desc("dir"), cl::sub(command),
+                                      cl::cat(moegenCategory()));
+static cl::opt<std::string> backendArg("backend",
+                                       cl::desc("where the kernels run: emu (the default)"),
+                                       cl::value_desc("name"), cl::init("emu"), cl::sub(command),
+                                       cl::cat(moegenCategory()));
+static cl::list<std::string> setArgs("set",
+                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
+                                              "(repeatable; 'a=1; b=2' sets several)"),
+                                     cl::value_desc("key=value"), cl::sub(command),
+                                     cl::cat(moegenCategory()));
+
+static int runRun() {
+  std::string path = specArg, backendName = backendArg;
+  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
   LayerCheckOptions options;
-  while (!args.done() && !args.failed()) {
-    if (args.flag("--tokens", value)) {
-      if (auto v = parsePositive(args, "--tokens", value))
-        options.tokens = *v;
-    } else if (args.flag("--seed", value)) {
-      if (llvm::StringRef(value).getAsInteger(10, options.seed))
-        args.error("--seed: expected an unsigned integer, got '" + value + "'");
-    } else if (args.flag("--inputs", value)) {
-      options.inputsDir = value;
-    } else if (args.flag("--backend", value)) {
-      backendName = value;
-    } else if (args.flag("--set", value)) {
-      overrides.push_back(value);
-    } else if (auto p = args.positional()) {
-      path = *p;
-    } else {
-      args.unknown();
-    }
-  }
-  if (!args.failed() && path.empty())
-    args.error("no spec given; usage: moegen run SPEC.moe --tokens N --backend emu [--seed S]");
-  if (!args.failed() && backendName != "emu")
-    args.error("--backend: '" + backendName +
-               "' is not available here; backends: emu (the hip backend runs through the "
-               "runtime API on a gfx950)");
-  if (!args.failed())
-    if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
-      args.error(llvm::toString(std::move(e)));
-  if (args.failed())
-    return 2;
+  options.tokens = tokensArg;
+  options.seed = seedArg;
+  options.inputsDir = inputsArg;
+  if (path.empty())
+    return usageError("run", "no spec given; usage: moegen run SPEC.moe --tokens N --backend emu "
+                             "[--seed S]");
+  if (backendName != "emu")
+    return usageError("run", "--backend: '" + backendName +
+                                 "' is not available here; backends: emu (the hip backend runs "
+                                 "through the runtime API on a gfx950)");
+  if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
+    return usageError("run", llvm::toString(std::move(e)));
 
   auto spec = loadMoeSpec(path, overrides);
   if (!spec) {

@@ -1,17 +1,20 @@
 //===- CacheCliMain.cpp - `moegen cache` as a program of its own ----------===//
 //
 // The test suite drives the cache subcommand through this driver, so it is
-// tested whether or not the moegen CLI links it.
+// tested whether or not the moegen CLI links it: `moegen-cache-cli ARGS`
+// runs `moegen cache ARGS`.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/moegen/Args.h"
+
 #include "llvm/Support/InitLLVM.h"
 
-namespace moegen::cli {
-int runCache(int argc, const char **argv);
-} // namespace moegen::cli
+#include <vector>
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  return moegen::cli::runCache(argc, const_cast<const char **>(argv));
+  std::vector<const char *> args{argv[0], "cache"};
+  args.insert(args.end(), argv + 1, argv + argc);
+  return moegen::cli::runCommandLine(static_cast<int>(args.size()), args.data());
 }

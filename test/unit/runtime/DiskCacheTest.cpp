@@ -7,8 +7,11 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/Path.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace moegen;
@@ -161,6 +164,22 @@ TEST(DiskCache, DefaultRootFollowsTheEnvironment) {
   EXPECT_EQ(defaultCacheRoot(), "/b/moegen");
   ::unsetenv("XDG_CACHE_HOME");
   EXPECT_EQ(defaultCacheRoot(), "/c/.cache/moegen");
+  // The XDG spec: an empty or relative $XDG_CACHE_HOME is ignored; an empty
+  // $MOEGEN_CACHE_DIR is as good as unset.
+  ::setenv("MOEGEN_CACHE_DIR", "", 1);
+  ::setenv("XDG_CACHE_HOME", "", 1);
+  EXPECT_EQ(defaultCacheRoot(), "/c/.cache/moegen");
+  ::setenv("XDG_CACHE_HOME", "relative/cache", 1);
+  EXPECT_EQ(defaultCacheRoot(), "/c/.cache/moegen");
+  ::unsetenv("MOEGEN_CACHE_DIR");
+  ::unsetenv("XDG_CACHE_HOME");
+  // Without $HOME, the home directory of the user's passwd entry.
+  ::unsetenv("HOME");
+  std::string root = defaultCacheRoot();
+  if (!root.empty()) {
+    EXPECT_TRUE(llvm::sys::path::is_absolute(root)) << root;
+    EXPECT_TRUE(llvm::StringRef(root).ends_with("/.cache/moegen")) << root;
+  }
   for (int i = 0; i < 3; ++i)
     if (saved[i].empty())
       ::unsetenv(names[i]);
@@ -352,14 +371,85 @@ TEST(FileLock, ASecondHolderWaitsAndTimesOut) {
   auto a = FileLock::acquire(path, 1000);
   ASSERT_TRUE(bool(a));
   EXPECT_FALSE(a->hadToWait());
-  // flock locks belong to open file descriptions: a second open conflicts
-  // even within one process.
+  // A second holder in the same process waits too (the record lock alone
+  // would let it in: such locks belong to the process).
   auto b = FileLock::acquire(path, 50);
   ASSERT_FALSE(bool(b));
   EXPECT_NE(llvm::toString(b.takeError()).find("timed out"), std::string::npos);
   a->release();
   auto c = FileLock::acquire(path, 50);
   ASSERT_TRUE(bool(c));
+}
+
+TEST(FileLock, ThreadsOfOneProcessTakeTurns) {
+  test::TempDir dir;
+  std::string path = dir.path + "/x.lock";
+  std::atomic<int> inside{0}, maxInside{0}, waited{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto l = FileLock::acquire(path, 10000);
+        ASSERT_TRUE(bool(l)) << llvm::toString(l.takeError());
+        waited += l->hadToWait();
+        int now = ++inside;
+        maxInside = std::max(maxInside.load(), now);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        --inside;
+      }
+    });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_EQ(maxInside.load(), 1);
+  EXPECT_GT(waited.load(), 0);
+}
+
+TEST(FileLock, AnotherProcessHoldingTheLockIsWaitedFor) {
+  test::TempDir dir;
+  std::string path = dir.path + "/x.lock";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child holds the lock for 300 ms.
+    auto l = FileLock::acquire(path, 1000);
+    char c = l ? 'y' : 'n';
+    (void)!::write(ready[1], &c, 1);
+    ::usleep(300 * 1000);
+    ::_exit(l ? 0 : 1);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  auto busy = FileLock::acquire(path, 20);
+  ASSERT_FALSE(bool(busy));
+  EXPECT_NE(llvm::toString(busy.takeError()).find("timed out"), std::string::npos);
+  auto l = FileLock::acquire(path, 10000);
+  ASSERT_TRUE(bool(l)) << llvm::toString(l.takeError());
+  EXPECT_TRUE(l->hadToWait());
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(DiskCache, PublishedEntriesAreTheUsersOnlyAndNoTempIsLeft) {
+  test::TempDir dir;
+  DiskCache c(dir.path, {});
+  CacheKey k = key("published");
+  ASSERT_FALSE(bool(c.store(k, "gfx950", test::sampleKernel())));
+  struct stat st;
+  ASSERT_EQ(::lstat(c.entryPath(k, "gfx950").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  std::string shard = llvm::sys::path::parent_path(c.entryPath(k, "gfx950")).str();
+  ASSERT_EQ(::lstat(shard.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(shard, ec), end; it != end && !ec; it.increment(ec))
+    EXPECT_FALSE(llvm::StringRef(it->path()).ends_with(".tmp")) << it->path();
 }
 
 } // namespace
