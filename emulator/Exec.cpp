@@ -11,16 +11,16 @@
 
 #include "llvm/IR/Instruction.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <bit>
 #include <cmath>
-#include <thread>
 
 using namespace llvm;
 
 namespace moegen::emu {
-
-uint8_t *WaveCtx::frame(unsigned Lane) const { return R->frame(*W, Lane); }
 
 bool Runner::fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane,
                   const std::string &Msg, std::optional<uint64_t> Addr) {
@@ -239,24 +239,48 @@ void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
     std::memcpy(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
 }
 
-Runner::Stop Runner::runLane(LaneCtx &C) {
-  uint8_t *F = C.F;
-  uint32_t Pc = C.W->Pc[C.Lane];
+/// Runs the lanes of Mask, all at Pc, in lockstep: each instruction once for
+/// every lane of the group (lanes in ascending order), until the block ends
+/// or the group reaches a wave operation, a barrier or the end. At a branch
+/// each lane takes its own edge; the group goes on while it stays together
+/// and is all the running lanes of the wave (Whole), else the scheduler
+/// (runWave) regroups the lanes by pc.
+Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask, bool Whole) {
   const Inst *Code = P.Code.data();
-  uint64_t Count = 0;
-  Stop S;
+  uint8_t *Base = W.Frames.data();
+  const size_t Stride = P.FrameBytes;
+  const uint64_t Lanes = uint64_t(std::popcount(Mask));
+  uint64_t Count = 0; // instructions run (each for every lane of the group)
+  auto setAll = [&](uint32_t NewPc, LaneState St) {
+    for (uint64_t M = Mask; M; M &= M - 1) {
+      unsigned L = unsigned(std::countr_zero(M));
+      W.Pc[L] = NewPc;
+      W.State[L] = St;
+    }
+  };
+  Stop S = Stop::Done;
+  uint32_t Next = 0; // the group's pc after a branch; ~1u when it diverged
+#define FOR_LANES(...)                                                                             \
+  for (uint64_t M = Mask; M; M &= M - 1) {                                                         \
+    uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                      \
+    __VA_ARGS__;                                                                                   \
+  }
   for (;;) {
     const Inst &I = Code[Pc];
     ++Count;
     switch (I.K) {
-    case Kind::Pure:
-      I.Fn.Pure(I, F);
+    case Kind::Pure: {
+      PureFn Fn = I.Fn.Pure;
+      FOR_LANES(Fn(I, F))
       ++Pc;
       continue;
+    }
 #define BIN(K, T, EXPR)                                                                            \
   case Kind::K: {                                                                                  \
-    T A = rd<T>(F, I.A), B = rd<T>(F, I.B);                                                        \
-    wr<T>(F, I.Dst, T(EXPR));                                                                      \
+    FOR_LANES({                                                                                    \
+      T A = rd<T>(F, I.A), B = rd<T>(F, I.B);                                                      \
+      wr<T>(F, I.Dst, T(EXPR));                                                                    \
+    })                                                                                             \
     ++Pc;                                                                                          \
     continue;                                                                                      \
   }
@@ -280,93 +304,117 @@ Runner::Stop Runner::runLane(LaneCtx &C) {
       BIN(MulF32, float, A *B)
 #undef BIN
     case Kind::FmaF32:
-      wr<float>(F, I.Dst, std::fma(rd<float>(F, I.A), rd<float>(F, I.B), rd<float>(F, I.C)));
+      FOR_LANES(
+          wr<float>(F, I.Dst, std::fma(rd<float>(F, I.A), rd<float>(F, I.B), rd<float>(F, I.C))))
       ++Pc;
       continue;
     case Kind::ICmpI32:
-      F[I.Dst] = evalICmp(I.Pred, rd<uint32_t>(F, I.A), rd<uint32_t>(F, I.B), 32);
+      FOR_LANES(F[I.Dst] = evalICmp(I.Pred, rd<uint32_t>(F, I.A), rd<uint32_t>(F, I.B), 32))
       ++Pc;
       continue;
     case Kind::ICmpI64:
-      F[I.Dst] = evalICmp(I.Pred, rd<uint64_t>(F, I.A), rd<uint64_t>(F, I.B), 64);
+      FOR_LANES(F[I.Dst] = evalICmp(I.Pred, rd<uint64_t>(F, I.A), rd<uint64_t>(F, I.B), 64))
       ++Pc;
       continue;
     case Kind::Copy4:
     case Kind::TruncI64I32:
-      wr<uint32_t>(F, I.Dst, rd<uint32_t>(F, I.A));
+      FOR_LANES(wr<uint32_t>(F, I.Dst, rd<uint32_t>(F, I.A)))
       ++Pc;
       continue;
     case Kind::Copy8:
-      wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A));
+      FOR_LANES(wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A)))
       ++Pc;
       continue;
     case Kind::ZExtI32I64:
-      wr<uint64_t>(F, I.Dst, rd<uint32_t>(F, I.A));
+      FOR_LANES(wr<uint64_t>(F, I.Dst, rd<uint32_t>(F, I.A)))
       ++Pc;
       continue;
     case Kind::SExtI32I64:
-      wr<uint64_t>(F, I.Dst, uint64_t(int64_t(rd<int32_t>(F, I.A))));
+      FOR_LANES(wr<uint64_t>(F, I.Dst, uint64_t(int64_t(rd<int32_t>(F, I.A)))))
       ++Pc;
       continue;
     case Kind::SIToFPI32F32:
-      wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A)));
+      FOR_LANES(wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A))))
       ++Pc;
       continue;
     case Kind::Ctx:
-      C.W->Pc[C.Lane] = Pc;
-      if (!I.Fn.Ctx(I, C)) {
-        S = Stop::Error;
-        goto out;
+      for (uint64_t M = Mask; M; M &= M - 1) {
+        unsigned L = unsigned(std::countr_zero(M));
+        W.Pc[L] = Pc;
+        LaneCtx C = laneCtx(WG, W, L);
+        if (!I.Fn.Ctx(I, C)) {
+          S = Stop::Error;
+          goto out;
+        }
       }
       ++Pc;
       continue;
     case Kind::Br:
-      takeEdge(I.A, F);
-      Pc = P.Edges[I.A].Target;
+      FOR_LANES(takeEdge(I.A, F))
+      Next = P.Edges[I.A].Target;
+      setAll(Next, LaneState::Running);
       break;
-    case Kind::CondBr: {
-      uint32_t E = F[I.A] & 1 ? I.B : I.C;
-      takeEdge(E, F);
-      Pc = P.Edges[E].Target;
-      break;
-    }
-    case Kind::Switch: {
-      uint64_t V = readInt(F + I.A, I.Pred);
-      uint32_t E = I.B;
-      for (uint32_t K = 0; K < I.Aux2; ++K)
-        if (P.Cases[I.Aux + K].Value == V) {
-          E = P.Cases[I.Aux + K].Edge;
-          break;
+    case Kind::CondBr:
+    case Kind::Switch:
+      Next = ~0u;
+      for (uint64_t M = Mask; M; M &= M - 1) {
+        unsigned L = unsigned(std::countr_zero(M));
+        uint8_t *F = Base + size_t(L) * Stride;
+        uint32_t E;
+        if (I.K == Kind::CondBr) {
+          E = F[I.A] & 1 ? I.B : I.C;
+        } else {
+          uint64_t V = readInt(F + I.A, I.Pred);
+          E = I.B;
+          for (uint32_t K = 0; K < I.Aux2; ++K)
+            if (P.Cases[I.Aux + K].Value == V) {
+              E = P.Cases[I.Aux + K].Edge;
+              break;
+            }
         }
-      takeEdge(E, F);
-      Pc = P.Edges[E].Target;
+        takeEdge(E, F);
+        W.Pc[L] = P.Edges[E].Target;
+        W.State[L] = LaneState::Running;
+        Next = Next == ~0u || Next == W.Pc[L] ? W.Pc[L] : ~1u; // ~1u: diverged
+      }
       break;
-    }
     case Kind::Ret:
+      setAll(Pc, LaneState::Done);
       S = Stop::Done;
       goto out;
     case Kind::Unreachable:
-      fail(I, C, "reached 'unreachable'");
+      fail(I, &WG, &W, std::countr_zero(Mask), "reached 'unreachable'");
       S = Stop::Error;
       goto out;
     case Kind::WaveOp:
     case Kind::LaneSync:
+      setAll(Pc, LaneState::AtWaveOp);
       S = Stop::WaveOp;
       goto out;
     case Kind::Barrier:
+      setAll(Pc, LaneState::AtBarrier);
       S = Stop::Barrier;
       goto out;
     }
-    // Branches: bound the run so that a kernel that never ends is reported.
-    if (O.MaxLaneInstructions && C.WG->LaneInsts + Count > O.MaxLaneInstructions) {
-      fail(I, C, "lane-instruction limit exceeded (kernel does not terminate?)");
+    // The block ended: bound the run so that a kernel that never ends is
+    // reported.
+    if (O.MaxLaneInstructions && WG.LaneInsts + Count * Lanes > O.MaxLaneInstructions) {
+      fail(I, &WG, &W, std::countr_zero(Mask),
+           "lane-instruction limit exceeded (kernel does not terminate?)");
       S = Stop::Error;
-      goto out;
+      break;
     }
+    // The group goes on together unless it diverged or other lanes of the
+    // wave may wait where it goes; then the scheduler regroups the lanes.
+    if (!Whole || Next >= ~1u) {
+      S = Stop::Branch;
+      break;
+    }
+    Pc = Next;
   }
+#undef FOR_LANES
 out:
-  C.W->Pc[C.Lane] = Pc;
-  C.WG->LaneInsts += Count;
+  WG.LaneInsts += Count * Lanes;
   return S;
 }
 
@@ -384,23 +432,26 @@ LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
 
 bool Runner::runWave(Workgroup &WG, Wave &W) {
   for (;;) {
-    for (unsigned L = 0; L < W.NumLanes; ++L) {
-      if (W.State[L] != LaneState::Running)
-        continue;
-      LaneCtx C = laneCtx(WG, W, L);
-      switch (runLane(C)) {
-      case Stop::Error:
+    // Run the running lanes, a group of lanes that share a pc at a time:
+    // the lowest pc first, so that lanes that diverged at a branch meet
+    // again where their paths join (lanes are independent until they stop
+    // at a wave operation, a barrier or the end, so the order is free).
+    for (;;) {
+      uint32_t MinPc = ~0u;
+      for (unsigned L = 0; L < W.NumLanes; ++L)
+        if (W.State[L] == LaneState::Running)
+          MinPc = std::min(MinPc, W.Pc[L]);
+      if (MinPc == ~0u)
+        break;
+      uint64_t Mask = 0, Running = 0;
+      for (unsigned L = 0; L < W.NumLanes; ++L)
+        if (W.State[L] == LaneState::Running) {
+          Running |= 1ull << L;
+          if (W.Pc[L] == MinPc)
+            Mask |= 1ull << L;
+        }
+      if (runGroup(WG, W, MinPc, Mask, Mask == Running) == Stop::Error)
         return false;
-      case Stop::Done:
-        W.State[L] = LaneState::Done;
-        break;
-      case Stop::WaveOp:
-        W.State[L] = LaneState::AtWaveOp;
-        break;
-      case Stop::Barrier:
-        W.State[L] = LaneState::AtBarrier;
-        break;
-      }
     }
     // Run the wave operation with the lowest pc among the waiting lanes.
     uint32_t MinPc = ~0u;
@@ -623,11 +674,11 @@ Error Runner::run(ArrayRef<uint8_t> Kernarg) {
   if (NumThreads == 1) {
     Worker(PerThread[0]);
   } else {
-    std::vector<std::thread> Pool;
+    // One task per host thread; each pulls workgroups from Next.
+    DefaultThreadPool Pool(hardware_concurrency(NumThreads));
     for (unsigned T = 0; T < NumThreads; ++T)
-      Pool.emplace_back(Worker, std::ref(PerThread[T]));
-    for (std::thread &T : Pool)
-      T.join();
+      Pool.async([&Worker, &PerThread, T] { Worker(PerThread[T]); });
+    Pool.wait();
   }
   bool Ok = !Failed;
   for (const Workgroup &WG : PerThread) {

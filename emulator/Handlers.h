@@ -12,7 +12,7 @@ struct WaveCtx {
   Workgroup *WG;
   Wave *W;
   uint64_t Active; // bit per lane
-  uint8_t *frame(unsigned Lane) const;
+  inline uint8_t *frame(unsigned Lane) const; // defined in Runner.h
 };
 using WaveFn = bool (*)(const Inst &, WaveCtx &);
 

@@ -17,8 +17,11 @@
 #include "emulator/Ops.h"
 #include "emulator/Runner.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 namespace moegen::emu {
 
@@ -83,33 +86,59 @@ bool waveMfma(const Inst &I, WaveCtx &W) {
 }
 
 /// All values of a format, indexed by code (decoding is the hot part of an
-/// f8f6f4 MFMA).
-static const double *mxTable(MxFormat Fmt) {
+/// f8f6f4 MFMA), and their integer images: Value = Int * 2^-Shift exactly
+/// for every finite code (Finite[code] false for NaN and inf).
+struct MxTable {
+  double Value[256];
+  int32_t Int[256];
+  bool Finite[256];
+  int Shift = 0;
+  int64_t MaxInt = 0; // largest |Int|
+};
+
+static const MxTable &mxTable(MxFormat Fmt) {
   static const auto Tables = [] {
-    std::array<std::array<double, 256>, 5> T;
-    for (unsigned F = 0; F < 5; ++F)
-      for (unsigned C = 0; C < 256; ++C)
-        T[F][C] = decodeMx(MxFormat(F), C);
+    std::array<MxTable, 5> T{};
+    for (unsigned F = 0; F < 5; ++F) {
+      MxTable &Tab = T[F];
+      unsigned Codes = 1u << mxBits(MxFormat(F));
+      // The smallest subnormal of each format is 2^-Shift.
+      double Min = INFINITY;
+      for (unsigned C = 0; C < 256; ++C) {
+        Tab.Value[C] = decodeMx(MxFormat(F), C % Codes);
+        double A = std::fabs(Tab.Value[C]);
+        if (A != 0 && std::isfinite(A))
+          Min = std::min(Min, A);
+      }
+      int Exp;
+      (void)std::frexp(Min, &Exp);
+      Tab.Shift = 1 - Exp;
+      for (unsigned C = 0; C < 256; ++C) {
+        Tab.Finite[C] = std::isfinite(Tab.Value[C]);
+        double I = Tab.Finite[C] ? std::ldexp(Tab.Value[C], Tab.Shift) : 0;
+        Tab.Int[C] = int32_t(I);
+        Tab.MaxInt = std::max<int64_t>(Tab.MaxInt, int64_t(std::fabs(I)));
+      }
+    }
     return T;
   }();
-  return Tables[unsigned(Fmt)].data();
+  return Tables[unsigned(Fmt)];
 }
 
-/// Element k of row (or column) `Idx` from the per-lane operand registers.
-static void loadMx(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, double *Out) {
+/// The code of element k of row (or column) `Idx` from the per-lane operand
+/// registers, for each (Idx, k): Out[Idx * K + k] = Code.
+static void loadMxCodes(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, uint8_t *Out) {
   unsigned G = 64 / M, K = 32 * G;
-  const double *Table = mxTable(Fmt);
   for (unsigned L = 0; L < 64; ++L) {
     const uint8_t *Reg = W.frame(L) + Slot;
     unsigned Idx = L % M, Grp = L / M;
+    uint8_t *Row = Out + Idx * K;
     if (Fmt == MxFormat::E4M3 || Fmt == MxFormat::E5M2) {
-      for (unsigned B = 0; B < 32; ++B) {
-        unsigned Kk = 16 * G * (B / 16) + 16 * Grp + B % 16;
-        Out[Idx * K + Kk] = Table[Reg[B]];
-      }
+      for (unsigned B = 0; B < 32; ++B)
+        Row[16 * G * (B / 16) + 16 * Grp + B % 16] = Reg[B];
     } else if (Fmt == MxFormat::E2M1) {
       for (unsigned N = 0; N < 32; ++N)
-        Out[Idx * K + 32 * Grp + N] = Table[(Reg[N / 2] >> (4 * (N % 2))) & 0xF];
+        Row[32 * Grp + N] = (Reg[N / 2] >> (4 * (N % 2))) & 0xF;
     } else {
       unsigned Bits = mxBits(Fmt);
       for (unsigned N = 0; N < 32; ++N) {
@@ -117,10 +146,65 @@ static void loadMx(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, double *
         uint32_t Code = 0;
         for (unsigned B = 0; B < Bits; ++B, ++Pos)
           Code |= uint32_t((Reg[Pos / 8] >> (Pos % 8)) & 1) << B;
-        Out[Idx * K + 32 * Grp + N] = Table[Code];
+        Row[32 * Grp + N] = uint8_t(Code);
       }
     }
   }
+}
+
+/// 2^E for |E| <= 1022, exact.
+static inline double pow2(int E) {
+  uint64_t Bits = uint64_t(1023 + E) << 52;
+  double D;
+  std::memcpy(&D, &Bits, 8);
+  return D;
+}
+
+/// The exact sum of the 32 products of a row's and a column's block, times
+/// 2^Exp. With integer images (T = int16_t or int32_t: fp4, fp6, and fp8
+/// e4m3 against fp4/fp6) the block sum is an integer dot product that fits
+/// 32 bits, then one exact product by a power of two.
+template <class T> static double blockSum(const T *X, const T *Y, int Exp) {
+  if constexpr (std::is_integral_v<T>) {
+    int32_t S = 0;
+    for (unsigned K = 0; K < 32; ++K)
+      S += int32_t(X[K]) * int32_t(Y[K]);
+    return double(S) * pow2(Exp);
+  } else {
+    // Exact: fp8/fp4 products and their 32-term sums fit f64.
+    return std::ldexp(dot(X, Y, 32), Exp);
+  }
+}
+
+template <class T>
+static void mfmaScaleCore(const Inst &I, WaveCtx &W, unsigned M, const T *TA, const T *TB,
+                          int Shift, double *Acc) {
+  unsigned G = 64 / M, K = 32 * G;
+  unsigned OpA = (I.Sub >> 8) & 3, OpB = (I.Sub >> 10) & 3;
+  bool Unscaled = (I.Sub >> 12) & 1;
+  // Scale bytes per (block, row) and (block, column).
+  uint8_t SA[4][32], SB[4][32];
+  for (unsigned Blk = 0; Blk < G; ++Blk)
+    for (unsigned X = 0; X < M; ++X) {
+      SA[Blk][X] = uint8_t(rd<uint32_t>(W.frame(M * Blk + X), I.D) >> (8 * OpA));
+      SB[Blk][X] = uint8_t(rd<uint32_t>(W.frame(M * Blk + X), I.Aux) >> (8 * OpB));
+    }
+  for (unsigned Row = 0; Row < M; ++Row)
+    for (unsigned Col = 0; Col < M; ++Col) {
+      double Sum = 0;
+      for (unsigned Blk = 0; Blk < G; ++Blk) {
+        const T *X = &TA[Row * K + 32 * Blk], *Y = &TB[Col * K + 32 * Blk];
+        double S;
+        if (Unscaled)
+          S = blockSum(X, Y, -Shift);
+        else if (SA[Blk][Row] == 0xFF || SB[Blk][Col] == 0xFF)
+          S = NAN; // E8M0 NaN
+        else
+          S = blockSum(X, Y, int(SA[Blk][Row]) + int(SB[Blk][Col]) - 254 - Shift);
+        Sum += S;
+      }
+      Acc[Row * M + Col] += Sum;
+    }
 }
 
 bool waveMfmaScale(const Inst &I, WaveCtx &W) {
@@ -128,30 +212,37 @@ bool waveMfmaScale(const Inst &I, WaveCtx &W) {
     return false;
   unsigned M = I.Aux2, G = 64 / M, K = 32 * G;
   MxFormat FA = MxFormat(I.Sub & 0xF), FB = MxFormat((I.Sub >> 4) & 0xF);
-  unsigned OpA = (I.Sub >> 8) & 3, OpB = (I.Sub >> 10) & 3;
-  bool Unscaled = (I.Sub >> 12) & 1;
-  static thread_local double A[32 * 128], B[32 * 128], Acc[32 * 32];
-  loadMx(W, I.A, FA, M, A);
-  loadMx(W, I.B, FB, M, B); // B is stored [column][k]
+  const MxTable &TA = mxTable(FA), &TB = mxTable(FB);
+  static thread_local uint8_t CA[32 * 128], CB[32 * 128];
+  static thread_local double Acc[32 * 32];
+  loadMxCodes(W, I.A, FA, M, CA);
+  loadMxCodes(W, I.B, FB, M, CB); // B is stored [column][k]
   readAcc(W, I, M, Acc);
-  for (unsigned Row = 0; Row < M; ++Row)
-    for (unsigned Col = 0; Col < M; ++Col) {
-      double Sum = 0;
-      for (unsigned Blk = 0; Blk < G; ++Blk) {
-        // Exact: fp8/fp4 products and their 32-term sums fit f64.
-        double S = dot(&A[Row * K + 32 * Blk], &B[Col * K + 32 * Blk], 32);
-        if (!Unscaled) {
-          uint8_t SA = uint8_t(rd<uint32_t>(W.frame(M * Blk + Row), I.D) >> (8 * OpA));
-          uint8_t SB = uint8_t(rd<uint32_t>(W.frame(M * Blk + Col), I.Aux) >> (8 * OpB));
-          if (SA == 0xFF || SB == 0xFF)
-            S = NAN; // E8M0 NaN
-          else
-            S = std::ldexp(S, int(SA) + int(SB) - 254);
-        }
-        Sum += S;
-      }
-      Acc[Row * M + Col] += Sum;
+  unsigned N = M * K;
+  bool AllFinite = true;
+  for (unsigned X = 0; X < N; ++X)
+    AllFinite &= TA.Finite[CA[X]] & TB.Finite[CB[X]];
+  auto Run = [&](auto *A, auto *B, auto Image, int Shift) {
+    for (unsigned X = 0; X < N; ++X) {
+      A[X] = Image(TA, CA[X]);
+      B[X] = Image(TB, CB[X]);
     }
+    mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+  };
+  auto IntImage = [](const MxTable &T, uint8_t C) { return T.Int[C]; };
+  int Shift = TA.Shift + TB.Shift;
+  bool Fits32 = AllFinite && TA.MaxInt * TB.MaxInt * 32 < (int64_t(1) << 31);
+  if (Fits32 && TA.MaxInt < 32768 && TB.MaxInt < 32768) {
+    static thread_local int16_t A[32 * 128], B[32 * 128];
+    Run(A, B, IntImage, Shift);
+  } else if (Fits32) {
+    static thread_local int32_t A[32 * 128], B[32 * 128];
+    Run(A, B, IntImage, Shift);
+  } else {
+    static thread_local double A[32 * 128], B[32 * 128];
+    Run(
+        A, B, [](const MxTable &T, uint8_t C) { return T.Value[C]; }, 0);
+  }
   writeAcc(W, I, M, Acc);
   return true;
 }

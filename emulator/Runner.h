@@ -72,14 +72,16 @@ struct Runner {
   bool Concurrent = false;
 
 private:
-  enum class Stop { WaveOp, Barrier, Done, Error };
-  Stop runLane(LaneCtx &C);
+  enum class Stop { WaveOp, Barrier, Done, Branch, Error };
+  Stop runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask, bool Whole);
   bool runWave(Workgroup &WG, Wave &W);
   bool runWorkgroup(Workgroup &WG);
   bool runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems);
   bool releaseBarrier(Workgroup &WG);
   void takeEdge(uint32_t EdgeIdx, uint8_t *F) const;
 };
+
+inline uint8_t *WaveCtx::frame(unsigned Lane) const { return R->frame(*W, Lane); }
 
 /// Holds the atomic lock for global-memory atomics when the launch runs
 /// workgroups concurrently.

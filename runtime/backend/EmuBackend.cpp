@@ -3,6 +3,9 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,9 +19,9 @@ class EmuBackend final : public Backend {
 public:
   explicit EmuBackend(emu::Options O) : Emu(O) {}
   ~EmuBackend() override {
-    for (auto &[Addr, Host] : Allocations) {
+    for (auto &[Addr, A] : Allocations) {
       consumeError(Emu.unregisterBuffer(Addr));
-      std::free(Host);
+      release(A);
     }
   }
 
@@ -51,13 +54,26 @@ public:
 
   Expected<DevicePtr> allocate(size_t Bytes) override {
     size_t Rounded = (std::max<size_t>(Bytes, 1) + 255) & ~size_t(255);
-    void *Host = std::aligned_alloc(256, Rounded);
-    if (!Host)
+    Allocation A;
+    A.Bytes = Rounded;
+    if (Rounded >= MapThreshold) {
+      // Fresh anonymous pages read as zero and cost no memory until written:
+      // a large buffer of which a kernel touches a part (the weights of the
+      // routed experts) stays small.
+      void *P =
+          ::mmap(nullptr, Rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      A.Host = P == MAP_FAILED ? nullptr : P;
+      A.Mapped = true;
+    } else {
+      A.Host = std::aligned_alloc(256, Rounded);
+      if (A.Host)
+        std::memset(A.Host, 0, Rounded);
+    }
+    if (!A.Host)
       return createStringError(std::errc::not_enough_memory,
                                "emu backend: cannot allocate %zu bytes", Bytes);
-    std::memset(Host, 0, Rounded);
-    DevicePtr Addr = Emu.registerBuffer(Host, Bytes);
-    Allocations[Addr] = Host;
+    DevicePtr Addr = Emu.registerBuffer(A.Host, Bytes);
+    Allocations[Addr] = A;
     return Addr;
   }
 
@@ -69,7 +85,7 @@ public:
                                (unsigned long long)P);
     if (Error E = Emu.unregisterBuffer(P))
       return E;
-    std::free(It->second);
+    release(It->second);
     Allocations.erase(It);
     return Error::success();
   }
@@ -94,6 +110,19 @@ public:
     void *H = Emu.hostPointer(Dst, Bytes);
     if (!H)
       return rangeError("memset", Dst, Bytes);
+    if (Value == 0 && Bytes >= MapThreshold && isMapped(Dst)) {
+      // Zeroing whole pages of an anonymous mapping: hand them back instead
+      // of writing them (they read as zero again, and cost nothing).
+      auto *B = static_cast<uint8_t *>(H);
+      size_t Page = size_t(::sysconf(_SC_PAGESIZE));
+      uintptr_t Lo = (reinterpret_cast<uintptr_t>(B) + Page - 1) & ~(Page - 1);
+      uintptr_t Hi = (reinterpret_cast<uintptr_t>(B) + Bytes) & ~(Page - 1);
+      if (Hi > Lo && ::madvise(reinterpret_cast<void *>(Lo), Hi - Lo, MADV_DONTNEED) == 0) {
+        std::memset(B, 0, Lo - reinterpret_cast<uintptr_t>(B));
+        std::memset(reinterpret_cast<void *>(Hi), 0, reinterpret_cast<uintptr_t>(B) + Bytes - Hi);
+        return Error::success();
+      }
+    }
     std::memset(H, Value, Bytes);
     return Error::success();
   }
@@ -130,7 +159,29 @@ private:
                              What, Bytes, (unsigned long long)P);
   }
 
-  std::map<DevicePtr, void *> Allocations;
+  struct Allocation {
+    void *Host = nullptr;
+    size_t Bytes = 0;
+    bool Mapped = false; // an anonymous mapping (large), else aligned_alloc
+  };
+  static constexpr size_t MapThreshold = size_t(1) << 20;
+
+  static void release(const Allocation &A) {
+    if (A.Mapped)
+      ::munmap(A.Host, A.Bytes);
+    else
+      std::free(A.Host);
+  }
+  /// Whether Dst lies in an allocation that is an anonymous mapping.
+  bool isMapped(DevicePtr Dst) const {
+    auto It = Allocations.upper_bound(Dst);
+    if (It == Allocations.begin())
+      return false;
+    --It;
+    return It->second.Mapped && Dst - It->first < It->second.Bytes;
+  }
+
+  std::map<DevicePtr, Allocation> Allocations;
   std::string Pending;
 };
 } // namespace

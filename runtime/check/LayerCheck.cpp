@@ -5,6 +5,7 @@
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/api/MoeLayer.h"
 #include "runtime/jit/Compiler.h"
+#include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
 #include "runtime/numerics/Npy.h"
@@ -205,6 +206,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     num::GenOptions gen;
     gen.seed = options.seed;
     gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
+    gen.compactExperts = true;
     return num::generateInputs(spec, options.tokens, gen);
   };
   llvm::Expected<num::LayerInputs> in =
@@ -236,14 +238,33 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto ws = (*layer)->workspaceLayout(T);
   if (!ws)
     return ws.takeError();
-  auto packed = num::packWeights(spec, in->w1, in->w2);
-  if (!packed)
-    return packed.takeError();
+  // Only the routed experts' weights are kept on the host (see
+  // ExpertSubset.h): read inputs are cut down to them here.
+  if (in->experts.empty()) {
+    in->experts = num::routedExperts(in->topkIds, pr.experts);
+    for (num::HostTensor *w : {&in->w1, &in->w2}) {
+      auto kept = num::selectExperts(*w, in->experts);
+      if (!kept)
+        return kept.takeError();
+      *w = std::move(*kept);
+    }
+  }
+  const std::vector<int32_t> &experts = in->experts;
+  MoeSpec keptSpec = spec; // the reference's view: the kept experts only
+  keptSpec.problem.experts = static_cast<int64_t>(experts.size());
 
-  // The reference, from the spec alone.
-  auto ref = num::referenceLayer(spec, in->a1, in->topkIds, in->topkWeights, in->w1, in->w2);
+  // The reference, from the spec alone: the sorting over every expert (what
+  // the sort kernel must produce), the stages on the kept experts.
+  auto sorting = num::sortMoe(in->topkIds, in->topkWeights, T, topk, pr.experts, spec.stage1.tileM);
+  if (!sorting)
+    return sorting.takeError();
+  auto keptSorting = num::renumberExperts(*sorting, experts);
+  if (!keptSorting)
+    return keptSorting.takeError();
+  auto ref = num::referenceStages(keptSpec, in->a1, *keptSorting, in->w1, in->w2);
   if (!ref)
     return ref.takeError();
+  ref->sorting = std::move(*sorting);
 
   DeviceArena dev(backend);
   runtime::LayerArgs args;
@@ -258,14 +279,28 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   place(args.topkIds, dev.upload(in->topkIds));
   place(args.topkWeights, dev.upload(in->topkWeights));
   place(args.hidden, dev.upload(num::makeBf16({T, K}, in->hidden).data));
-  place(args.w1, dev.upload(packed->w1));
-  place(args.w1Scale, dev.upload(packed->w1Scale));
-  place(args.w2, dev.upload(packed->w2));
-  place(args.w2Scale, dev.upload(packed->w2Scale));
+  // The packed weights go to zeroed device buffers expert by expert: the
+  // unrouted experts stay zeros, as packWeights gives them.
+  const num::PackedSizes sizes = num::packedSizes(spec);
+  place(args.w1, dev.alloc(sizes.w1));
+  place(args.w1Scale, dev.alloc(sizes.w1Scale));
+  place(args.w2, dev.alloc(sizes.w2));
+  place(args.w2Scale, dev.alloc(sizes.w2Scale));
   place(args.output, dev.alloc(T * K * 2));
   place(args.workspace, dev.alloc(ws->total));
   if (placed)
     return std::move(placed);
+  auto sink = [&](num::PackedBuffer which, int64_t offset,
+                  llvm::ArrayRef<uint8_t> bytes) -> llvm::Error {
+    DevicePtr base = which == num::PackedBuffer::W1        ? args.w1
+                     : which == num::PackedBuffer::W1Scale ? args.w1Scale
+                     : which == num::PackedBuffer::W2      ? args.w2
+                                                           : args.w2Scale;
+    return backend.copyToDevice(base + offset, bytes.data(), bytes.size());
+  };
+  if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, experts, sink))
+    return std::move(e);
+  in->w1 = {}; // stage 2 is re-checked below; stage 1 is done with its weights
   args.workspaceBytes = ws->total;
   if (llvm::Error e = (*layer)->run(args))
     return std::move(e);
@@ -398,7 +433,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     // both (atomic mode in sorted order).
     num::RefOptions opts;
     opts.sum = atomic ? num::Stage2Sum::Bf16Atomic : num::Stage2Sum::Bf16SlotRows;
-    auto ref2 = num::referenceStage2(spec, kernelA2, ref->sorting, in->w2, opts);
+    auto ref2 = num::referenceStage2(keptSpec, kernelA2, *keptSorting, in->w2, opts);
     if (!ref2)
       return ref2.takeError();
     num::CompareOptions tol = stageTolerance(DType::BF16, false);

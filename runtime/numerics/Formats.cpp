@@ -78,25 +78,12 @@ uint8_t encodeF4E2M1(double x) {
     return sign | 0x7;
   // RNE over {0, 0.5, 1, 1.5, 2, 3, 4, 6}: each midpoint goes to the
   // neighbour with the even code (0, 1, 2, 4, 6 are even codes).
+  // The code counts the thresholds a passes (branch-free: random data would
+  // mispredict a chain of ifs); above 5 it saturates to 7, inf included.
   const double a = std::fabs(x);
-  uint8_t code;
-  if (a <= 0.25)
-    code = 0;
-  else if (a < 0.75)
-    code = 1;
-  else if (a <= 1.25)
-    code = 2;
-  else if (a < 1.75)
-    code = 3;
-  else if (a <= 2.5)
-    code = 4;
-  else if (a < 3.5)
-    code = 5;
-  else if (a <= 5.0)
-    code = 6;
-  else
-    code = 7; // saturates, inf included
-  return sign | code;
+  const int code =
+      (a > 0.25) + (a >= 0.75) + (a > 1.25) + (a >= 1.75) + (a > 2.5) + (a >= 3.5) + (a > 5.0);
+  return sign | static_cast<uint8_t>(code);
 }
 
 float decodeF4E2M1(uint8_t code) {

@@ -2,7 +2,8 @@
 //
 // Generates every input of a layer from a seed: the same seed, spec and
 // token count give the same bytes. Distributions follow aiter's tuner:
-// hidden ~ N(0,1)/10 rounded to bf16, w1 ~ N(0,1)/10, w2 ~ N(0,1), router
+// hidden ~ N(0,1)/10 rounded to bf16, w1 ~ N(0,1)/10, w2 ~ N(0,1) (ziggurat
+// normals, experts generated in parallel), router
 // scores ~ N(0,1) per (token, expert), top-k by score (ties to the lower
 // expert id) with softmax weights renormalized over the chosen k. Weights and
 // MX activations are quantized with the RoundUp rule by default.
@@ -22,13 +23,16 @@
 
 namespace moegen::num {
 
-/// xoshiro256** seeded through splitmix64; normals by Box-Muller.
+/// xoshiro256** seeded through splitmix64; normals by Box-Muller, or by a
+/// 128-layer ziggurat (fastNormal: one draw per value almost always, a few
+/// nanoseconds; what the weights, a billion values at Kimi-K3 size, use).
 class Rng {
 public:
   explicit Rng(uint64_t seed);
   uint64_t next();
   double uniform(); // [0, 1), 53 bits
   double normal();
+  float fastNormal();
 
 private:
   uint64_t s[4];
@@ -44,6 +48,10 @@ struct GenOptions {
   /// Generate only the weights of experts the routing uses; the others are
   /// zero (bytes and scales). Routed experts get the same values either way.
   bool onlyRoutedExperts = false;
+  /// With onlyRoutedExperts: w1 and w2 hold the routed experts only, as
+  /// [n, rows, cols] in ascending expert order (LayerInputs::experts), with
+  /// the values they have in the full tensors.
+  bool compactExperts = false;
 };
 
 struct LayerInputs {
@@ -53,6 +61,9 @@ struct LayerInputs {
   std::vector<int32_t> topkIds;
   std::vector<float> topkWeights;
   HostTensor w1, w2; // formats.weight, GGUU rows
+  /// Set when w1/w2 are compact (GenOptions::compactExperts): the expert id
+  /// of each of their experts, ascending. Empty: w1/w2 hold every expert.
+  std::vector<int32_t> experts;
 };
 
 /// Each tensor (and each expert of a weight) draws from its own stream, so

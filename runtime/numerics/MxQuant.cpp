@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -37,10 +38,16 @@ std::optional<ScaleRounding> parseScaleRounding(llvm::StringRef s) {
 namespace {
 
 int floorLog2(float a) { // a > 0, finite
+  const uint32_t bits = std::bit_cast<uint32_t>(a);
+  if (bits >= 0x00800000u) // normal: the biased exponent field
+    return static_cast<int>(bits >> 23) - 127;
   int e;
   (void)std::frexp(a, &e);
   return e - 1;
 }
+
+/// 2^s for |s| <= 1022, exact (std::ldexp is a library call per value).
+double pow2(int s) { return std::bit_cast<double>(static_cast<uint64_t>(1023 + s) << 52); }
 
 } // namespace
 
@@ -61,9 +68,10 @@ uint8_t mxScaleFor(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRounding m
     // Smallest s with maxElem * 2^s >= amax, found exactly (no rounded
     // division), which is what aiter's f32 ceil_pow2(amax / max) gives.
     int s = floorLog2(amax) - emax;
-    while (std::ldexp(maxElem, s) < amax)
+    // maxElem * 2^s is exact: s stays within [-160, 130].
+    while (maxElem * pow2(s) < amax)
       ++s;
-    while (std::ldexp(maxElem, s - 1) >= amax)
+    while (maxElem * pow2(s - 1) >= amax)
       --s;
     return e8m0FromExponent(s);
   }
@@ -92,7 +100,7 @@ uint8_t quantizeMxBlock(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRound
                         llvm::MutableArrayRef<uint8_t> codes) {
   const uint8_t e = mxScaleFor(block, elem, mode);
   // With a NaN scale the codes are irrelevant; quantize unscaled.
-  const double factor = std::ldexp(1.0, e == kE8M0NaN ? 0 : 127 - static_cast<int>(e));
+  const double factor = pow2(e == kE8M0NaN ? 0 : 127 - static_cast<int>(e));
   for (size_t i = 0; i < block.size(); ++i) {
     double scaled = static_cast<double>(block[i]) * factor; // exact in f64
     codes[i] =
@@ -116,17 +124,21 @@ llvm::Expected<HostTensor> quantizeMx(llvm::ArrayRef<float> values, std::vector<
   if (cols % kMxBlock != 0)
     return llvm::createStringError("quantizeMx: last dimension %lld is not a multiple of 32",
                                    static_cast<long long>(cols));
-  const int64_t rows = t.rows();
-  t.scales.resize(rows * t.scaleCols());
-  std::vector<uint8_t> codes(values.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t b = 0; b < t.scaleCols(); ++b) {
-      int64_t off = r * cols + b * kMxBlock;
-      t.scales[r * t.scaleCols() + b] =
-          quantizeMxBlock(values.slice(off, kMxBlock), elem, mode,
-                          llvm::MutableArrayRef<uint8_t>(codes).slice(off, kMxBlock));
-    }
-  t.data = elem == ElemFormat::MXFP4 ? packFp4x2(codes) : std::move(codes);
+  const int64_t blocks = t.rows() * t.scaleCols();
+  const bool fp4 = elem == ElemFormat::MXFP4;
+  t.scales.resize(blocks);
+  t.data.resize(packedBytes(elem, t.numElements()));
+  // Block by block, the codes packed straight into data (fp4x2: element 2j
+  // in the low nibble).
+  uint8_t codes[kMxBlock];
+  for (int64_t b = 0; b < blocks; ++b) {
+    t.scales[b] = quantizeMxBlock(values.slice(b * kMxBlock, kMxBlock), elem, mode, codes);
+    if (fp4)
+      for (int64_t j = 0; j < kMxBlock / 2; ++j)
+        t.data[b * kMxBlock / 2 + j] = static_cast<uint8_t>(codes[2 * j] | (codes[2 * j + 1] << 4));
+    else
+      std::copy_n(codes, kMxBlock, &t.data[b * kMxBlock]);
+  }
   return t;
 }
 

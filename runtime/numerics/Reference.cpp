@@ -287,16 +287,22 @@ llvm::Expected<LayerResult> referenceLayer(const MoeSpec &spec, const HostTensor
                          spec.stage1.tileM);
   if (!sorting)
     return sorting.takeError();
-  auto s1 = referenceStage1(spec, a1, *sorting, w1, opts);
+  return referenceStages(spec, a1, std::move(*sorting), w1, w2, opts);
+}
+
+llvm::Expected<LayerResult> referenceStages(const MoeSpec &spec, const HostTensor &a1,
+                                            MoeSorting sorting, const HostTensor &w1,
+                                            const HostTensor &w2, const RefOptions &opts) {
+  auto s1 = referenceStage1(spec, a1, sorting, w1, opts);
   if (!s1)
     return s1.takeError();
   auto a2 = stage2Input(spec, *s1, opts);
   if (!a2)
     return a2.takeError();
-  auto s2 = referenceStage2(spec, *a2, *sorting, w2, opts);
+  auto s2 = referenceStage2(spec, *a2, sorting, w2, opts);
   if (!s2)
     return s2.takeError();
-  return LayerResult{std::move(*sorting), std::move(*s1), std::move(*a2), std::move(*s2)};
+  return LayerResult{std::move(sorting), std::move(*s1), std::move(*a2), std::move(*s2)};
 }
 
 llvm::Expected<std::vector<double>> referenceLayerF64(const MoeSpec &spec, llvm::ArrayRef<double> x,

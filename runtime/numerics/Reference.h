@@ -105,6 +105,12 @@ struct LayerResult {
   Stage2Result stage2;
 };
 
+/// stage 1 -> stage-2 input -> stage 2 on a given sorting (which the result
+/// holds): referenceLayer after its sort.
+llvm::Expected<LayerResult> referenceStages(const MoeSpec &spec, const HostTensor &a1,
+                                            MoeSorting sorting, const HostTensor &w1,
+                                            const HostTensor &w2, const RefOptions &opts = {});
+
 /// sort (block = stage1 tile_m) -> stage 1 -> stage-2 input -> stage 2.
 llvm::Expected<LayerResult> referenceLayer(const MoeSpec &spec, const HostTensor &a1,
                                            llvm::ArrayRef<int32_t> topkIds,

@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -165,17 +166,18 @@ template <typename T> void decodeInto(const HostTensor &t, int64_t first, int64_
   const CodeTables &tab = tables();
   const bool fp4 = t.format == ElemFormat::MXFP4;
   const int64_t cols = t.cols(), sc = t.scaleCols();
-  int64_t scaleIdx = -1;
-  float scale = 0.0f;
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t i = first + j;
-    const int64_t idx = (i / cols) * sc + (i % cols) / kMxBlock;
-    if (idx != scaleIdx) {
-      scaleIdx = idx;
-      scale = decodeE8M0(t.scales[idx]); // NaN for 0xFF
-    }
-    const float v = fp4 ? tab.f4[fp4CodeAt(t.data, i)] : tab.f8[t.data[i]];
-    out[j] = static_cast<T>(v * scale);
+  // Block by block: one scale per run of elements.
+  for (int64_t i = first, end = first + count; i < end;) {
+    const int64_t row = i / cols, col = i % cols;
+    const int64_t stop = std::min(end, row * cols + (col / kMxBlock + 1) * kMxBlock);
+    const float scale = decodeE8M0(t.scales[row * sc + col / kMxBlock]); // NaN for 0xFF
+    T *o = out + (i - first);
+    if (fp4)
+      for (; i < stop; ++i)
+        *o++ = static_cast<T>(tab.f4[fp4CodeAt(t.data, i)] * scale);
+    else
+      for (; i < stop; ++i)
+        *o++ = static_cast<T>(tab.f8[t.data[i]] * scale);
   }
 }
 

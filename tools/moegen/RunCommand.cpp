@@ -18,6 +18,7 @@
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/check/LayerCheck.h"
 
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
 namespace moegen::cli {
@@ -85,7 +86,12 @@ static int runRun() {
     llvm::errs() << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
-  std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
+  // Workgroups spread over the host's cores: with atomic stage-2 reduction
+  // the order of the bf16 additions then varies from run to run, which the
+  // stage-2 check allows for (any order the hardware could pick).
+  emu::Options emuOptions;
+  emuOptions.Threads = llvm::heavyweight_hardware_concurrency().compute_thread_count();
+  std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend(emuOptions);
   auto result = runLayerCheck(*spec, *backend, options);
   if (!result)
     return fail(result.takeError());
