@@ -2,7 +2,7 @@
 
 #include "templates/KernelBuilder.h"
 
-#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 using namespace mlir;
 
@@ -23,7 +23,7 @@ MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
 
 gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                             const KernelSignature &sig, ArrayRef<Type> elementTypes,
-                            ArrayRef<MemRefType> ldsBuffers, int64_t wavesPerEU) {
+                            ArrayRef<MemRefType> ldsBuffers) {
   MLIRContext *ctx = b.getContext();
   SmallVector<Type> argTypes;
   for (auto [arg, elem] : llvm::zip_equal(sig.args, elementTypes)) {
@@ -44,11 +44,25 @@ gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   auto func = gpu::GPUFuncOp::create(b, sig.symbol, b.getFunctionType(argTypes, {}), lds);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(sig.blockSize), 1, 1}));
-  if (wavesPerEU > 0)
-    func->setAttr(ROCDL::ROCDLDialect::WavesPerEuAttrHelper::getNameStr(),
-                  b.getI32IntegerAttr(wavesPerEU));
   b.setInsertionPointToStart(&func.getBody().front());
   return func;
+}
+
+Value workgroupCount(ImplicitLocOpBuilder &b, gpu::Dimension dim) {
+  MLIRContext *ctx = b.getContext();
+  auto constPtr = LLVM::LLVMPointerType::get(ctx, 4);
+  Value args = LLVM::CallIntrinsicOp::create(
+                   b, constPtr, b.getStringAttr("llvm.amdgcn.implicitarg.ptr"), ValueRange{})
+                   .getResult(0);
+  // hidden_block_count_x, _y, _z: three u32 at the start of the hidden
+  // arguments.
+  int32_t offset = 4 * static_cast<int32_t>(dim);
+  Value field = LLVM::GEPOp::create(b, constPtr, b.getI8Type(), args,
+                                    ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
+  Value count = LLVM::LoadOp::create(b, b.getI32Type(), field, /*alignment=*/4,
+                                     /*isVolatile=*/false, /*isNonTemporal=*/false,
+                                     /*isInvariant=*/true);
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), count);
 }
 
 Value emitE8m0ShuffleOffset(Arith &a, Value row, Value col, int64_t cols) {

@@ -24,13 +24,17 @@ mlir::MemRefType globalBufferType(mlir::MLIRContext *ctx, mlir::Type elementType
 mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, int64_t count);
 
 /// Creates an empty kernel in `module` with the signature's arguments (and
-/// the given LDS buffers), its known block size and optional waves_per_eu,
-/// and leaves `b` at the start of its body.
+/// the given LDS buffers) and its known block size, and leaves `b` at the
+/// start of its body.
 mlir::gpu::GPUFuncOp createKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
                                   const KernelSignature &sig,
                                   llvm::ArrayRef<mlir::Type> elementTypes,
-                                  llvm::ArrayRef<mlir::MemRefType> ldsBuffers,
-                                  int64_t wavesPerEU = 0);
+                                  llvm::ArrayRef<mlir::MemRefType> ldsBuffers);
+
+/// The number of workgroups of the launch along `dim`, as an index. Read from
+/// the hidden kernel arguments of code objects v5+ (hidden_block_count_*):
+/// gpu.grid_dim lowers to a device-library call that moegen does not link.
+mlir::Value workgroupCount(mlir::ImplicitLocOpBuilder &b, mlir::gpu::Dimension dim);
 
 /// Small arithmetic helpers over index and i32 values.
 struct Arith {

@@ -66,7 +66,7 @@ struct StageSchedule {
   int64_t tileK = 256;
   int64_t kBatch = 1;                       // split-K across workgroups
   int64_t kWave = 1;                        // split-K across the waves of one workgroup
-  int64_t wavesPerEU = 0;                   // occupancy hint; 0 = let the compiler choose
+  int64_t wavesPerEU = 0;                   // occupancy cap in waves per SIMD; 0 = none
   FusedQuant fusedQuant = FusedQuant::None; // stage 1 only
   KBatchMode kBatchMode = KBatchMode::Atomic;
   ReduceMode reduce = ReduceMode::Atomic; // stage 2 only

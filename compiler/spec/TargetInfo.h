@@ -28,6 +28,7 @@ struct TargetInfo {
   int64_t ldsBytes = 160 * 1024; // per workgroup
   int64_t maxThreadsPerWorkgroup = 1024;
   int64_t maxWavesPerEU = 8;
+  int64_t simdsPerCU = 4;
   int64_t codeObjectVersion = 6;
 
   /// The limits of `chip`, or nullopt if moegen does not generate for it.

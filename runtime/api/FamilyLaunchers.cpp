@@ -20,6 +20,10 @@ Dim3 dim3(std::array<int64_t, 3> g) {
   return {static_cast<uint32_t>(g[0]), static_cast<uint32_t>(g[1]), static_cast<uint32_t>(g[2])};
 }
 
+Dim3 gemmGrid(const GemmPlan &g, const LaunchShape &s) {
+  return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups));
+}
+
 } // namespace
 
 LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target) {
@@ -103,15 +107,13 @@ FamilyLaunchers builtinLaunchers() {
                          {"scales", ArgValue::InputQScale},
                          {"rows", ArgValue::Tokens}}};
   };
-  // grid (N / tile_n, maxBlocks, k_batch) (templates/gemm/GemmKernel.h).
+  // grid (N / tile_n, persistent M, k_batch) (templates/gemm/GemmKernel.h).
   t[size_t(KernelFamily::Stage1)] = [](const MoeSpec &spec, const KernelSet &set,
-                                       const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
-    uint32_t n = static_cast<uint32_t>(spec.problem.interDim / spec.stage1.tileN);
-    uint32_t kb = static_cast<uint32_t>(spec.stage1.kBatch);
+                                       const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    GemmPlan g = planGemm(spec, StageId::Stage1, target, issues);
     bool quantized = set.find(KernelFamily::QuantInput) != nullptr;
-    return FamilyLaunch{[n, kb](const LaunchShape &s) {
-                          return Dim3{n, static_cast<uint32_t>(s.workspace.maxBlocks), kb};
-                        },
+    return FamilyLaunch{[g](const LaunchShape &s) { return gemmGrid(g, s); },
                         {{"a", quantized ? ArgValue::InputQ : ArgValue::Hidden},
                          {"a_scale", quantized ? ArgValue::InputQScale : ArgValue::NoScale},
                          {"w", ArgValue::W1},
@@ -143,13 +145,9 @@ FamilyLaunchers builtinLaunchers() {
                                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     GemmPlan g = planGemm(spec, StageId::Stage2, target, issues);
-    uint32_t n = static_cast<uint32_t>(spec.problem.modelDim / spec.stage2.tileN);
-    uint32_t kb = static_cast<uint32_t>(spec.stage2.kBatch);
     bool quantized = set.find(KernelFamily::QuantInter) != nullptr;
     bool perSlot = set.find(KernelFamily::Reduce) != nullptr;
-    return FamilyLaunch{[g, n, kb](const LaunchShape &s) {
-                          return Dim3{n, static_cast<uint32_t>(g.gridM(s.workspace.maxBlocks)), kb};
-                        },
+    return FamilyLaunch{[g](const LaunchShape &s) { return gemmGrid(g, s); },
                         {{"a", quantized ? ArgValue::InterQ : ArgValue::Stage1Out},
                          {"a_scale", quantized ? ArgValue::InterQScale : ArgValue::Stage1OutScale},
                          {"w", ArgValue::W2},

@@ -362,7 +362,7 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
                       llvm::utohexstr(p) + ") is not " + llvm::Twine(align) + "-byte aligned");
   }
 
-  LaunchShape shape{args.tokens, ws};
+  LaunchShape shape{args.tokens, ws, options.cuNum * kPersistentWorkgroupsPerCU};
   std::lock_guard<std::mutex> lock(launchMutex);
   // What the kernels accumulate into starts at zero.
   for (const WorkspaceRegion *reg :

@@ -223,8 +223,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   // launched by MoeLayer::run; intermediates are read from its workspace.
   runtime::CompilerOptions jitOptions;
   jitOptions.diskCache = false;
-  auto layer =
-      runtime::MoeLayer::create(std::make_shared<runtime::Compiler>(jitOptions), backend, spec);
+  runtime::LayerOptions layerOptions;
+  layerOptions.cuNum = options.cuNum;
+  auto layer = runtime::MoeLayer::create(std::make_shared<runtime::Compiler>(jitOptions), backend,
+                                         spec, layerOptions);
   if (!layer)
     return layer.takeError();
   auto dispatch = (*layer)->dispatch(T);

@@ -33,6 +33,9 @@ struct LayerCheckOptions {
   /// writes them (hidden, a1, topk_ids, topk_weights, w1, w2) instead of
   /// being generated; the token count comes from the files.
   std::string inputsDir;
+  /// The device's CU count the layer launches for (LayerOptions::cuNum):
+  /// small values make the GEMMs' persistent grids loop over many M tiles.
+  int64_t cuNum = 256;
 };
 
 /// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and

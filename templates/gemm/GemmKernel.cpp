@@ -581,13 +581,21 @@ struct GemmBuilder {
     waveN = a.remu(wave, a.idx(p.nWaves));
     waveK = a.divu(wave, a.idx(p.nWaves));
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    bidM = gpu::BlockIdOp::create(b, gpu::Dimension::y);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    // Blocks past the sorted rows in use have nothing to do.
+    // Persistent over M: workgroup row y takes the M tiles y, y + grid.y, ...
+    // of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
+    // worst case computes the layer; tiles past the rows in use have nothing
+    // to do.
     Value used = a.toIndex(load(numValid, a.idx(0)));
-    Value active = a.cmp(CmpIPredicate::ult, a.mul(bidM, a.idx(s.tileM)), used);
-    ifThen(active, [&] {
+    Value usedTiles = a.divu(a.add(used, a.idx(s.tileM - 1)), a.idx(s.tileM));
+    Value gridM = workgroupCount(b, gpu::Dimension::y);
+    auto tiles =
+        scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tiles.getBody());
+      bidM = tiles.getInductionVar();
       Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
       expert = a.toIndex(load(sortedExperts, sortBlock));
       Value known = a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts));
@@ -598,7 +606,9 @@ struct GemmBuilder {
         else
           epilogue(acc);
       });
-    });
+      // The next tile rewrites the LDS this one read (A tiles, k_wave sums).
+      gpu::BarrierOp::create(b);
+    }
     gpu::ReturnOp::create(b);
   }
 };
@@ -618,9 +628,9 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   if (stage1)
     elems.push_back(i8);
   elems.push_back(i32);
-  SmallVector<MemRefType> lds = {ldsBufferType(ctx, i8, plan.ldsBytes)};
+  SmallVector<MemRefType> lds = {ldsBufferType(ctx, i8, plan.ldsAllocBytes)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds, plan.schedule.wavesPerEU);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds);
   GemmBuilder(b, spec, plan).build(func);
   return func;
 }

@@ -33,7 +33,9 @@
 //   out        bf16: reduce=atomic [T, model_dim] zeroed, accumulated with packed bf16
 //              atomics; reduce=reduce [T*topk, model_dim] per-slot rows
 //   tokens     i32
-// Launch: grid (N / tile_n, plan.gridM(maxBlocks(tokens)), k_batch), block plan.threads.
+// Launch: grid (N / tile_n, Y, k_batch), block plan.threads, for any Y in [1,
+// plan.gridM(maxBlocks(tokens))]: workgroup row y computes the M tiles y, y + Y, ...
+// below num_valid_ids (the runtime launches plan.grid()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_GEMMKERNEL_H

@@ -27,6 +27,25 @@ int64_t halfBytesPerElement(DType t) {
 
 DType stageAFormat(const MoeSpec &spec, StageId) { return spec.formats.activation; }
 
+std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups) const {
+  int64_t gridN = n / schedule.tileN;
+  int64_t perRow = std::max<int64_t>(1, gridN * schedule.kBatch);
+  int64_t y =
+      std::clamp<int64_t>(maxWorkgroups / perRow, 1, std::max<int64_t>(1, gridM(sortBlocks)));
+  return {gridN, y, schedule.kBatch};
+}
+
+int64_t occupancyCapLdsBytes(int64_t wavesPerEU, int64_t wavesPerWorkgroup,
+                             const TargetInfo &target) {
+  if (wavesPerEU <= 0 || wavesPerWorkgroup <= 0)
+    return 0;
+  // A workgroup's waves spread over the CU's SIMDs; at most this many
+  // workgroups keep every SIMD at or below wavesPerEU waves.
+  int64_t workgroups = std::max<int64_t>(1, wavesPerEU * target.simdsPerCU / wavesPerWorkgroup);
+  // The smallest allocation of which only `workgroups` fit the CU's LDS.
+  return target.ldsBytes / (workgroups + 1) + 1;
+}
+
 namespace {
 
 struct Rules {
@@ -169,6 +188,7 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("lds", "needs " + str(p.ldsBytes) + " bytes of LDS (double-buffered A tiles " +
                       str(p.ldsMainLoop) + ", k_wave reduction " + str(p.ldsReduction) +
                       "), over the " + str(target.ldsBytes) + "-byte limit of " + target.chip);
+  p.ldsAllocBytes = std::max(p.ldsBytes, occupancyCapLdsBytes(s.wavesPerEU, p.waves, target));
   return p;
 }
 

@@ -14,7 +14,9 @@
 #include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
 #include "templates/KernelSignature.h"
+
 #include "templates/ScheduleIssue.h"
+#include <array>
 
 namespace moegen {
 
@@ -50,6 +52,10 @@ struct GemmPlan {
   // LDS use in bytes: the A tiles, then (after the main loop) the k_wave
   // reduction scratch in the same allocation.
   int64_t ldsMainLoop = 0, ldsReduction = 0, ldsBytes = 0;
+  // What the kernel allocates: ldsBytes, padded so that at most waves_per_eu
+  // waves per SIMD fit a CU (aiter's occupancy cap; a register budget would
+  // spill instead). Equal to ldsBytes without a cap.
+  int64_t ldsAllocBytes = 0;
   // The sorting kernel pads each expert's rows to blocks of stage 1's tile_m
   // (aiter's block_m) and records one expert per block. Stage 2 may cut a
   // sorted block into several M tiles (aiter's sort_block_m), never the
@@ -57,8 +63,15 @@ struct GemmPlan {
   int64_t sortBlockM = 0;
   int64_t mTilesPerSortBlock = 1;
 
-  /// Workgroups along M (grid.y) for `sortBlocks` sorted blocks.
+  /// Workgroups along M (grid.y) for `sortBlocks` sorted blocks: one per M
+  /// tile, the worst case.
   int64_t gridM(int64_t sortBlocks) const { return sortBlocks * mTilesPerSortBlock; }
+  /// Launch: {n / tile_n, Y, k_batch}. The kernel is persistent over M (each
+  /// workgroup row loops over the M tiles in use with grid.y as its step), so
+  /// Y may be anything from 1 to gridM: gridM capped so that the whole grid
+  /// stays within `maxWorkgroups`, instead of up to experts x tiles
+  /// workgroups that mostly find no rows at small token counts.
+  std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups) const;
 };
 
 /// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).
@@ -74,6 +87,13 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &plan);
 
 KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
                                     const GemmPlan &plan);
+
+/// LDS bytes per workgroup that cap occupancy at `wavesPerEU` waves per SIMD
+/// for workgroups of `wavesPerWorkgroup` waves (0 = no cap): aiter FlyDSL's
+/// waves_per_eu. It caps occupancy without a register budget, so it cannot
+/// make a kernel spill.
+int64_t occupancyCapLdsBytes(int64_t wavesPerEU, int64_t wavesPerWorkgroup,
+                             const TargetInfo &target);
 
 /// Plans the GEMM of `stage` and appends every rule the spec breaks.
 GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,

@@ -132,22 +132,17 @@ static int runCompile() {
     for (const std::string &w : k.code.warnings)
       llvm::WithColor::warning(llvm::errs(), "moegen compile")
           << k.signature.symbol << ": " << w << "\n";
-  // Spills are legal code but slow: say so, with the likely cause.
+  // Spills are legal code but slow: say so. waves_per_eu caps occupancy
+  // without a register budget, so only the tile itself can cause them.
   for (const CompiledKernel &k : layer->kernels) {
     const KernelResources &r = k.resources;
     if (r.vgprSpills + r.sgprSpills == 0 && r.scratchBytes == 0)
       continue;
-    const StageSchedule *s = k.family == KernelFamily::Stage1   ? &spec->stage1
-                             : k.family == KernelFamily::Stage2 ? &spec->stage2
-                                                                : nullptr;
-    auto &os = llvm::WithColor::warning(llvm::errs(), "moegen compile");
-    os << k.signature.symbol << " spills (" << r.vgprSpills << " VGPRs, " << r.sgprSpills
-       << " SGPRs, " << r.scratchBytes << " bytes of scratch per lane)";
-    if (s && s->wavesPerEU > 0)
-      os << ": " << toString(k.family) << " waves_per_eu=" << s->wavesPerEU << " leaves "
-         << 512 / s->wavesPerEU << " registers per lane; a lower waves_per_eu or a smaller tile "
-         << "avoids it";
-    os << "\n";
+    llvm::WithColor::warning(llvm::errs(), "moegen compile")
+        << k.signature.symbol << " spills (" << r.vgprSpills << " VGPRs, " << r.sgprSpills
+        << " SGPRs, " << r.scratchBytes << " bytes of scratch per lane): the " << toString(k.family)
+        << " tile needs more registers than a lane has; a smaller tile "
+        << "or a larger k_wave avoids it\n";
   }
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ", " << options.chip
                << ", code object v" << options.codeObjectVersion << "): " << rows.size()

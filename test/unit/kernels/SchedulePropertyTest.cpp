@@ -45,6 +45,7 @@ int64_t envInt(const char *name, int64_t fallback) {
 struct Draw {
   std::string text;
   int64_t tokens = 0;
+  int64_t cuNum = 256; // the launch's device: 1 or 2 CUs make persistent grids loop
 };
 
 /// Draws layers near the valid region: each parameter usually takes a value
@@ -99,6 +100,7 @@ public:
         "  stage2 {\n" + stage(std::max<int64_t>(tileM2, 16), pr.modelDim, pr.interDim, kAlign);
     d.text += "    reduce = " + pick<std::string>({"atomic", "reduce"}) + "\n  }\n}\n";
     d.tokens = range(1, 40);
+    d.cuNum = pick<int64_t>({1, 2, 256});
     return d;
   }
 
@@ -176,14 +178,17 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
         << "rules accept, verifier rejects: " << llvm::toString(std::move(verified)) << "\n"
         << d.text;
     ++accepted;
-    SCOPED_TRACE("draw " + std::to_string(drawn) + ", " + std::to_string(d.tokens) + " tokens:\n" +
-                 printMoeSpec(*spec));
+    SCOPED_TRACE("draw " + std::to_string(drawn) + ", " + std::to_string(d.tokens) + " tokens, " +
+                 std::to_string(d.cuNum) + " CUs:\n" + printMoeSpec(*spec));
     if (verbose)
-      std::fprintf(stderr, "draw %lld, %lld tokens:\n%s", static_cast<long long>(drawn),
-                   static_cast<long long>(d.tokens), printMoeSpec(*spec).c_str());
+      std::fprintf(stderr, "draw %lld, %lld tokens, %lld CUs:\n%s", static_cast<long long>(drawn),
+                   static_cast<long long>(d.tokens), static_cast<long long>(d.cuNum),
+                   printMoeSpec(*spec).c_str());
     LayerCheckOptions options;
     options.tokens = d.tokens;
     options.seed = drawn;
+    // Few CUs make the persistent GEMM grids loop over several M tiles.
+    options.cuNum = d.cuNum;
     auto result = runLayerCheck(*spec, *backend, options);
     ASSERT_TRUE(static_cast<bool>(result))
         << "accepted, but did not compile or run: " << llvm::toString(result.takeError());
