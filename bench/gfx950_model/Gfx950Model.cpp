@@ -75,6 +75,30 @@ public:
     return &(layers[key] = std::move(kernels));
   }
 
+  /// Every kernel compiled so far that spills, as "symbol (N VGPRs, M
+  /// bytes of scratch)", and how many kernels were compiled.
+  std::pair<std::vector<std::string>, size_t> spills() const {
+    std::map<std::string, std::string> bySymbol;
+    size_t compiled = 0;
+    for (const auto &[key, kernels] : layers)
+      for (const ModelledKernel &k : kernels) {
+        const KernelResources &r = k.resources;
+        if (!bySymbol.count(k.signature.symbol))
+          ++compiled;
+        if (r.vgprSpills + r.sgprSpills > 0 || r.scratchBytes > 0)
+          bySymbol[k.signature.symbol] =
+              llvm::formatv("{0} ({1} VGPRs, {2} SGPRs spilled, {3} bytes of scratch)",
+                            k.signature.symbol, r.vgprSpills, r.sgprSpills, r.scratchBytes);
+        else
+          bySymbol.emplace(k.signature.symbol, "");
+      }
+    std::vector<std::string> out;
+    for (const auto &[symbol, text] : bySymbol)
+      if (!text.empty())
+        out.push_back(text);
+    return {out, compiled};
+  }
+
 private:
   std::map<std::string, std::vector<ModelledKernel>> layers;
   std::map<std::string, std::shared_ptr<const Program>> programs;
@@ -288,5 +312,11 @@ int main(int argc, char **argv) {
       llvm::outs() << llvm::formatv("\n{0} at 32768 tokens: {1:f1} us by the model (goal: under "
                                     "5 us); one wave {2} cycles\n",
                                     key.first, e.time.totalUs, e.wave.cycles);
+  // The goal of zero spills on every row of the tables.
+  auto [spilling, compiled] = cache.spills();
+  llvm::outs() << llvm::formatv("\nspills: {0} of the {1} kernels the rows above compile to\n",
+                                spilling.size(), compiled);
+  for (const std::string &s : spilling)
+    llvm::outs() << "  " << s << "\n";
   return 0;
 }

@@ -78,12 +78,21 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
   case KernelFamily::Stage2: {
     StageId stage = k.family == KernelFamily::Stage1 ? StageId::Stage1 : StageId::Stage2;
     GemmPlan g = planGemm(spec, stage, target, issues);
-    const StageSchedule &s = spec.stage(stage);
-    int64_t n = spec.stageN(stage) / s.tileN;
-    total = n * g.gridM(maxBlocks) * s.kBatch;
-    l.workgroups = n * g.gridM(blocks) * s.kBatch;
+    // The runtime's persistent grid (MoeLayer: cuNum x 4 workgroups at
+    // most); each workgroup row loops over the M tiles in use with grid.y as
+    // its step.
+    std::array<int64_t, 3> grid = g.grid(maxBlocks, mm.cus * kPersistentWorkgroupsPerCU);
+    int64_t usedTiles = g.gridM(blocks);
+    int64_t rows = std::min(grid[1], usedTiles);
+    total = grid[0] * grid[1] * grid[2];
+    l.workgroups = grid[0] * rows * grid[2];
+    int64_t tilesPerRow = std::max<int64_t>(1, ceilDiv(usedTiles, grid[1]));
     int64_t kIter = std::max<int64_t>(1, g.kIterations);
-    cfg.tripHint = [kIter](const Program &, const Loop &L) { return L.hasMfma ? kIter : 1; };
+    // The outermost MFMA loop is the persistent M loop, a nested one the K
+    // loop (unrolled away when a tile has a single K step).
+    cfg.tripHint = [kIter, tilesPerRow](const Program &, const Loop &L) {
+      return !L.hasMfma ? 1 : L.depth == 1 ? tilesPerRow : kIter;
+    };
     break;
   }
   case KernelFamily::Finish: {

@@ -6,6 +6,7 @@
 #include "runtime/api/FamilyLaunchers.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/dispatch/Tiers.h"
+#include "templates/gemm/GemmPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"

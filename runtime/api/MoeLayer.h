@@ -155,12 +155,9 @@ struct LaunchShape {
   int64_t tokens;
   const WorkspaceLayout &workspace;
   /// What a persistent kernel's grid is capped at: the device's CUs
-  /// (LayerOptions::cuNum) times kPersistentWorkgroupsPerCU.
+  /// (LayerOptions::cuNum) times kPersistentWorkgroupsPerCU (GemmPlan.h).
   int64_t maxWorkgroups;
 };
-/// Workgroups per CU of a persistent grid: enough to keep a CU busy while
-/// one of them waits on memory (aiter's persistent kernels use 1-4 x cu_num).
-inline constexpr int64_t kPersistentWorkgroupsPerCU = 4;
 using GridRule = std::function<Dim3(const LaunchShape &)>;
 
 /// How one kernel of a family is launched for a given layer: its grid, and

@@ -74,6 +74,11 @@ struct GemmPlan {
   std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups) const;
 };
 
+/// Workgroups per CU of a persistent GEMM grid: enough to keep a CU busy
+/// while one of them waits on memory (aiter's persistent kernels launch 1-4 x
+/// cu_num).
+inline constexpr int64_t kPersistentWorkgroupsPerCU = 4;
+
 /// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).
 int64_t halfBytesPerElement(DType t);
 

@@ -2,6 +2,7 @@
 
 #include "runtime/api/MoeLayer.h"
 #include "runtime/jit/Compiler.h"
+#include "templates/gemm/GemmPlan.h"
 
 #include "runtime/api/LayerSchedule.h"
 
@@ -272,7 +273,7 @@ TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
   EXPECT_EQ(backend.launches.front().grid.X, 1u); // sort: one workgroup
   // The GEMMs are persistent over M: at most 256 CUs x 4 workgroups, never
   // more rows than M tiles.
-  const int64_t cap = 256 * kPersistentWorkgroupsPerCU;
+  const int64_t cap = 256 * moegen::kPersistentWorkgroupsPerCU;
   for (const auto &k : backend.launches)
     if (llvm::StringRef(k.symbol).starts_with("moe_stage1")) {
       int64_t n = s.problem.interDim / s.stage1.tileN;
