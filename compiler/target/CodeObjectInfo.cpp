@@ -191,10 +191,11 @@ llvm::Expected<CodeObjectInfo> readCodeObjectInfo(llvm::ArrayRef<char> hsaco) {
 }
 
 int64_t occupancyFromRegisters(const KernelResources &k) {
-  // AGPRs start after the ArchVGPRs rounded up to 4; the unified file holds
-  // 512 registers per lane, allocated in granules of 8.
-  int64_t accumOffset = (k.vgprs + 3) / 4 * 4;
-  int64_t total = std::max<int64_t>(8, (accumOffset + k.agprs + 7) / 8 * 8);
+  // On gfx90a and later the metadata's .vgpr_count is the unified total
+  // (ArchVGPRs rounded up to 4, then the AGPRs): a kernel reports 512 VGPRs
+  // next to 256 AGPRs. The file holds 512 registers per lane, allocated in
+  // granules of 8.
+  int64_t total = std::max<int64_t>(8, (std::max(k.vgprs, k.agprs) + 7) / 8 * 8);
   return std::min<int64_t>(8, 512 / total);
 }
 

@@ -150,20 +150,30 @@ struct GemmBuilder {
   /// column row0 + lane%16, bf16 weights as they are, fp4 ones dequantized exactly
   /// (fp4 times the e8m0 power of two) to bf16 by four
   /// v_cvt_scalef32_pk_bf16_fp4, which multiply by the scale's exponent field
-  /// (0xFF: NaN).
-  Value loadBDequant(Value row, Value kk) {
+  /// (0xFF: NaN). Split in two: loadBRaw appends the global loads (bf16: the
+  /// operand; fp4: its 4 bytes and the scale byte), dequantB turns them into
+  /// the operand where it is used, so a prefetched step holds packed bytes.
+  void loadBRaw(Value row, Value kk, SmallVectorImpl<Value> &ops) {
     if (p.bFormat == DType::BF16) {
       // bf16 weights: the lane's 8 elements are one 16-byte chunk.
       Value chunk = a.add(a.divu(kk, a.idx(8)), laneGroup);
       Value bytes = vload(VectorType::get({16}, b.getI8Type()), wBuf, weightChunk(row, chunk));
-      return vector::BitCastOp::create(b, VectorType::get({8}, b.getBF16Type()), bytes);
+      ops.push_back(vector::BitCastOp::create(b, VectorType::get({8}, b.getBF16Type()), bytes));
+      return;
     }
     Value off = a.add(weightChunk(row, a.divu(kk, a.idx(32))), a.mul(laneGroup, a.idx(4)));
-    Value bytes = vload(VectorType::get({4}, b.getI8Type()), wBuf, off);
-    Value fp4 =
-        vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), bytes);
+    ops.push_back(vload(VectorType::get({4}, b.getI8Type()), wBuf, off));
     Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row, laneWeightRow));
-    Value sbyte = load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32));
+    ops.push_back(load(wScale, scaleOffset(scaleRow, a.divu(kk, a.idx(32)), K / 32)));
+  }
+
+  /// The bf16 operand from what loadBRaw appended, advancing `op` past it.
+  Value dequantB(const Value *&op) {
+    if (p.bFormat == DType::BF16)
+      return *op++;
+    Value fp4 =
+        vector::BitCastOp::create(b, VectorType::get({8}, b.getType<Float4E2M1FNType>()), *op++);
+    Value sbyte = *op++;
     Value sb = arith::ExtUIOp::create(b, b.getI32Type(), sbyte);
     Value scale = arith::BitcastOp::create(b, f32(), a.shl(sb, a.i32(23)));
     VectorType pair = VectorType::get({2}, b.getBF16Type());
@@ -286,6 +296,35 @@ struct GemmBuilder {
     }
   }
 
+  /// What one K step reads straight from global memory, in the order the
+  /// MFMAs consume it: per k-slice, the A scales (MX) of each m-tile, then per
+  /// (half, n-tile) the B operand and (MX) its scale. The main loop issues
+  /// these loads a step ahead (software pipelining), so their latency hides
+  /// behind the current step's MFMAs instead of stalling each of them.
+  SmallVector<Value> loadStepOperands(Value k0, ArrayRef<Value> aScaleRows, Value colBase) {
+    bool mx = p.mfma.kind != MfmaKind::BF16_16x16x32;
+    SmallVector<Value> ops;
+    for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
+      Value kk = a.add(k0, a.idx(ks * p.mfma.k));
+      Value block = a.add(a.divu(kk, a.idx(32)), laneGroup); // this lane's scale block
+      if (mx)
+        for (int64_t mt = 0; mt < mTiles; ++mt)
+          ops.push_back(loadScale(aScale, aScaleRows[mt], block, K / 32));
+      for (int half = 0; half < halves; ++half)
+        for (int64_t nt = 0; nt < nTiles; ++nt) {
+          Value row = weightRow(a.add(colBase, a.idx(nt * M)), half);
+          if (!mx) {
+            loadBRaw(row, kk, ops);
+            continue;
+          }
+          ops.push_back(loadB(row, kk));
+          Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row, laneWeightRow));
+          ops.push_back(loadScale(wScale, scaleRow, block, K / 32));
+        }
+    }
+    return ops;
+  }
+
   /// The K loop: returns the accumulators of this wave's K range.
   SmallVector<Value> mainLoop() {
     // Rows whose A scales this lane reads, per m-tile (lane%16 of each).
@@ -304,37 +343,35 @@ struct GemmBuilder {
 
     Value zero = arith::ConstantOp::create(b, DenseElementsAttr::get(accType(), 0.0f));
     SmallVector<Value> init(numAcc, zero);
+    SmallVector<Value> firstOps = loadStepOperands(kBase, aScaleRows, colBase);
+    init.append(firstOps.begin(), firstOps.end());
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kIterations), a.idx(1), init);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
+    auto iterArgs = loop.getRegionIterArgs();
+    SmallVector<Value> acc(iterArgs.begin(), iterArgs.begin() + numAcc);
+    SmallVector<Value> stepOps(iterArgs.begin() + numAcc, iterArgs.end());
     Value kt = loop.getInductionVar();
     Value cur = a.remu(kt, a.idx(2));
-    Value k0 = a.add(kBase, a.mul(kt, a.idx(s.tileK)));
-    // The next tile (the last one again on the last trip, never read).
+    // The next step (the last one again on the last trip, never used): its
+    // A tile for LDS and its global operands, in flight during this step.
     Value nextKt = arith::MinUIOp::create(b, a.add(kt, a.idx(1)), a.idx(p.kIterations - 1));
-    SmallVector<Value> next = loadTile(copy, a.add(kBase, a.mul(nextKt, a.idx(s.tileK))));
+    Value nextK0 = a.add(kBase, a.mul(nextKt, a.idx(s.tileK)));
+    SmallVector<Value> next = loadTile(copy, nextK0);
+    SmallVector<Value> nextOps = loadStepOperands(nextK0, aScaleRows, colBase);
     bool mx = p.mfma.kind != MfmaKind::BF16_16x16x32;
+    const Value *op = stepOps.begin(); // consumed in loadStepOperands' order
     for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
-      Value kk = a.add(k0, a.idx(ks * p.mfma.k));
-      Value block = a.add(a.divu(kk, a.idx(32)), laneGroup); // this lane's scale block
       SmallVector<Value> aOps, aScales;
       for (int64_t mt = 0; mt < mTiles; ++mt) {
         aOps.push_back(readA(cur, mt, ks));
         if (mx)
-          aScales.push_back(loadScale(aScale, aScaleRows[mt], block, K / 32));
+          aScales.push_back(*op++);
       }
       for (int half = 0; half < halves; ++half) {
         for (int64_t nt = 0; nt < nTiles; ++nt) {
-          Value row = weightRow(a.add(colBase, a.idx(nt * M)), half);
-          Value bOp, bScale;
-          if (mx) {
-            bOp = loadB(row, kk);
-            Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), a.add(row, laneWeightRow));
-            bScale = loadScale(wScale, scaleRow, block, K / 32);
-          } else {
-            bOp = loadBDequant(row, kk);
-          }
+          Value bOp = mx ? *op++ : dequantB(op);
+          Value bScale = mx ? *op++ : Value();
           for (int64_t mt = 0; mt < mTiles; ++mt) {
             int i = accIndex(mt, nt, half);
             if (mx)
@@ -352,8 +389,9 @@ struct GemmBuilder {
     }
     storeTile(copy, next, a.sub(a.idx(1), cur));
     gpu::BarrierOp::create(b);
+    acc.append(nextOps.begin(), nextOps.end());
     scf::YieldOp::create(b, acc);
-    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + numAcc);
   }
 
   /// Sums the K-groups' accumulators through LDS, in K-group order. The

@@ -139,3 +139,21 @@ TEST(CodeObjectInfo, MalformedMetadataIsAnError) {
                     "amdhsa.kernels\x91\x81\xa5.name\x01"),
             "");
 }
+
+TEST(CodeObjectInfo, OccupancyCountsTheUnifiedRegisterFile) {
+  // .vgpr_count is the unified total on gfx950: 512 VGPRs next to 256 AGPRs
+  // is one wave, not an impossible 768 registers.
+  KernelResources k;
+  k.vgprs = 512;
+  k.agprs = 256;
+  EXPECT_EQ(occupancyFromRegisters(k), 1);
+  k.vgprs = 162;
+  k.agprs = 0;
+  EXPECT_EQ(occupancyFromRegisters(k), 3);
+  k.vgprs = 256;
+  k.agprs = 128;
+  EXPECT_EQ(occupancyFromRegisters(k), 2);
+  k.vgprs = 3;
+  k.agprs = 0;
+  EXPECT_EQ(occupancyFromRegisters(k), 8);
+}
