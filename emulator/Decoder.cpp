@@ -890,7 +890,10 @@ Error Decoder::decodeInst(const Instruction &I) {
     std::vector<uint32_t> Mask;
     for (int M : SV->getShuffleMask())
       Mask.push_back(M < 0 ? ~0u : uint32_t(M));
-    In.Fn.Pure = opShuffle;
+    // Concatenations (the common case) copy two halves; an undefined mask
+    // element reads 0 in opShuffle, so those stay there.
+    bool Concat = SV->isConcat() && !llvm::is_contained(Mask, ~0u);
+    In.Fn.Pure = Concat ? opConcat : opShuffle;
     In.A = *A;
     In.B = *B;
     In.N = VTy->N;

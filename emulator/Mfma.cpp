@@ -64,23 +64,51 @@ static double dot(const double *X, const double *Y, unsigned N) {
   return (S0 + S1) + (S2 + S3);
 }
 
+/// Acc[Row][Col] += dot(A[Row][:], B[:][Col], K) for all columns of a row at
+/// once (Bk is stored [k][column]): per column the same partial sums in the
+/// same order as dot(), so the same result, but vectorizable over columns.
+template <unsigned M>
+static void rowTimesMatrix(const double *ARow, const double *Bk, unsigned K, double *AccRow) {
+  double S[4][M] = {};
+  for (unsigned Kk = 0; Kk < K; Kk += 4)
+    for (unsigned J = 0; J < 4; ++J) {
+      double X = ARow[Kk + J];
+      const double *Y = &Bk[(Kk + J) * M];
+      for (unsigned Col = 0; Col < M; ++Col)
+        S[J][Col] += X * Y[Col];
+    }
+  for (unsigned Col = 0; Col < M; ++Col)
+    AccRow[Col] += (S[0][Col] + S[1][Col]) + (S[2][Col] + S[3][Col]);
+}
+
+/// The 16-bit operands of a lane as doubles (exact).
+static void readHalves(const uint8_t *P, unsigned N, bool Bf16, double *Out) {
+  for (unsigned X = 0; X < N; ++X) {
+    uint16_t H = rd<uint16_t>(P, 2 * X);
+    Out[X] = Bf16 ? bf16ToFloat(H) : halfToFloat(H);
+  }
+}
+
 bool waveMfma(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
   unsigned M = I.Aux, K = I.Aux2, E = K * M / 64;
-  EK T = I.Pred == 0 ? EK::BF16 : EK::F16;
-  static thread_local double A[32 * 64], Bt[32 * 64], Acc[32 * 32];
-  for (unsigned L = 0; L < 64; ++L)
-    for (unsigned X = 0; X < E; ++X) {
-      unsigned Row = L % M, Kk = E * (L / M) + X;
-      A[Row * K + Kk] = readFp(W.frame(L) + I.A + 2 * X, T);
-      Bt[Row * K + Kk] = readFp(W.frame(L) + I.B + 2 * X, T); // B stored [column][k]
-    }
+  bool Bf16 = I.Pred == 0;
+  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+  double Tmp[16];
+  for (unsigned L = 0; L < 64; ++L) {
+    unsigned Idx = L % M, K0 = E * (L / M);
+    readHalves(W.frame(L) + I.A, E, Bf16, &A[Idx * K + K0]);
+    readHalves(W.frame(L) + I.B, E, Bf16, Tmp); // B[k][column Idx]
+    for (unsigned X = 0; X < E; ++X)
+      Bk[(K0 + X) * M + Idx] = Tmp[X];
+  }
   readAcc(W, I, M, Acc);
   for (unsigned Row = 0; Row < M; ++Row)
-    for (unsigned Col = 0; Col < M; ++Col) {
-      Acc[Row * M + Col] += dot(&A[Row * K], &Bt[Col * K], K);
-    }
+    if (M == 16)
+      rowTimesMatrix<16>(&A[Row * K], Bk, K, &Acc[Row * M]);
+    else
+      rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
   writeAcc(W, I, M, Acc);
   return true;
 }
@@ -101,11 +129,10 @@ static const MxTable &mxTable(MxFormat Fmt) {
     std::array<MxTable, 5> T{};
     for (unsigned F = 0; F < 5; ++F) {
       MxTable &Tab = T[F];
-      unsigned Codes = 1u << mxBits(MxFormat(F));
       // The smallest subnormal of each format is 2^-Shift.
       double Min = INFINITY;
       for (unsigned C = 0; C < 256; ++C) {
-        Tab.Value[C] = decodeMx(MxFormat(F), C % Codes);
+        Tab.Value[C] = mxValues(MxFormat(F))[C];
         double A = std::fabs(Tab.Value[C]);
         if (A != 0 && std::isfinite(A))
           Min = std::min(Min, A);
@@ -150,14 +177,6 @@ static void loadMxCodes(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, uin
       }
     }
   }
-}
-
-/// 2^E for |E| <= 1022, exact.
-static inline double pow2(int E) {
-  uint64_t Bits = uint64_t(1023 + E) << 52;
-  double D;
-  std::memcpy(&D, &Bits, 8);
-  return D;
 }
 
 /// The exact sum of the 32 products of a row's and a column's block, times
