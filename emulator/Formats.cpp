@@ -155,39 +155,28 @@ const double *mxValues(MxFormat Fmt) {
 
 double decodeE8M0(uint8_t E) { return E == 0xFF ? NAN : std::ldexp(1.0, int(E) - 127); }
 
-uint8_t encodeFp4(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x8 : 0;
-  // NaN: [U] AMD's host emulation and gem5 give the max; not hardware-checked.
-  if (std::isnan(Y) || std::isinf(Y))
-    return Sign | 0x7;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E2M1));
-  if (Q > 6.0)
-    return Sign | 0x7; // saturating
-  return Sign | encodeMag(Q, miniOf(MxFormat::E2M1));
-}
-
-uint8_t encodeE4M3(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
-  if (std::isnan(Y) || std::isinf(Y))
-    return Sign | 0x7F;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E4M3));
-  if (Q > 448.0)
-    return Sign | 0x7F; // not saturating: overflow is NaN
-  return Sign | encodeMag(Q, miniOf(MxFormat::E4M3));
-}
-
-uint8_t encodeE5M2(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
+/// RNE onto a format's grid; NaN, inf and magnitudes beyond Max give the
+/// codes the format uses for them (sign kept).
+static uint8_t encodeMini(double Y, MxFormat Fmt, double Max, uint8_t NanCode, uint8_t InfCode) {
+  uint8_t Sign = std::signbit(Y) ? uint8_t(1u << (mxBits(Fmt) - 1)) : 0;
   if (std::isnan(Y))
-    return Sign | 0x7F;
+    return Sign | NanCode;
   if (std::isinf(Y))
-    return Sign | 0x7C;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E5M2));
-  if (Q > 57344.0)
-    return Sign | 0x7C; // overflow to inf
-  return Sign | encodeMag(Q, miniOf(MxFormat::E5M2));
+    return Sign | InfCode;
+  double Q = roundMini(std::fabs(Y), miniOf(Fmt));
+  if (Q > Max)
+    return Sign | InfCode;
+  return Sign | encodeMag(Q, miniOf(Fmt));
 }
 
-float scaleToFloat(double V, int Exp) { return float(std::ldexp(V, Exp)); }
+// fp4 saturates, NaN included: [U] AMD's host emulation and gem5 give the
+// max; not hardware-checked.
+uint8_t encodeFp4(double Y) { return encodeMini(Y, MxFormat::E2M1, 6.0, 0x7, 0x7); }
+
+// E4M3 has no inf: overflow is NaN (not saturating).
+uint8_t encodeE4M3(double Y) { return encodeMini(Y, MxFormat::E4M3, 448.0, 0x7F, 0x7F); }
+
+// E5M2 overflows to inf.
+uint8_t encodeE5M2(double Y) { return encodeMini(Y, MxFormat::E5M2, 57344.0, 0x7F, 0x7C); }
 
 } // namespace moegen::emu

@@ -58,9 +58,6 @@ inline bool scaleFactor(float Scale, int &Exp) {
   return Es != 255;
 }
 
-/// Multiplies by 2^Exp with a single rounding to f32 (subnormals RNE).
-float scaleToFloat(double V, int Exp);
-
 } // namespace moegen::emu
 
 #endif

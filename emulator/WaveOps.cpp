@@ -302,6 +302,17 @@ static bool writeLdsSlot(const Inst &I, WaveCtx &W, unsigned L, uint32_t Base,
   return true;
 }
 
+/// What a lane-level memory access of lane L sees (for its checks and reports).
+static LaneCtx laneOf(const WaveCtx &W, unsigned L) {
+  LaneCtx C;
+  C.R = W.R;
+  C.WG = W.WG;
+  C.W = W.W;
+  C.Lane = L;
+  C.F = W.frame(L);
+  return C;
+}
+
 /// The wave-uniform LDS base (M0) of the LDS DMA operations.
 static bool uniformLdsBase(const Inst &I, WaveCtx &W, uint32_t Slot, uint32_t &Base) {
   Base = rd<uint32_t>(W.frame(firstActive(W)), Slot);
@@ -322,12 +333,7 @@ bool waveLoadToLds(const Inst &I, WaveCtx &W) {
     if (!active(W, L))
       continue;
     uint8_t Data[16] = {};
-    LaneCtx C;
-    C.R = W.R;
-    C.WG = W.WG;
-    C.W = W.W;
-    C.Lane = L;
-    C.F = W.frame(L);
+    LaneCtx C = laneOf(W, L);
     if (I.Pred == ASBuf) {
       uint32_t Off = rd<uint32_t>(C.F, I.A + 16) + I.Aux2;
       if (!W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false))
@@ -353,12 +359,7 @@ bool waveBufferLoadLds(const Inst &I, WaveCtx &W) {
   for (unsigned L = 0; L < 64; ++L) {
     if (!active(W, L))
       continue;
-    LaneCtx C;
-    C.R = W.R;
-    C.WG = W.WG;
-    C.W = W.W;
-    C.Lane = L;
-    C.F = W.frame(L);
+    LaneCtx C = laneOf(W, L);
     if (rd<uint32_t>(C.F, I.D) != 0)
       return W.R->fail(I, W.WG, W.W, int(L),
                        "buffer access with non-zero soffset (range-check rule uncertain [U])");
