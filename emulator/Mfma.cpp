@@ -250,6 +250,12 @@ MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI16(const Inst &I, WaveCtx &W, uns
   mfmaScaleCore(I, W, M, A, B, Shift, Acc);
 }
 
+MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI32(const Inst &I, WaveCtx &W, unsigned M,
+                                                  const int32_t *A, const int32_t *B, int Shift,
+                                                  double *Acc) {
+  mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+}
+
 bool waveMfmaScale(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
@@ -271,8 +277,11 @@ bool waveMfmaScale(const Inst &I, WaveCtx &W) {
       A[X] = Image(TA, CA[X]);
       B[X] = Image(TB, CB[X]);
     }
-    if constexpr (std::is_same_v<std::remove_pointer_t<decltype(A)>, int16_t>)
+    using T = std::remove_pointer_t<decltype(A)>;
+    if constexpr (std::is_same_v<T, int16_t>)
       mfmaScaleI16(I, W, M, A, B, Shift, Acc);
+    else if constexpr (std::is_same_v<T, int32_t>)
+      mfmaScaleI32(I, W, M, A, B, Shift, Acc);
     else
       mfmaScaleCore(I, W, M, A, B, Shift, Acc);
   };
