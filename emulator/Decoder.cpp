@@ -284,6 +284,16 @@ Error Decoder::writeConst(const Constant *C, Type *T, uint32_t Off) {
   return createStringError(inconvertibleErrorCode(), S);
 }
 
+Error Decoder::slots(std::initializer_list<std::pair<const Value *, uint32_t *>> List) {
+  for (auto [V, Out] : List) {
+    auto S = slot(V);
+    if (!S)
+      return S.takeError();
+    *Out = *S;
+  }
+  return Error::success();
+}
+
 Expected<uint32_t> Decoder::slot(const Value *V) {
   auto It = Slots.find(V);
   if (It != Slots.end())
@@ -746,14 +756,10 @@ Error Decoder::decodeInst(const Instruction &I) {
     return Error::success(); // constant offset, set up in assignSlots
   if (auto *BO = dyn_cast<BinaryOperator>(&I)) {
     auto TV = typeOf(I.getType());
-    auto A = slot(BO->getOperand(0));
-    auto B = slot(BO->getOperand(1));
     if (!TV)
       return TV.takeError();
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
+    if (Error E = slots({{BO->getOperand(0), &In.A}, {BO->getOperand(1), &In.B}}))
+      return E;
     bool Approx = BO->getOpcode() == Instruction::FDiv && BO->hasApproxFunc();
     In.Fn.Pure = Approx ? approxDivFn(TV->K) : nullptr;
     if (!In.Fn.Pure)
@@ -764,18 +770,14 @@ Error Decoder::decodeInst(const Instruction &I) {
     In.Bits = TV->Bits;
     In.N = TV->N;
     In.Sub = uint16_t(BO->getOpcode());
-    In.A = *A;
-    In.B = *B;
   } else if (auto *UO = dyn_cast<UnaryOperator>(&I)) {
     auto TV = typeOf(I.getType());
-    auto A = slot(UO->getOperand(0));
     if (!TV)
       return TV.takeError();
-    if (!A)
-      return A.takeError();
+    if (Error E = slots({{UO->getOperand(0), &In.A}}))
+      return E;
     In.Ty = TV->K;
     In.N = TV->N;
-    In.A = *A;
     In.Sub = M_FNeg;
     In.Aux = 1;
     In.Fn.Pure = mathFn(M_FNeg, TV->K);
@@ -783,14 +785,10 @@ Error Decoder::decodeInst(const Instruction &I) {
       return unsupported(I, "unary operator");
   } else if (auto *Cmp = dyn_cast<CmpInst>(&I)) {
     auto TV = typeOf(Cmp->getOperand(0)->getType());
-    auto A = slot(Cmp->getOperand(0));
-    auto B = slot(Cmp->getOperand(1));
     if (!TV)
       return TV.takeError();
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
+    if (Error E = slots({{Cmp->getOperand(0), &In.A}, {Cmp->getOperand(1), &In.B}}))
+      return E;
     In.Fn.Pure = isa<ICmpInst>(Cmp) ? icmpFn(TV->K) : fcmpFn(TV->K);
     if (!In.Fn.Pure)
       return unsupported(I, "compare");
@@ -798,28 +796,18 @@ Error Decoder::decodeInst(const Instruction &I) {
     In.Bits = TV->Bits;
     In.N = TV->N;
     In.Pred = uint8_t(Cmp->getPredicate());
-    In.A = *A;
-    In.B = *B;
   } else if (auto *Sel = dyn_cast<SelectInst>(&I)) {
     auto TV = typeOf(I.getType());
-    auto C = slot(Sel->getCondition());
-    auto T = slot(Sel->getTrueValue());
-    auto Fa = slot(Sel->getFalseValue());
     if (!TV)
       return TV.takeError();
-    if (!C)
-      return C.takeError();
-    if (!T)
-      return T.takeError();
-    if (!Fa)
-      return Fa.takeError();
+    if (Error E = slots({{Sel->getCondition(), &In.A},
+                         {Sel->getTrueValue(), &In.B},
+                         {Sel->getFalseValue(), &In.C}}))
+      return E;
     In.Fn.Pure = opSelect;
     In.Pred = Sel->getCondition()->getType()->isVectorTy();
     In.N = In.Pred ? TV->N : 1;
     In.Aux = In.Pred ? TV->Bytes / TV->N : TV->Bytes;
-    In.A = *C;
-    In.B = *T;
-    In.C = *Fa;
   } else if (isa<GetElementPtrInst>(I)) {
     if (Error E = emitGep(I, In))
       return E;
@@ -828,99 +816,72 @@ Error Decoder::decodeInst(const Instruction &I) {
       return E;
   } else if (isa<FreezeInst>(I)) {
     auto TV = typeOf(I.getType());
-    auto A = slot(I.getOperand(0));
     if (!TV)
       return TV.takeError();
-    if (!A)
-      return A.takeError();
+    if (Error E = slots({{I.getOperand(0), &In.A}}))
+      return E;
     In.Fn.Pure = opCopy;
-    In.A = *A;
     In.Aux = TV->Bytes;
   } else if (auto *EE = dyn_cast<ExtractElementInst>(&I)) {
     auto VTy = typeOf(EE->getVectorOperandType());
-    auto A = slot(EE->getVectorOperand());
-    auto B = slot(EE->getIndexOperand());
     if (!VTy)
       return VTy.takeError();
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
+    if (Error E = slots({{EE->getVectorOperand(), &In.A}, {EE->getIndexOperand(), &In.B}}))
+      return E;
     In.Fn.Pure = opExtractElt;
-    In.A = *A;
-    In.B = *B;
     In.N = VTy->N;
     In.Aux = VTy->Bytes / VTy->N;
     In.Pred = uint8_t(EE->getIndexOperand()->getType()->getIntegerBitWidth() / 8);
   } else if (auto *IE = dyn_cast<InsertElementInst>(&I)) {
     auto VTy = typeOf(I.getType());
-    auto A = slot(IE->getOperand(0));
-    auto B = slot(IE->getOperand(1));
-    auto C = slot(IE->getOperand(2));
     if (!VTy)
       return VTy.takeError();
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
-    if (!C)
-      return C.takeError();
+    if (Error E = slots(
+            {{IE->getOperand(0), &In.A}, {IE->getOperand(1), &In.B}, {IE->getOperand(2), &In.C}}))
+      return E;
     In.Fn.Pure = opInsertElt;
-    In.A = *A;
-    In.B = *B;
-    In.C = *C;
     In.N = VTy->N;
     In.Aux = VTy->Bytes / VTy->N;
     In.Pred = uint8_t(IE->getOperand(2)->getType()->getIntegerBitWidth() / 8);
   } else if (auto *SV = dyn_cast<ShuffleVectorInst>(&I)) {
     auto VTy = typeOf(I.getType());
-    auto InTy = typeOf(SV->getOperand(0)->getType());
-    auto A = slot(SV->getOperand(0));
-    auto B = slot(SV->getOperand(1));
     if (!VTy)
       return VTy.takeError();
+    auto InTy = typeOf(SV->getOperand(0)->getType());
     if (!InTy)
       return InTy.takeError();
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
+    if (Error E = slots({{SV->getOperand(0), &In.A}, {SV->getOperand(1), &In.B}}))
+      return E;
     if (VTy->Bytes > 2048)
       return unsupported(I, "shuffle size");
     std::vector<uint32_t> Mask;
     for (int M : SV->getShuffleMask())
       Mask.push_back(M < 0 ? ~0u : uint32_t(M));
-    In.Fn.Pure = opShuffle;
-    In.A = *A;
-    In.B = *B;
+    // Concatenations (the common case) copy two halves; an undefined mask
+    // element reads 0 in opShuffle, so those stay there.
+    bool Concat = SV->isConcat() && !llvm::is_contained(Mask, ~0u);
+    In.Fn.Pure = Concat ? opConcat : opShuffle;
     In.N = VTy->N;
     In.D = InTy->N;
     In.Aux = VTy->Bytes / VTy->N;
     uint32_t T = addInts(Mask);
     In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(T) + 1);
   } else if (auto *EV = dyn_cast<ExtractValueInst>(&I)) {
-    auto A = slot(EV->getAggregateOperand());
-    if (!A)
-      return A.takeError();
+    if (Error E = slots({{EV->getAggregateOperand(), &In.A}}))
+      return E;
     uint32_t Off = aggregateOffset(EV->getAggregateOperand()->getType(), EV->getIndices());
     auto TV = typeOf(I.getType());
     if (!TV)
       return TV.takeError();
     In.Fn.Pure = opExtractValue;
-    In.A = *A;
     In.Aux = Off;
     In.Aux2 = TV->Bytes;
   } else if (auto *IV = dyn_cast<InsertValueInst>(&I)) {
-    auto A = slot(IV->getAggregateOperand());
-    auto B = slot(IV->getInsertedValueOperand());
-    if (!A)
-      return A.takeError();
-    if (!B)
-      return B.takeError();
+    if (Error E =
+            slots({{IV->getAggregateOperand(), &In.A}, {IV->getInsertedValueOperand(), &In.B}}))
+      return E;
     uint32_t Off = aggregateOffset(IV->getAggregateOperand()->getType(), IV->getIndices());
     In.Fn.Pure = opInsertValue;
-    In.A = *A;
-    In.B = *B;
     In.Aux = Off;
     In.Aux2 = typeOf(IV->getInsertedValueOperand()->getType())->Bytes;
     if (In.Aux2 > 256)
@@ -930,10 +891,8 @@ Error Decoder::decodeInst(const Instruction &I) {
     if (Error E = emitMemory(I, In))
       return E;
     if (auto *SI = dyn_cast<StoreInst>(&I)) {
-      auto B = slot(SI->getValueOperand());
-      if (!B)
-        return B.takeError();
-      In.B = *B;
+      if (Error E = slots({{SI->getValueOperand(), &In.B}}))
+        return E;
       In.Fn.Ctx = ctxStore;
     } else {
       In.Fn.Ctx = ctxLoad;
@@ -946,10 +905,8 @@ Error Decoder::decodeInst(const Instruction &I) {
         return E;
     if (In.N > 1 && !(In.N == 2 && (In.Ty == EK::BF16 || In.Ty == EK::F16)))
       return unsupported(I, "atomic vector type");
-    auto B = slot(RMW->getValOperand());
-    if (!B)
-      return B.takeError();
-    In.B = *B;
+    if (Error E = slots({{RMW->getValOperand(), &In.B}}))
+      return E;
     In.Sub = uint16_t(RMW->getOperation());
     In.Fn.Ctx = ctxAtomicRMW;
   } else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(&I)) {
@@ -957,14 +914,8 @@ Error Decoder::decodeInst(const Instruction &I) {
       return E;
     if (Error E = checkSimpleAtomicType(*this, I, In.Ty))
       return E;
-    auto B = slot(CX->getCompareOperand());
-    auto C = slot(CX->getNewValOperand());
-    if (!B)
-      return B.takeError();
-    if (!C)
-      return C.takeError();
-    In.B = *B;
-    In.C = *C;
+    if (Error E = slots({{CX->getCompareOperand(), &In.B}, {CX->getNewValOperand(), &In.C}}))
+      return E;
     In.Fn.Ctx = ctxCmpXchg;
   } else if (auto *Fe = dyn_cast<FenceInst>(&I)) {
     In.K = Kind::Ctx;

@@ -7,6 +7,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
+#include <initializer_list>
+#include <utility>
+
 #include <memory>
 
 namespace llvm {
@@ -43,6 +46,8 @@ public:
   /// type `T` (extractvalue/insertvalue), in the decoder's 8-byte-aligned layout.
   uint32_t aggregateOffset(llvm::Type *T, llvm::ArrayRef<unsigned> Indices);
   llvm::Expected<uint32_t> slot(const llvm::Value *V);
+  /// The slots of values, each into its destination, in order.
+  llvm::Error slots(std::initializer_list<std::pair<const llvm::Value *, uint32_t *>> List);
   uint32_t resultSlot(const llvm::Value *V) { return Slots.lookup(V); }
   uint32_t addInts(llvm::ArrayRef<uint32_t> Vals);
   /// Reserves per-wave-op scratch bytes in the frame.

@@ -222,21 +222,14 @@ void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
   const Edge &E = P.Edges[EdgeIdx];
   const Move *M = P.Moves.data() + E.FirstMove;
   if (!E.NeedsTemp) {
-    for (uint32_t K = 0; K < E.NumMoves; ++K) {
-      // Most phis are 4 or 8 bytes: avoid the library call.
-      if (M[K].Bytes == 4)
-        wr<uint32_t>(F, M[K].Dst, rd<uint32_t>(F, M[K].Src));
-      else if (M[K].Bytes == 8)
-        wr<uint64_t>(F, M[K].Dst, rd<uint64_t>(F, M[K].Src));
-      else
-        std::memcpy(F + M[K].Dst, F + M[K].Src, M[K].Bytes);
-    }
+    for (uint32_t K = 0; K < E.NumMoves; ++K)
+      moveBytes(F + M[K].Dst, F + M[K].Src, M[K].Bytes);
     return;
   }
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    std::memcpy(F + M[K].TempOff, F + M[K].Src, M[K].Bytes);
+    moveBytes(F + M[K].TempOff, F + M[K].Src, M[K].Bytes);
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    std::memcpy(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
+    moveBytes(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
 }
 
 /// Runs the lanes of Mask, all at Pc, in lockstep: each instruction once for

@@ -24,6 +24,35 @@ template <class T> inline void wr(uint8_t *F, uint32_t Off, T V) {
   std::memcpy(F + Off, &V, sizeof(T));
 }
 
+template <unsigned N> inline void moveFixed(uint8_t *Dst, const uint8_t *Src) {
+  uint8_t T[N];
+  std::memcpy(T, Src, N);
+  std::memcpy(Dst, T, N);
+}
+
+/// memmove of frame bytes: the common power-of-two sizes without a library call.
+inline void moveBytes(uint8_t *Dst, const uint8_t *Src, size_t N) {
+  switch (N) {
+  case 1:
+    *Dst = *Src;
+    return;
+  case 2:
+    return moveFixed<2>(Dst, Src);
+  case 4:
+    return moveFixed<4>(Dst, Src);
+  case 8:
+    return moveFixed<8>(Dst, Src);
+  case 16:
+    return moveFixed<16>(Dst, Src);
+  case 32:
+    return moveFixed<32>(Dst, Src);
+  case 64:
+    return moveFixed<64>(Dst, Src);
+  default:
+    std::memmove(Dst, Src, N);
+  }
+}
+
 enum class LaneState : uint8_t { Running, AtWaveOp, AtBarrier, Done };
 
 struct Wave {

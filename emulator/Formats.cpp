@@ -2,33 +2,10 @@
 #include "emulator/Formats.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <cstring>
 
 namespace moegen::emu {
-
-float bitsToFloat(uint32_t B) {
-  float F;
-  std::memcpy(&F, &B, 4);
-  return F;
-}
-uint32_t floatToBits(float F) {
-  uint32_t B;
-  std::memcpy(&B, &F, 4);
-  return B;
-}
-double bitsToDouble(uint64_t B) {
-  double D;
-  std::memcpy(&D, &B, 8);
-  return D;
-}
-uint64_t doubleToBits(double D) {
-  uint64_t B;
-  std::memcpy(&B, &D, 8);
-  return B;
-}
-
-float bf16ToFloat(uint16_t H) { return bitsToFloat(uint32_t(H) << 16); }
 
 uint16_t floatToBf16(float F) {
   uint32_t B = floatToBits(F);
@@ -54,7 +31,23 @@ float halfToFloat(uint16_t H) {
 /// A double rounded (to nearest even) to a binary float with ExpBits exponent
 /// and ManBits mantissa bits, IEEE-style (subnormals, infinities, quiet NaN),
 /// as its bit pattern: f16 is (5, 10), bf16 (8, 7).
-static uint16_t doubleToNarrow(double D, int ExpBits, int ManBits) {
+template <int ExpBits, int ManBits> static uint16_t doubleToNarrow(double D) {
+  int Bias = (1 << (ExpBits - 1)) - 1, MinExp = 1 - Bias;
+  uint64_t Bits = doubleToBits(D), Mag = Bits & ~(uint64_t(1) << 63);
+  int DExp = int(Mag >> 52);
+  if (DExp != 0x7FF && DExp - 1023 >= MinExp) {
+    // A normal result (or an overflow): RNE on the bit pattern, a carry out of
+    // the mantissa moves into the exponent.
+    unsigned Sh = 52 - unsigned(ManBits);
+    uint64_t R = (Mag + ((uint64_t(1) << (Sh - 1)) - 1) + ((Mag >> Sh) & 1)) >> Sh;
+    int64_t E = int64_t(R >> ManBits) - 1023 + Bias;
+    uint16_t Sign = uint16_t((Bits >> 63) << (ExpBits + ManBits));
+    uint16_t ExpMax = uint16_t((1u << ExpBits) - 1);
+    if (E >= ExpMax)
+      return Sign | uint16_t(ExpMax << ManBits);
+    return Sign | uint16_t(E << ManBits) | uint16_t(R & ((1u << ManBits) - 1));
+  }
+  // Zeros, results below the smallest normal, NaN and inf.
   uint16_t Sign = std::signbit(D) ? uint16_t(1u << (ExpBits + ManBits)) : 0;
   uint16_t ExpMask = uint16_t(((1u << ExpBits) - 1) << ManBits);
   if (std::isnan(D))
@@ -64,7 +57,6 @@ static uint16_t doubleToNarrow(double D, int ExpBits, int ManBits) {
     return Sign;
   if (std::isinf(A)) // ilogb(inf) would turn the quantum into inf/inf = NaN
     return Sign | ExpMask;
-  int Bias = (1 << (ExpBits - 1)) - 1, MinExp = 1 - Bias;
   int E = std::max(std::ilogb(A), MinExp); // subnormals share the smallest quantum
   double Quantum = std::ldexp(1.0, E - ManBits);
   double Q = std::nearbyint(A / Quantum) * Quantum; // RNE
@@ -77,9 +69,9 @@ static uint16_t doubleToNarrow(double D, int ExpBits, int ManBits) {
   return Sign | uint16_t((QE + Bias) << ManBits) | Man;
 }
 
-uint16_t doubleToHalf(double D) { return doubleToNarrow(D, 5, 10); }
+uint16_t doubleToHalf(double D) { return doubleToNarrow<5, 10>(D); }
 
-uint16_t doubleToBf16(double D) { return doubleToNarrow(D, 8, 7); }
+uint16_t doubleToBf16(double D) { return doubleToNarrow<8, 7>(D); }
 
 uint16_t floatToHalf(float F) { return doubleToHalf(double(F)); }
 
@@ -150,47 +142,41 @@ double decodeMx(MxFormat Fmt, uint32_t Code) {
   return Neg ? -V : V;
 }
 
+const double *mxValues(MxFormat Fmt) {
+  static const auto Tables = [] {
+    std::array<std::array<double, 256>, 5> T{};
+    for (unsigned F = 0; F < 5; ++F)
+      for (unsigned C = 0; C < 256; ++C)
+        T[F][C] = decodeMx(MxFormat(F), C);
+    return T;
+  }();
+  return Tables[unsigned(Fmt)].data();
+}
+
 double decodeE8M0(uint8_t E) { return E == 0xFF ? NAN : std::ldexp(1.0, int(E) - 127); }
 
-uint8_t encodeFp4(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x8 : 0;
-  // NaN: [U] AMD's host emulation and gem5 give the max; not hardware-checked.
-  if (std::isnan(Y) || std::isinf(Y))
-    return Sign | 0x7;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E2M1));
-  if (Q > 6.0)
-    return Sign | 0x7; // saturating
-  return Sign | encodeMag(Q, miniOf(MxFormat::E2M1));
-}
-
-uint8_t encodeE4M3(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
-  if (std::isnan(Y) || std::isinf(Y))
-    return Sign | 0x7F;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E4M3));
-  if (Q > 448.0)
-    return Sign | 0x7F; // not saturating: overflow is NaN
-  return Sign | encodeMag(Q, miniOf(MxFormat::E4M3));
-}
-
-uint8_t encodeE5M2(double Y) {
-  uint8_t Sign = std::signbit(Y) ? 0x80 : 0;
+/// RNE onto a format's grid; NaN, inf and magnitudes beyond Max give the
+/// codes the format uses for them (sign kept).
+static uint8_t encodeMini(double Y, MxFormat Fmt, double Max, uint8_t NanCode, uint8_t InfCode) {
+  uint8_t Sign = std::signbit(Y) ? uint8_t(1u << (mxBits(Fmt) - 1)) : 0;
   if (std::isnan(Y))
-    return Sign | 0x7F;
+    return Sign | NanCode;
   if (std::isinf(Y))
-    return Sign | 0x7C;
-  double Q = roundMini(std::fabs(Y), miniOf(MxFormat::E5M2));
-  if (Q > 57344.0)
-    return Sign | 0x7C; // overflow to inf
-  return Sign | encodeMag(Q, miniOf(MxFormat::E5M2));
+    return Sign | InfCode;
+  double Q = roundMini(std::fabs(Y), miniOf(Fmt));
+  if (Q > Max)
+    return Sign | InfCode;
+  return Sign | encodeMag(Q, miniOf(Fmt));
 }
 
-bool scaleFactor(float Scale, int &Exp) {
-  int Es = int((floatToBits(Scale) >> 23) & 0xFF);
-  Exp = Es - 127;
-  return Es != 255;
-}
+// fp4 saturates, NaN included: [U] AMD's host emulation and gem5 give the
+// max; not hardware-checked.
+uint8_t encodeFp4(double Y) { return encodeMini(Y, MxFormat::E2M1, 6.0, 0x7, 0x7); }
 
-float scaleToFloat(double V, int Exp) { return float(std::ldexp(V, Exp)); }
+// E4M3 has no inf: overflow is NaN (not saturating).
+uint8_t encodeE4M3(double Y) { return encodeMini(Y, MxFormat::E4M3, 448.0, 0x7F, 0x7F); }
+
+// E5M2 overflows to inf.
+uint8_t encodeE5M2(double Y) { return encodeMini(Y, MxFormat::E5M2, 57344.0, 0x7F, 0x7C); }
 
 } // namespace moegen::emu

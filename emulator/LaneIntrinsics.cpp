@@ -127,7 +127,7 @@ bool ctxBufferAtomic(const Inst &I, LaneCtx &C) {
 static uint8_t narrow(MxFormat Fmt, double X, float Scale) {
   int Exp;
   bool Ok = scaleFactor(Scale, Exp);
-  double Y = Ok ? std::ldexp(X, -Exp) : NAN;
+  double Y = Ok ? X * pow2(-Exp) : NAN;
   switch (Fmt) {
   case MxFormat::E2M1:
     return encodeFp4(Y);
@@ -142,7 +142,48 @@ static double widen(MxFormat Fmt, uint32_t Code, float Scale) {
   int Exp;
   if (!scaleFactor(Scale, Exp))
     return NAN;
-  return std::ldexp(decodeMx(Fmt, Code), Exp);
+  return mxValues(Fmt)[Code & 0xFF] * pow2(Exp);
+}
+
+/// fp4 codes as bits of f32, f16 and bf16 (exact: every fp4 value is a
+/// normal number of each), and where each type's exponent field starts.
+struct Fp4Bits {
+  uint32_t Bits[3][16];
+  unsigned ManBits[3] = {23, 10, 7}, ExpMax[3] = {255, 31, 255};
+};
+
+static const Fp4Bits &fp4Bits() {
+  static const Fp4Bits T = [] {
+    Fp4Bits R;
+    for (unsigned C = 0; C < 16; ++C) {
+      double V = mxValues(MxFormat::E2M1)[C];
+      R.Bits[0][C] = floatToBits(float(V));
+      R.Bits[1][C] = doubleToHalf(V);
+      R.Bits[2][C] = doubleToBf16(V);
+    }
+    return R;
+  }();
+  return T;
+}
+
+/// fp4 code times 2^Exp written as Ty (0 f32, 1 f16, 2 bf16): the exponent
+/// field moves by Exp while the product stays a normal number of Ty (then
+/// exact), otherwise the general rounding.
+static void widenFp4(uint8_t *Dst, unsigned Ty, uint8_t Code, bool Ok, int Exp) {
+  const Fp4Bits &T = fp4Bits();
+  uint32_t B = T.Bits[Ty][Code];
+  unsigned Man = T.ManBits[Ty];
+  int Field = int((B & ~(~0u << (Ty == 0 ? 31 : 15))) >> Man) + Exp;
+  if (Ok && (Code & 7) != 0 && Field > 0 && Field < int(T.ExpMax[Ty])) {
+    B = uint32_t(int64_t(B) + (int64_t(Exp) << Man));
+    if (Ty == 0)
+      wr<uint32_t>(Dst, 0, B);
+    else
+      wr<uint16_t>(Dst, 0, uint16_t(B));
+    return;
+  }
+  EK K = Ty == 0 ? EK::F32 : Ty == 1 ? EK::F16 : EK::BF16;
+  writeFp(Dst, K, Ok ? mxValues(MxFormat::E2M1)[Code] * pow2(Exp) : NAN);
 }
 
 void opCvt(const Inst &I, uint8_t *F) {
@@ -172,11 +213,11 @@ void opCvt(const Inst &I, uint8_t *F) {
   case CV_PkF16Fp4:
   case CV_PkBf16Fp4: {
     uint8_t Byte = uint8_t(rd<uint32_t>(F, I.A) >> (8 * Sel));
-    float Sc = rd<float>(F, I.B);
-    EK T = I.Sub == CV_PkF32Fp4 ? EK::F32 : I.Sub == CV_PkF16Fp4 ? EK::F16 : EK::BF16;
-    unsigned EB = T == EK::F32 ? 4 : 2;
-    writeFp(F + I.Dst, T, widen(MxFormat::E2M1, Byte & 0xF, Sc));
-    writeFp(F + I.Dst + EB, T, widen(MxFormat::E2M1, Byte >> 4, Sc));
+    int Exp;
+    bool Ok = scaleFactor(rd<float>(F, I.B), Exp);
+    unsigned Ty = I.Sub == CV_PkF32Fp4 ? 0 : I.Sub == CV_PkF16Fp4 ? 1 : 2;
+    widenFp4(F + I.Dst, Ty, Byte & 0xF, Ok, Exp);
+    widenFp4(F + I.Dst + (Ty == 0 ? 4 : 2), Ty, Byte >> 4, Ok, Exp);
     return;
   }
   case CV_PkFp8F32:
@@ -253,14 +294,14 @@ bool ctxCvtUnscaled(const Inst &I, LaneCtx &C) {
   case 3: {
     MxFormat Fmt = I.Sub == 2 ? MxFormat::E4M3 : MxFormat::E5M2;
     uint32_t Src = rd<uint32_t>(F, I.A) >> (8 * I.Aux);
-    wr<float>(F, I.Dst, float(decodeMx(Fmt, Src & 0xFF)));
+    wr<float>(F, I.Dst, float(mxValues(Fmt)[Src & 0xFF]));
     return true;
   }
   default: {
     MxFormat Fmt = I.Sub == 4 ? MxFormat::E4M3 : MxFormat::E5M2;
     uint32_t Src = rd<uint32_t>(F, I.A) >> (I.Aux ? 16 : 0);
-    wr<float>(F, I.Dst, float(decodeMx(Fmt, Src & 0xFF)));
-    wr<float>(F, I.Dst + 4, float(decodeMx(Fmt, (Src >> 8) & 0xFF)));
+    wr<float>(F, I.Dst, float(mxValues(Fmt)[Src & 0xFF]));
+    wr<float>(F, I.Dst + 4, float(mxValues(Fmt)[(Src >> 8) & 0xFF]));
     return true;
   }
   }

@@ -25,6 +25,16 @@
 
 namespace moegen::emu {
 
+// The dot products are the hot part of an MFMA: on x86-64 Linux they are also
+// compiled for AVX2 and the loader picks that copy where the host has it
+// (same operations per element, so the same results).
+#if defined(__x86_64__) && defined(__linux__) && defined(__clang__)
+#define MOEGEN_EMU_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MOEGEN_EMU_VECTOR_CLONES
+#endif
+#define MOEGEN_EMU_INLINE __attribute__((always_inline)) inline
+
 static unsigned accRow(unsigned M, unsigned L, unsigned R) {
   return M == 16 ? 4 * (L / 16) + R : 8 * (R / 4) + 4 * (L / 32) + (R % 4);
 }
@@ -64,23 +74,57 @@ static double dot(const double *X, const double *Y, unsigned N) {
   return (S0 + S1) + (S2 + S3);
 }
 
+/// Acc[Row][Col] += dot(A[Row][:], B[:][Col], K) for all columns of a row at
+/// once (Bk is stored [k][column]): per column the same partial sums in the
+/// same order as dot(), so the same result, but vectorizable over columns.
+template <unsigned M>
+MOEGEN_EMU_INLINE static void rowTimesMatrix(const double *ARow, const double *Bk, unsigned K,
+                                             double *AccRow) {
+  double S[4][M] = {};
+  for (unsigned Kk = 0; Kk < K; Kk += 4)
+    for (unsigned J = 0; J < 4; ++J) {
+      double X = ARow[Kk + J];
+      const double *Y = &Bk[(Kk + J) * M];
+      for (unsigned Col = 0; Col < M; ++Col)
+        S[J][Col] += X * Y[Col];
+    }
+  for (unsigned Col = 0; Col < M; ++Col)
+    AccRow[Col] += (S[0][Col] + S[1][Col]) + (S[2][Col] + S[3][Col]);
+}
+
+/// The 16-bit operands of a lane as doubles (exact).
+static void readHalves(const uint8_t *P, unsigned N, bool Bf16, double *Out) {
+  for (unsigned X = 0; X < N; ++X) {
+    uint16_t H = rd<uint16_t>(P, 2 * X);
+    Out[X] = Bf16 ? bf16ToFloat(H) : halfToFloat(H);
+  }
+}
+
+MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const double *A,
+                                                   const double *Bk, double *Acc) {
+  for (unsigned Row = 0; Row < M; ++Row)
+    if (M == 16)
+      rowTimesMatrix<16>(&A[Row * K], Bk, K, &Acc[Row * M]);
+    else
+      rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
+}
+
 bool waveMfma(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
   unsigned M = I.Aux, K = I.Aux2, E = K * M / 64;
-  EK T = I.Pred == 0 ? EK::BF16 : EK::F16;
-  static thread_local double A[32 * 64], Bt[32 * 64], Acc[32 * 32];
-  for (unsigned L = 0; L < 64; ++L)
-    for (unsigned X = 0; X < E; ++X) {
-      unsigned Row = L % M, Kk = E * (L / M) + X;
-      A[Row * K + Kk] = readFp(W.frame(L) + I.A + 2 * X, T);
-      Bt[Row * K + Kk] = readFp(W.frame(L) + I.B + 2 * X, T); // B stored [column][k]
-    }
+  bool Bf16 = I.Pred == 0;
+  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+  double Tmp[16];
+  for (unsigned L = 0; L < 64; ++L) {
+    unsigned Idx = L % M, K0 = E * (L / M);
+    readHalves(W.frame(L) + I.A, E, Bf16, &A[Idx * K + K0]);
+    readHalves(W.frame(L) + I.B, E, Bf16, Tmp); // B[k][column Idx]
+    for (unsigned X = 0; X < E; ++X)
+      Bk[(K0 + X) * M + Idx] = Tmp[X];
+  }
   readAcc(W, I, M, Acc);
-  for (unsigned Row = 0; Row < M; ++Row)
-    for (unsigned Col = 0; Col < M; ++Col) {
-      Acc[Row * M + Col] += dot(&A[Row * K], &Bt[Col * K], K);
-    }
+  matrixProduct(M, K, A, Bk, Acc);
   writeAcc(W, I, M, Acc);
   return true;
 }
@@ -93,7 +137,8 @@ struct MxTable {
   int32_t Int[256];
   bool Finite[256];
   int Shift = 0;
-  int64_t MaxInt = 0; // largest |Int|
+  int64_t MaxInt = 0;    // largest |Int|
+  bool AllFinite = true; // no NaN or inf code (fp6, fp4)
 };
 
 static const MxTable &mxTable(MxFormat Fmt) {
@@ -101,11 +146,10 @@ static const MxTable &mxTable(MxFormat Fmt) {
     std::array<MxTable, 5> T{};
     for (unsigned F = 0; F < 5; ++F) {
       MxTable &Tab = T[F];
-      unsigned Codes = 1u << mxBits(MxFormat(F));
       // The smallest subnormal of each format is 2^-Shift.
       double Min = INFINITY;
       for (unsigned C = 0; C < 256; ++C) {
-        Tab.Value[C] = decodeMx(MxFormat(F), C % Codes);
+        Tab.Value[C] = mxValues(MxFormat(F))[C];
         double A = std::fabs(Tab.Value[C]);
         if (A != 0 && std::isfinite(A))
           Min = std::min(Min, A);
@@ -115,6 +159,7 @@ static const MxTable &mxTable(MxFormat Fmt) {
       Tab.Shift = 1 - Exp;
       for (unsigned C = 0; C < 256; ++C) {
         Tab.Finite[C] = std::isfinite(Tab.Value[C]);
+        Tab.AllFinite &= Tab.Finite[C];
         double I = Tab.Finite[C] ? std::ldexp(Tab.Value[C], Tab.Shift) : 0;
         Tab.Int[C] = int32_t(I);
         Tab.MaxInt = std::max<int64_t>(Tab.MaxInt, int64_t(std::fabs(I)));
@@ -152,19 +197,11 @@ static void loadMxCodes(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, uin
   }
 }
 
-/// 2^E for |E| <= 1022, exact.
-static inline double pow2(int E) {
-  uint64_t Bits = uint64_t(1023 + E) << 52;
-  double D;
-  std::memcpy(&D, &Bits, 8);
-  return D;
-}
-
 /// The exact sum of the 32 products of a row's and a column's block, times
 /// 2^Exp. With integer images (T = int16_t or int32_t: fp4, fp6, and fp8
 /// e4m3 against fp4/fp6) the block sum is an integer dot product that fits
 /// 32 bits, then one exact product by a power of two.
-template <class T> static double blockSum(const T *X, const T *Y, int Exp) {
+template <class T> MOEGEN_EMU_INLINE static double blockSum(const T *X, const T *Y, int Exp) {
   if constexpr (std::is_integral_v<T>) {
     int32_t S = 0;
     for (unsigned K = 0; K < 32; ++K)
@@ -177,8 +214,8 @@ template <class T> static double blockSum(const T *X, const T *Y, int Exp) {
 }
 
 template <class T>
-static void mfmaScaleCore(const Inst &I, WaveCtx &W, unsigned M, const T *TA, const T *TB,
-                          int Shift, double *Acc) {
+MOEGEN_EMU_INLINE static void mfmaScaleCore(const Inst &I, WaveCtx &W, unsigned M, const T *TA,
+                                            const T *TB, int Shift, double *Acc) {
   unsigned G = 64 / M, K = 32 * G;
   unsigned OpA = (I.Sub >> 8) & 3, OpB = (I.Sub >> 10) & 3;
   bool Unscaled = (I.Sub >> 12) & 1;
@@ -207,6 +244,18 @@ static void mfmaScaleCore(const Inst &I, WaveCtx &W, unsigned M, const T *TA, co
     }
 }
 
+MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI16(const Inst &I, WaveCtx &W, unsigned M,
+                                                  const int16_t *A, const int16_t *B, int Shift,
+                                                  double *Acc) {
+  mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+}
+
+MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI32(const Inst &I, WaveCtx &W, unsigned M,
+                                                  const int32_t *A, const int32_t *B, int Shift,
+                                                  double *Acc) {
+  mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+}
+
 bool waveMfmaScale(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
@@ -220,14 +269,21 @@ bool waveMfmaScale(const Inst &I, WaveCtx &W) {
   readAcc(W, I, M, Acc);
   unsigned N = M * K;
   bool AllFinite = true;
-  for (unsigned X = 0; X < N; ++X)
-    AllFinite &= TA.Finite[CA[X]] & TB.Finite[CB[X]];
+  if (!TA.AllFinite || !TB.AllFinite)
+    for (unsigned X = 0; X < N; ++X)
+      AllFinite &= TA.Finite[CA[X]] & TB.Finite[CB[X]];
   auto Run = [&](auto *A, auto *B, auto Image, int Shift) {
     for (unsigned X = 0; X < N; ++X) {
       A[X] = Image(TA, CA[X]);
       B[X] = Image(TB, CB[X]);
     }
-    mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+    using T = std::remove_pointer_t<decltype(A)>;
+    if constexpr (std::is_same_v<T, int16_t>)
+      mfmaScaleI16(I, W, M, A, B, Shift, Acc);
+    else if constexpr (std::is_same_v<T, int32_t>)
+      mfmaScaleI32(I, W, M, A, B, Shift, Acc);
+    else
+      mfmaScaleCore(I, W, M, A, B, Shift, Acc);
   };
   auto IntImage = [](const MxTable &T, uint8_t C) { return T.Int[C]; };
   int Shift = TA.Shift + TB.Shift;

@@ -812,16 +812,16 @@ PureFn approxDivFn(EK Ty) { return Ty == EK::F32 ? fdivApproxF32 : nullptr; }
 // Data movement
 //===----------------------------------------------------------------------===//
 
-void opCopy(const Inst &I, uint8_t *F) { std::memmove(F + I.Dst, F + I.A, I.Aux); }
+void opCopy(const Inst &I, uint8_t *F) { moveBytes(F + I.Dst, F + I.A, I.Aux); }
 
 void opSelect(const Inst &I, uint8_t *F) {
   unsigned EB = I.Aux;
   if (!I.Pred) {
-    std::memmove(F + I.Dst, F + (F[I.A] & 1 ? I.B : I.C), EB * I.N);
+    moveBytes(F + I.Dst, F + (F[I.A] & 1 ? I.B : I.C), EB * I.N);
     return;
   }
   for (unsigned E = 0; E < I.N; ++E)
-    std::memmove(F + I.Dst + E * EB, F + (F[I.A + E] & 1 ? I.B : I.C) + E * EB, EB);
+    moveBytes(F + I.Dst + E * EB, F + (F[I.A + E] & 1 ? I.B : I.C) + E * EB, EB);
 }
 
 // Bitcast involving sub-byte or odd-width elements: through a bit string.
@@ -875,35 +875,63 @@ void opExtractElt(const Inst &I, uint8_t *F) {
     std::memset(F + I.Dst, 0, I.Aux);
     return;
   }
-  std::memmove(F + I.Dst, F + I.A + Idx * I.Aux, I.Aux);
+  moveBytes(F + I.Dst, F + I.A + Idx * I.Aux, I.Aux);
 }
 
 void opInsertElt(const Inst &I, uint8_t *F) {
   uint64_t Idx = readInt(F + I.C, I.Pred);
   uint8_t Elt[32];
-  std::memcpy(Elt, F + I.B, I.Aux);
-  std::memmove(F + I.Dst, F + I.A, size_t(I.Aux) * I.N);
+  moveBytes(Elt, F + I.B, I.Aux);
+  moveBytes(F + I.Dst, F + I.A, size_t(I.Aux) * I.N);
   if (Idx < I.N)
-    std::memcpy(F + I.Dst + Idx * I.Aux, Elt, I.Aux);
+    moveBytes(F + I.Dst + Idx * I.Aux, Elt, I.Aux);
+}
+
+/// A shuffle's result into Out; elements of Fixed bytes, or I.Aux when Fixed
+/// is 0 (a constant size lets the copies inline).
+template <unsigned Fixed> static void shuffleInto(const Inst &I, const uint8_t *F, uint8_t *Out) {
+  const unsigned EB = Fixed ? Fixed : I.Aux;
+  for (unsigned E = 0; E < I.N; ++E) {
+    uint32_t M = I.Tab[E];
+    if (M == ~0u)
+      std::memset(Out + E * EB, 0, EB);
+    else
+      std::memcpy(Out + E * EB, F + (M < I.D ? I.A + M * EB : I.B + (M - I.D) * EB), EB);
+  }
 }
 
 // Tab holds N mask entries; D = length of each input.
 void opShuffle(const Inst &I, uint8_t *F) {
   uint8_t Tmp[2048];
   unsigned EB = I.Aux;
-  for (unsigned E = 0; E < I.N; ++E) {
-    uint32_t M = I.Tab[E];
-    if (M == ~0u)
-      std::memset(Tmp + E * EB, 0, EB);
-    else if (M < I.D)
-      std::memcpy(Tmp + E * EB, F + I.A + M * EB, EB);
-    else
-      std::memcpy(Tmp + E * EB, F + I.B + (M - I.D) * EB, EB);
+  switch (EB) {
+  case 1:
+    shuffleInto<1>(I, F, Tmp);
+    break;
+  case 2:
+    shuffleInto<2>(I, F, Tmp);
+    break;
+  case 4:
+    shuffleInto<4>(I, F, Tmp);
+    break;
+  case 8:
+    shuffleInto<8>(I, F, Tmp);
+    break;
+  default:
+    shuffleInto<0>(I, F, Tmp);
   }
-  std::memcpy(F + I.Dst, Tmp, size_t(EB) * I.N);
+  moveBytes(F + I.Dst, Tmp, size_t(EB) * I.N);
 }
 
-void opExtractValue(const Inst &I, uint8_t *F) { std::memmove(F + I.Dst, F + I.A + I.Aux, I.Aux2); }
+void opConcat(const Inst &I, uint8_t *F) {
+  uint8_t Tmp[2048];
+  size_t Half = size_t(I.Aux) * I.D;
+  moveBytes(Tmp, F + I.A, Half);
+  moveBytes(Tmp + Half, F + I.B, Half);
+  moveBytes(F + I.Dst, Tmp, 2 * Half);
+}
+
+void opExtractValue(const Inst &I, uint8_t *F) { moveBytes(F + I.Dst, F + I.A + I.Aux, I.Aux2); }
 
 void opInsertValue(const Inst &I, uint8_t *F) {
   uint8_t Tmp[256];

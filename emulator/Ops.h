@@ -75,6 +75,7 @@ void opGep(const Inst &I, uint8_t *F);
 void opExtractElt(const Inst &I, uint8_t *F);
 void opInsertElt(const Inst &I, uint8_t *F);
 void opShuffle(const Inst &I, uint8_t *F);
+void opConcat(const Inst &I, uint8_t *F); // a shuffle that concatenates A and B
 void opExtractValue(const Inst &I, uint8_t *F);
 void opInsertValue(const Inst &I, uint8_t *F);
 void opVecReduce(const Inst &I, uint8_t *F); // Sub = llvm opcode-like selector

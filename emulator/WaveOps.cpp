@@ -302,6 +302,17 @@ static bool writeLdsSlot(const Inst &I, WaveCtx &W, unsigned L, uint32_t Base,
   return true;
 }
 
+/// What a lane-level memory access of lane L sees (for its checks and reports).
+static LaneCtx laneOf(const WaveCtx &W, unsigned L) {
+  LaneCtx C;
+  C.R = W.R;
+  C.WG = W.WG;
+  C.W = W.W;
+  C.Lane = L;
+  C.F = W.frame(L);
+  return C;
+}
+
 /// The wave-uniform LDS base (M0) of the LDS DMA operations.
 static bool uniformLdsBase(const Inst &I, WaveCtx &W, uint32_t Slot, uint32_t &Base) {
   Base = rd<uint32_t>(W.frame(firstActive(W)), Slot);
@@ -311,10 +322,9 @@ static bool uniformLdsBase(const Inst &I, WaveCtx &W, uint32_t Slot, uint32_t &B
   return true;
 }
 
-// global_load_lds / load.to.lds (docs/gfx950-facts.md §6.3): lane l reads Size bytes
-// from its own address + imm_offset and writes them to M0 + imm_offset +
-// l * slot, in lane order (sizes 1 and 2 zero-extended to a dword).
-bool waveLoadToLds(const Inst &I, WaveCtx &W) {
+/// The LDS DMA loop: for each active lane in lane order, Fetch(C, Data) reads
+/// the lane's bytes (Data starts zeroed), which go to the lane's LDS slot.
+template <class FetchFn> static bool ldsDma(const Inst &I, WaveCtx &W, FetchFn Fetch) {
   uint32_t Base;
   if (!uniformLdsBase(I, W, I.B, Base))
     return false;
@@ -322,54 +332,40 @@ bool waveLoadToLds(const Inst &I, WaveCtx &W) {
     if (!active(W, L))
       continue;
     uint8_t Data[16] = {};
-    LaneCtx C;
-    C.R = W.R;
-    C.WG = W.WG;
-    C.W = W.W;
-    C.Lane = L;
-    C.F = W.frame(L);
-    if (I.Pred == ASBuf) {
-      uint32_t Off = rd<uint32_t>(C.F, I.A + 16) + I.Aux2;
-      if (!W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false))
-        return false;
-    } else {
-      uint8_t *H = W.R->global(C, I, rd<uint64_t>(C.F, I.A) + I.Aux2, I.Aux, false);
-      if (!H)
-        return false;
-      std::memcpy(Data, H, I.Aux);
-    }
-    if (!writeLdsSlot(I, W, L, Base, Data))
+    LaneCtx C = laneOf(W, L);
+    if (!Fetch(C, Data) || !writeLdsSlot(I, W, L, Base, Data))
       return false;
   }
   return true;
 }
 
+// global_load_lds / load.to.lds (docs/gfx950-facts.md §6.3): lane l reads Size bytes
+// from its own address + imm_offset and writes them to M0 + imm_offset +
+// l * slot, in lane order (sizes 1 and 2 zero-extended to a dword).
+bool waveLoadToLds(const Inst &I, WaveCtx &W) {
+  return ldsDma(I, W, [&](LaneCtx &C, uint8_t *Data) {
+    if (I.Pred == ASBuf) {
+      uint32_t Off = rd<uint32_t>(C.F, I.A + 16) + I.Aux2;
+      return W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false);
+    }
+    uint8_t *H = W.R->global(C, I, rd<uint64_t>(C.F, I.A) + I.Aux2, I.Aux, false);
+    if (!H)
+      return false;
+    std::memcpy(Data, H, I.Aux);
+    return true;
+  });
+}
+
 // raw.ptr.buffer.load.lds(rsrc, lds, size, voffset, soffset, imm, aux):
 // out-of-range lanes write zeros to their slot.
 bool waveBufferLoadLds(const Inst &I, WaveCtx &W) {
-  uint32_t Base;
-  if (!uniformLdsBase(I, W, I.B, Base))
-    return false;
-  for (unsigned L = 0; L < 64; ++L) {
-    if (!active(W, L))
-      continue;
-    LaneCtx C;
-    C.R = W.R;
-    C.WG = W.WG;
-    C.W = W.W;
-    C.Lane = L;
-    C.F = W.frame(L);
+  return ldsDma(I, W, [&](LaneCtx &C, uint8_t *Data) {
     if (rd<uint32_t>(C.F, I.D) != 0)
-      return W.R->fail(I, W.WG, W.W, int(L),
+      return W.R->fail(I, W.WG, W.W, int(C.Lane),
                        "buffer access with non-zero soffset (range-check rule uncertain [U])");
-    uint8_t Data[16] = {};
     uint32_t Off = rd<uint32_t>(C.F, I.C) + I.Aux2;
-    if (!W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false))
-      return false;
-    if (!writeLdsSlot(I, W, L, Base, Data))
-      return false;
-  }
-  return true;
+    return W.R->bufferAccess(C, I, C.F + I.A, Off, I.Aux, Data, false);
+  });
 }
 
 } // namespace moegen::emu

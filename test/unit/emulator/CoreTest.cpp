@@ -213,6 +213,17 @@ TEST(EmulatorCore, UnknownIntrinsicStopsWithItsName) {
                       {"llvm.amdgcn.s.getreg", "unknown"});
 }
 
+TEST(EmulatorCore, IntrinsicsAreMatchedByIdAndOthersByName) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int64_t> Out(*E, 1, 0);
+  expectErrorContains(launch(*E, "rcp_legacy", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr)),
+                      {"llvm.amdgcn.rcp.legacy", "unknown"});
+  expectErrorContains(launch(*E, "external_call", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr)),
+                      {"__ockl_get_work_dim_like", "unknown"});
+  EXPECT_EQ(Out.Host[0], 0);
+}
+
 TEST(EmulatorCore, CrossLaneOpsSwitchAndBoolVectors) {
   auto E = loadKernels("crosslane.ll");
   ASSERT_TRUE(E);

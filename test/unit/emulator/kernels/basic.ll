@@ -192,6 +192,21 @@ define amdgpu_kernel void @unknown(ptr addrspace(1) %out) {
   ret void
 }
 
+; Intrinsics are matched by ID: rcp.legacy is not rcp, whatever its name
+; starts with.
+define amdgpu_kernel void @rcp_legacy(ptr addrspace(1) %out) {
+  %r = call float @llvm.amdgcn.rcp.legacy(float 2.0)
+  store float %r, ptr addrspace(1) %out
+  ret void
+}
+
+; An external function that is neither an intrinsic nor a device-library query.
+define amdgpu_kernel void @external_call(ptr addrspace(1) %out) {
+  %r = call i64 @__ockl_get_work_dim_like(i32 0)
+  store i64 %r, ptr addrspace(1) %out
+  ret void
+}
+
 @dyn = external addrspace(3) global [0 x i32], align 16
 
 ; Dynamic LDS after the static LDS: out[tid] = dyn[63 - tid] (tid written).
@@ -272,6 +287,8 @@ define amdgpu_kernel void @fixed64(ptr addrspace(1) %out) "amdgpu-flat-work-grou
 !0 = !{i32 64, i32 1, i32 1}
 
 declare i32 @llvm.amdgcn.s.getreg(i32 immarg)
+declare float @llvm.amdgcn.rcp.legacy(float)
+declare i64 @__ockl_get_work_dim_like(i32)
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare i32 @llvm.amdgcn.workgroup.id.x()
 declare i64 @__ockl_get_local_size(i32)
