@@ -342,6 +342,8 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
   region(ArgValue::SortedWeights, ws.sortedWeights);
   region(ArgValue::SortedExperts, ws.sortedExperts);
   region(ArgValue::NumValidIds, ws.numValidIds);
+  region(ArgValue::SortCounts, ws.sortCounts);
+  region(ArgValue::SortTotals, ws.sortTotals);
   region(ArgValue::InputQ, ws.inputQ);
   region(ArgValue::InputQScale, ws.inputQScale);
   region(ArgValue::NoScale, ws.noScale);

@@ -1,132 +1,214 @@
-//===- SortKernel.cpp - The MoE sorting kernel ----------------------------===//
+//===- SortKernel.cpp - sort: segment layout and scatter ------------------===//
 
 #include "templates/sort/SortKernel.h"
+#include "templates/sort/SortKernelCommon.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 
 using namespace mlir;
 using arith::CmpIPredicate;
 
 namespace moegen {
+namespace {
+
+/// Builds `then` under `cond`.
+void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, cond, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  then();
+}
+
+/// The kernel's arguments and LDS buffers.
+struct ScatterArgs {
+  Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
+  Value tokensI32;
+  Value seg, hist, buf; // LDS: segment starts, per-wave histograms, scan buffer
+};
+
+/// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
+/// of the blocks and the padding rows of thread tid's experts from
+/// workgroup tid mod chunks.
+void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
+                Value tid, Value chunk, Value chunks) {
+  const int64_t k = plan.expertsPerThread();
+  Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
+  Value firstExpert = a.mul(tid, a.idx(k));
+  std::vector<Value> totals, padded;
+  Value local = a.i32(0);
+  for (int64_t j = 0; j < k; ++j) {
+    Value e = a.add(firstExpert, a.idx(j));
+    Value inside = a.cmp(CmpIPredicate::ult, e, experts);
+    Value clamped = arith::MinUIOp::create(b, e, a.idx(plan.experts - 1));
+    Value total = a.select(inside, memref::LoadOp::create(b, s.totals, clamped), a.i32(0));
+    Value blocks = a.divu(a.add(total, a.i32(plan.blockM - 1)), bmI32);
+    totals.push_back(total);
+    padded.push_back(a.mul(blocks, bmI32));
+    local = a.add(local, padded.back());
+  }
+  auto [inclusive, used] = sort::workgroupInclusiveSum(b, a, s.buf, tid, local, plan.threads);
+  ifThen(b,
+         arith::AndIOp::create(b, a.cmp(CmpIPredicate::eq, chunk, a.idx(0)),
+                               a.cmp(CmpIPredicate::eq, tid, a.idx(0))),
+         [&] {
+           memref::StoreOp::create(b, used, s.numValid, a.idx(0));
+           memref::StoreOp::create(b, s.tokensI32, s.numValid, a.idx(1));
+         });
+  Value owner = a.cmp(CmpIPredicate::eq, a.remu(tid, chunks), chunk);
+  Value sentinel = a.bitOr(a.i32(int64_t(plan.topk) << 24), s.tokensI32);
+  Value start = a.sub(inclusive, local);
+  for (int64_t j = 0; j < k; ++j) {
+    Value e = a.add(firstExpert, a.idx(j));
+    Value inside = a.cmp(CmpIPredicate::ult, e, experts);
+    Value begin = a.toIndex(start), end = a.toIndex(a.add(start, padded[j]));
+    ifThen(b, inside, [&] { memref::StoreOp::create(b, start, s.seg, e); });
+    ifThen(b, arith::AndIOp::create(b, inside, owner), [&] {
+      Value bm = a.idx(plan.blockM);
+      sort::forStrided(b, a.divu(begin, bm), a.divu(end, bm), a.idx(1), [&](Value blk) {
+        memref::StoreOp::create(b, a.toI32(e), s.sortedExperts, blk);
+      });
+      Value firstPad = a.add(begin, a.toIndex(totals[j]));
+      sort::forStrided(b, firstPad, end, a.idx(1), [&](Value row) {
+        memref::StoreOp::create(b, sentinel, s.sortedIds, row);
+        memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, row);
+      });
+    });
+    start = a.add(start, padded[j]);
+  }
+}
+
+/// Rank of each lane's entry among the lanes below it with the same expert,
+/// and the size of that group: {rank, count} (i32), for lanes where `valid`.
+std::pair<Value, Value> emitWaveRanks(ImplicitLocOpBuilder &b, Arith &a, Value id, Value valid,
+                                      Value lane) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value zero64 = arith::ConstantIntOp::create(b, 0, 64);
+  Value one64 = arith::ConstantIntOp::create(b, 1, 64);
+  Value below = a.sub(a.shl(one64, arith::IndexCastUIOp::create(b, i64, lane)), one64);
+  Value pending = ROCDL::BallotOp::create(b, i64, valid);
+  auto loop =
+      scf::WhileOp::create(b, TypeRange{i64, i32, i32}, ValueRange{pending, a.i32(0), a.i32(0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before =
+        b.createBlock(&loop.getBefore(), {}, {i64, i32, i32}, {b.getLoc(), b.getLoc(), b.getLoc()});
+    Value more = a.cmp(CmpIPredicate::ne, before->getArgument(0), zero64);
+    scf::ConditionOp::create(b, more, before->getArguments());
+    Block *after =
+        b.createBlock(&loop.getAfter(), {}, {i64, i32, i32}, {b.getLoc(), b.getLoc(), b.getLoc()});
+    Value left = after->getArgument(0);
+    // The lowest pending lane's expert; m: the pending lanes that share it.
+    Value leader = arith::TruncIOp::create(
+        b, i32, LLVM::CountTrailingZerosOp::create(b, i64, left, b.getBoolAttr(false)));
+    Value e0 = ROCDL::ReadlaneOp::create(b, i32, id, leader);
+    Value hit = arith::AndIOp::create(b, valid, a.cmp(CmpIPredicate::eq, id, e0));
+    Value m = ROCDL::BallotOp::create(b, i64, hit);
+    Value rank = arith::TruncIOp::create(
+        b, i32, LLVM::CtPopOp::create(b, i64, arith::AndIOp::create(b, m, below)));
+    Value count = arith::TruncIOp::create(b, i32, LLVM::CtPopOp::create(b, i64, m));
+    Value rest = arith::AndIOp::create(
+        b, left, arith::XOrIOp::create(b, m, arith::ConstantIntOp::create(b, -1, 64)));
+    scf::YieldOp::create(b, ValueRange{rest, a.select(hit, rank, after->getArgument(1)),
+                                       a.select(hit, count, after->getArgument(2))});
+  }
+  return {loop.getResult(1), loop.getResult(2)};
+}
+
+} // namespace
 
 gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
                                const SortPlan &plan) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  const int64_t waves = plan.waves();
   KernelSignature sig = sortKernelSignature(symbol, plan);
-  MemRefType ldsCounts = ldsBufferType(ctx, i32, plan.experts);
-  gpu::GPUFuncOp func =
-      createKernel(b, module, sig, {i32, f32, i32, f32, i32, i32, i32}, {ldsCounts, ldsCounts});
+  gpu::GPUFuncOp func = createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
+                                     {ldsBufferType(ctx, i32, plan.experts),
+                                      ldsBufferType(ctx, i32, plan.histRow() * waves),
+                                      ldsBufferType(ctx, i32, plan.threads)});
   Block &entry = func.getBody().front();
-  Value topkIds = entry.getArgument(0), topkWeights = entry.getArgument(1);
-  Value sortedIds = entry.getArgument(2), sortedWeights = entry.getArgument(3);
-  Value sortedExperts = entry.getArgument(4), numValid = entry.getArgument(5);
-  Value tokensI32 = entry.getArgument(6);
-  Value counts = func.getWorkgroupAttributions()[0];
-  Value offsets = func.getWorkgroupAttributions()[1];
+  ScatterArgs s;
+  s.topkIds = entry.getArgument(0);
+  s.topkWeights = entry.getArgument(1);
+  s.counts = entry.getArgument(2);
+  s.totals = entry.getArgument(3);
+  s.sortedIds = entry.getArgument(4);
+  s.sortedWeights = entry.getArgument(5);
+  s.sortedExperts = entry.getArgument(6);
+  s.numValid = entry.getArgument(7);
+  s.tokensI32 = entry.getArgument(8);
+  s.seg = func.getWorkgroupAttributions()[0];
+  s.hist = func.getWorkgroupAttributions()[1];
+  s.buf = func.getWorkgroupAttributions()[2];
 
   Arith a{b};
-  Value c0 = a.idx(0), c1 = a.idx(1);
-  Value zeroI32 = a.i32(0), oneI32 = a.i32(1);
+  Value c1 = a.idx(1), c64 = a.idx(64);
   Value experts = a.idx(plan.experts), threads = a.idx(plan.threads);
-  Value topk = a.idx(plan.topk), blockM = a.idx(plan.blockM);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  Value tokens = a.toIndex(tokensI32);
-  Value entries = a.mul(tokens, topk);
+  Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value tokens = a.toIndex(s.tokensI32);
+  Value chunks = arith::MaxUIOp::create(
+      b, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)), c1);
+  sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
 
-  // Phase 1: each thread counts the entries routed to its experts.
-  auto countLoop = scf::ForOp::create(b, tid, experts, threads);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(countLoop.getBody());
-    Value e = countLoop.getInductionVar();
-    Value eI32 = a.toI32(e);
-    auto scan = scf::ForOp::create(b, c0, entries, c1, ValueRange{zeroI32});
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(scan.getBody());
-      Value id = memref::LoadOp::create(b, topkIds, scan.getInductionVar());
-      Value hit = a.cmp(CmpIPredicate::eq, id, eI32);
-      Value next = a.add(scan.getRegionIterArgs()[0], a.select(hit, oneI32, zeroI32));
-      scf::YieldOp::create(b, next);
-    }
-    memref::StoreOp::create(b, scan.getResult(0), counts, e);
-  }
+  emitLayout(b, a, plan, s, tid, chunk, chunks);
+  sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads,
+                   [&](Value i) { memref::StoreOp::create(b, a.i32(0), s.hist, i); });
   gpu::BarrierOp::create(b);
 
-  // Phase 2: thread 0 lays out the segments: padded counts -> offsets, the
-  // expert id of every block, and num_valid_ids.
-  Value isFirst = a.cmp(CmpIPredicate::eq, tid, c0);
-  auto first = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(first.thenBlock());
-    auto layout = scf::ForOp::create(b, c0, experts, c1, ValueRange{c0});
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(layout.getBody());
-      Value e = layout.getInductionVar();
-      Value total = layout.getRegionIterArgs()[0];
-      Value count = a.toIndex(memref::LoadOp::create(b, counts, e));
-      Value blocks = a.divu(a.add(count, a.idx(plan.blockM - 1)), blockM);
-      memref::StoreOp::create(b, a.toI32(total), offsets, e);
-      Value firstBlock = a.divu(total, blockM);
-      auto fill = scf::ForOp::create(b, c0, blocks, c1);
-      {
-        OpBuilder::InsertionGuard g3(b);
-        b.setInsertionPointToStart(fill.getBody());
-        memref::StoreOp::create(b, a.toI32(e), sortedExperts,
-                                a.add(firstBlock, fill.getInductionVar()));
-      }
-      scf::YieldOp::create(b, a.add(total, a.mul(blocks, blockM)));
-    }
-    memref::StoreOp::create(b, a.toI32(layout.getResult(0)), numValid, c0);
-    memref::StoreOp::create(b, tokensI32, numValid, c1);
-  }
+  // Wave w takes the w-th contiguous part of the chunk's entries.
+  Value wave = a.divu(tid, c64), lane = a.remu(tid, c64);
+  Value n = a.sub(range.end, range.begin);
+  Value part = a.divu(a.add(n, a.idx(waves - 1)), a.idx(waves));
+  Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
+  Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
+  Value histRow = a.mul(wave, a.idx(plan.histRow()));
+  sort::forStrided(b, a.add(partBegin, lane), partEnd, c64, [&](Value i) {
+    Value id = memref::LoadOp::create(b, s.topkIds, i);
+    ifThen(b, sort::isRouted(a, id, plan.experts), [&] {
+      memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, a.i32(1), s.hist,
+                                  ValueRange{a.add(histRow, a.toIndex(id))});
+    });
+  });
   gpu::BarrierOp::create(b);
 
-  // Phase 3: each thread writes its experts' segments in entry order, then
-  // the padding up to the next multiple of block_m.
-  Value sentinel = a.bitOr(a.i32(int64_t(plan.topk) << 24), tokensI32);
-  Value zeroF32 = a.f32(0.0f);
-  auto writeLoop = scf::ForOp::create(b, tid, experts, threads);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(writeLoop.getBody());
-    Value e = writeLoop.getInductionVar();
-    Value eI32 = a.toI32(e);
-    Value start = a.toIndex(memref::LoadOp::create(b, offsets, e));
-    Value count = a.toIndex(memref::LoadOp::create(b, counts, e));
-    auto scan = scf::ForOp::create(b, c0, entries, c1, ValueRange{start});
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(scan.getBody());
-      Value i = scan.getInductionVar();
-      Value pos = scan.getRegionIterArgs()[0];
-      Value id = memref::LoadOp::create(b, topkIds, i);
-      Value hit = a.cmp(CmpIPredicate::eq, id, eI32);
-      auto ifHit = scf::IfOp::create(b, TypeRange{b.getIndexType()}, hit, /*withElse=*/true);
-      {
-        OpBuilder::InsertionGuard g3(b);
-        b.setInsertionPointToStart(ifHit.thenBlock());
-        Value token = a.toI32(a.divu(i, topk));
-        Value slot = a.toI32(a.remu(i, topk));
-        Value packed = a.bitOr(a.shl(slot, a.i32(24)), token);
-        memref::StoreOp::create(b, packed, sortedIds, pos);
-        memref::StoreOp::create(b, memref::LoadOp::create(b, topkWeights, i), sortedWeights, pos);
-        scf::YieldOp::create(b, a.add(pos, c1));
-        b.setInsertionPointToStart(ifHit.elseBlock());
-        scf::YieldOp::create(b, pos);
-      }
-      scf::YieldOp::create(b, ifHit.getResult(0));
+  // Per-wave bases: segment start + the chunk's base + the earlier waves'.
+  Value countsRow = a.mul(chunk, experts);
+  sort::forStrided(b, tid, experts, threads, [&](Value e) {
+    Value base = a.add(memref::LoadOp::create(b, s.seg, e),
+                       memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
+    for (int64_t w = 0; w < waves; ++w) {
+      Value at = a.add(a.idx(w * plan.histRow()), e);
+      Value count = memref::LoadOp::create(b, s.hist, at);
+      memref::StoreOp::create(b, base, s.hist, at);
+      base = a.add(base, count);
     }
-    Value padded = a.mul(a.divu(a.add(count, a.idx(plan.blockM - 1)), blockM), blockM);
-    auto pad = scf::ForOp::create(b, scan.getResult(0), a.add(start, padded), c1);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(pad.getBody());
-      memref::StoreOp::create(b, sentinel, sortedIds, pad.getInductionVar());
-      memref::StoreOp::create(b, zeroF32, sortedWeights, pad.getInductionVar());
-    }
-  }
+  });
+  gpu::BarrierOp::create(b);
+
+  // The wave's part, 64 entries at a time, in entry order.
+  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
+  Value topk = a.idx(plan.topk);
+  sort::forStrided(b, a.idx(0), rounds, c1, [&](Value r) {
+    Value i = a.add(a.add(partBegin, a.mul(r, c64)), lane);
+    Value inRange = a.cmp(CmpIPredicate::ult, i, partEnd);
+    Value id = memref::LoadOp::create(b, s.topkIds, a.select(inRange, i, partBegin));
+    Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, id, plan.experts));
+    auto [rank, count] = emitWaveRanks(b, a, id, valid, lane);
+    // Every lane touches the histogram, outside any branch: the lanes of a
+    // group all move the base past the group (the same value); the others
+    // (count 0) rewrite the wave's spare slot.
+    Value at = a.add(histRow, a.select(valid, a.toIndex(id), experts));
+    Value base = memref::LoadOp::create(b, s.hist, at);
+    memref::StoreOp::create(b, a.add(base, count), s.hist, at);
+    ifThen(b, valid, [&] {
+      Value pos = a.toIndex(a.add(base, rank));
+      Value token = a.toI32(a.divu(i, topk)), slot = a.toI32(a.remu(i, topk));
+      memref::StoreOp::create(b, a.bitOr(a.shl(slot, a.i32(24)), token), s.sortedIds, pos);
+      memref::StoreOp::create(b, memref::LoadOp::create(b, s.topkWeights, i), s.sortedWeights, pos);
+    });
+  });
   gpu::ReturnOp::create(b);
   return func;
 }

@@ -1,0 +1,35 @@
+//===- SortKernelCommon.h - Pieces the sorting kernels share ----*- C++ -*-===//
+#ifndef MOEGEN_TEMPLATES_SORT_SORTKERNELCOMMON_H
+#define MOEGEN_TEMPLATES_SORT_SORTKERNELCOMMON_H
+
+#include "templates/KernelBuilder.h"
+#include "templates/sort/SortPlan.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace moegen::sort {
+
+/// Entry indices [begin, end) (index values) of token chunk `chunk`.
+struct EntryRange {
+  mlir::Value begin, end;
+};
+EntryRange chunkEntries(Arith &a, const SortPlan &plan, mlir::Value chunk, mlir::Value tokens);
+
+/// for (i = start; i < end; i += step) body(i), over index values.
+void forStrided(mlir::ImplicitLocOpBuilder &b, mlir::Value start, mlir::Value end, mlir::Value step,
+                llvm::function_ref<void(mlir::Value)> body);
+
+/// Whether an i32 router id lies in [0, experts) (one unsigned compare).
+mlir::Value isRouted(Arith &a, mlir::Value id, int64_t experts);
+
+/// Inclusive sum of one i32 per thread over the workgroup's `threads`
+/// threads (a power of two), in thread order, through the LDS buffer `buf`
+/// of `threads` i32. Every thread must call it. Returns {inclusive sum,
+/// workgroup total}; `buf` may be reused after it returns.
+std::pair<mlir::Value, mlir::Value> workgroupInclusiveSum(mlir::ImplicitLocOpBuilder &b, Arith &a,
+                                                          mlir::Value buf, mlir::Value tid,
+                                                          mlir::Value value, int64_t threads);
+
+} // namespace moegen::sort
+
+#endif // MOEGEN_TEMPLATES_SORT_SORTKERNELCOMMON_H
