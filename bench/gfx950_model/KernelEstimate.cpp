@@ -1,0 +1,120 @@
+//===- KernelEstimate.cpp - One compiled kernel's modelled time -----------===//
+
+#include "bench/gfx950_model/KernelEstimate.h"
+
+#include "bench/gfx950_model/Routing.h"
+#include "bench/gfx950_model/Traffic.h"
+#include "templates/finish/FinishPlan.h"
+#include "templates/gemm/GemmPlan.h"
+#include "templates/quant/QuantPlan.h"
+#include "templates/reduce/ReducePlan.h"
+
+#include <cmath>
+
+namespace moegen::latency {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Byte offsets of the I32 arguments named tokens/rows (pointers are 8
+/// bytes, scalars 4, each at its natural alignment).
+std::map<uint32_t, uint32_t> kernargValues(const KernelSignature &sig, int64_t tokens) {
+  std::map<uint32_t, uint32_t> out;
+  uint32_t off = 0;
+  for (const KernelArg &a : sig.args) {
+    uint32_t size = a.kind == KernelArgKind::Pointer ? 8 : 4;
+    off = (off + size - 1) / size * size;
+    if (a.kind == KernelArgKind::I32 && (a.name == "tokens" || a.name == "rows"))
+      out[off] = static_cast<uint32_t>(tokens);
+    off += size;
+  }
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const MoeSpec &spec,
+                                              int64_t tokens, const MachineModel &mm) {
+  const Problem &p = spec.problem;
+  const TargetInfo target = TargetInfo::defaultTarget();
+  ScheduleIssues issues;
+  const int64_t bm = spec.stage1.tileM;
+  const Routing routing = expectedRouting(tokens, p.topk, p.experts, bm);
+  const int64_t maxPaddedRows = tokens * p.topk + p.experts * bm - p.topk;
+  const int64_t maxBlocks = ceilDiv(maxPaddedRows, bm);
+  const int64_t blocks = std::min(routing.blocks(), maxBlocks);
+
+  KernelEstimate e;
+  KernelLaunch &l = e.launch;
+  l.wavesPerWorkgroup = std::max<int64_t>(1, k.signature.blockSize / 64);
+  l.wavesPerSimdByRegisters = occupancyFromRegisters(k.resources);
+  l.ldsBytes = k.resources.ldsBytes;
+  l.bytes = kernelBytes(k.family, spec, tokens, routing);
+
+  WaveConfig cfg;
+  cfg.kernarg = kernargValues(k.signature, tokens);
+  int64_t total = 0;
+  switch (k.family) {
+  case KernelFamily::Sort: {
+    int64_t threads = k.signature.blockSize;
+    int64_t perLane = ceilDiv(p.experts, threads);
+    int64_t perExpert = std::max<int64_t>(1, std::llround(routing.activeBlocks / p.experts));
+    // Per-lane loops visit the lane's experts; the other loops whose bounds
+    // are loaded counts walk one expert's sorted blocks.
+    cfg.tripHint = [perLane, perExpert](const Program &, const Loop &L) {
+      return L.vectorControlled ? perLane : perExpert;
+    };
+    total = l.workgroups = 1;
+    break;
+  }
+  case KernelFamily::QuantInput:
+  case KernelFamily::QuantInter: {
+    auto q = k.family == KernelFamily::QuantInput ? planInputQuant(spec, target, issues)
+                                                  : planInterQuant(spec, target, issues);
+    total = l.workgroups = q ? q->grid(tokens)[0] : 1;
+    break;
+  }
+  case KernelFamily::Stage1:
+  case KernelFamily::Stage2: {
+    StageId stage = k.family == KernelFamily::Stage1 ? StageId::Stage1 : StageId::Stage2;
+    GemmPlan g = planGemm(spec, stage, target, issues);
+    const StageSchedule &s = spec.stage(stage);
+    int64_t n = spec.stageN(stage) / s.tileN;
+    total = n * g.gridM(maxBlocks) * s.kBatch;
+    l.workgroups = n * g.gridM(blocks) * s.kBatch;
+    int64_t kIter = std::max<int64_t>(1, g.kIterations);
+    cfg.tripHint = [kIter](const Program &, const Loop &L) { return L.hasMfma ? kIter : 1; };
+    break;
+  }
+  case KernelFamily::Finish: {
+    total = finishGrid(spec, maxPaddedRows)[0];
+    l.workgroups = ceilDiv(total * blocks * bm, maxPaddedRows);
+    break;
+  }
+  case KernelFamily::Reduce: {
+    auto r = planReduce(spec, target, issues);
+    auto grid = r ? r->grid(tokens) : std::array<int64_t, 3>{1, tokens, 1};
+    total = l.workgroups = grid[0] * grid[1] * grid[2];
+    break;
+  }
+  }
+  l.idleWorkgroups = total - l.workgroups;
+
+  auto wave = simulateWave(*k.program, mm, cfg);
+  if (!wave)
+    return wave.takeError();
+  e.wave = *wave;
+  std::optional<WaveResult> idle;
+  if (l.idleWorkgroups > 0) {
+    WaveConfig exitCfg = cfg;
+    exitCfg.exitEarly = true;
+    auto w = simulateWave(*k.program, mm, exitCfg);
+    if (!w)
+      return w.takeError();
+    idle = *w;
+  }
+  e.time = kernelTime(mm, l, e.wave, idle);
+  return e;
+}
+
+} // namespace moegen::latency

@@ -1,0 +1,60 @@
+//===- Traffic.cpp - Bytes each kernel must move through HBM --------------===//
+
+#include "bench/gfx950_model/Traffic.h"
+
+namespace moegen::latency {
+namespace {
+
+double bytesPer(DType t) {
+  switch (t) {
+  case DType::MXFP4:
+    return 0.5 + 1.0 / 32;
+  case DType::MXFP8:
+    return 1.0 + 1.0 / 32;
+  case DType::BF16:
+    return 2.0;
+  case DType::F32:
+    return 4.0;
+  }
+  return 4.0;
+}
+
+} // namespace
+
+double kernelBytes(KernelFamily family, const MoeSpec &spec, int64_t tokens, const Routing &r) {
+  const Problem &p = spec.problem;
+  const double T = double(tokens), k = double(p.topk), K = double(p.modelDim),
+               I = double(p.interDim);
+  const double slots = T * k;
+  const double rows = r.activeBlocks * double(spec.stage1.tileM); // padded sorted rows
+  const double a = bytesPer(spec.formats.activation), w = bytesPer(spec.formats.weight);
+  const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
+  const double interOut = fused ? a : 2.0; // stage 1's output element
+  switch (family) {
+  case KernelFamily::Sort:
+    return slots * 8 + rows * 8 + r.activeBlocks * 4;
+  case KernelFamily::QuantInput:
+    return T * K * 2 + T * K * a;
+  case KernelFamily::Stage1: {
+    double weights = r.activeExperts * 2 * I * K * w;
+    double out = spec.stage1.kBatch > 1 ? slots * 2 * I * 4 : slots * I * interOut;
+    return weights + rows * K * a + out;
+  }
+  case KernelFamily::Finish: {
+    double splits = spec.stage1.kBatchMode == KBatchMode::Deterministic ? spec.stage1.kBatch : 1;
+    return splits * slots * 2 * I * 4 + slots * I * interOut;
+  }
+  case KernelFamily::QuantInter:
+    return slots * I * 2 + slots * I * a;
+  case KernelFamily::Stage2: {
+    double weights = r.activeExperts * K * I * w;
+    bool perSlot = spec.stage2.reduce != ReduceMode::Atomic;
+    return weights + rows * I * a + (perSlot ? slots * K * 2 : T * K * 2);
+  }
+  case KernelFamily::Reduce:
+    return slots * K * 2 + T * K * 2;
+  }
+  return 0;
+}
+
+} // namespace moegen::latency
