@@ -8,6 +8,7 @@
 #include "templates/gemm/GemmPlan.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
+#include "templates/sort/SortPlan.h"
 
 #include <cmath>
 
@@ -55,16 +56,40 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
   cfg.kernarg = kernargValues(k.signature, tokens);
   int64_t total = 0;
   switch (k.family) {
+  case KernelFamily::SortCount:
+  case KernelFamily::SortScan:
   case KernelFamily::Sort: {
-    int64_t threads = k.signature.blockSize;
-    int64_t perLane = ceilDiv(p.experts, threads);
-    int64_t perExpert = std::max<int64_t>(1, std::llround(routing.activeBlocks / p.experts));
-    // Per-lane loops visit the lane's experts; the other loops whose bounds
-    // are loaded counts walk one expert's sorted blocks.
-    cfg.tripHint = [perLane, perExpert](const Program &, const Loop &L) {
-      return L.vectorControlled ? perLane : perExpert;
+    // templates/sort/SortKernel.h: loops over a chunk's entries, over the
+    // experts (per thread), over the chunks (sort_scan's groups, decided from
+    // the token count), and in sort the ballot loop over the distinct experts
+    // of 64 entries (nested) and the per-expert block/padding loops.
+    SortPlan sp = planSort(spec, target, issues);
+    const int64_t entries =
+        std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
+    const int64_t waves = sp.waves();
+    const int64_t rounds = ceilDiv(ceilDiv(entries, waves), 64);
+    // Distinct experts among min(64, entries per wave) draws without repeats
+    // inside a token: E (1 - (1 - 1/E)^n).
+    const double n = double(std::min<int64_t>(64, ceilDiv(entries, waves)));
+    const int64_t distinct = std::max<int64_t>(
+        1, std::llround(double(p.experts) * (1 - std::pow(1 - 1.0 / double(p.experts), n))));
+    const int64_t perExpertBlocks =
+        std::max<int64_t>(1, std::llround(routing.activeBlocks / double(p.experts)));
+    int64_t perLane = 1;
+    if (k.family == KernelFamily::SortCount)
+      perLane = ceilDiv(std::max(entries, p.experts), sp.threads);
+    else if (k.family == KernelFamily::Sort)
+      perLane =
+          std::max({ceilDiv(sp.histRow() * waves, sp.threads), rounds, bm / 2, perExpertBlocks});
+    cfg.tripHint = [perLane, distinct, rounds](const Program &, const Loop &L) {
+      if (L.depth >= 2)
+        return distinct;
+      return L.vectorControlled ? perLane : rounds;
     };
-    total = l.workgroups = 1;
+    if (k.family == KernelFamily::SortScan)
+      total = l.workgroups = sp.scanGrid()[0];
+    else
+      total = l.workgroups = sp.chunks(tokens);
     break;
   }
   case KernelFamily::QuantInput:
