@@ -68,11 +68,14 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
         std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
     const int64_t waves = sp.waves();
     const int64_t rounds = ceilDiv(ceilDiv(entries, waves), 64);
-    // Distinct experts among min(64, entries per wave) draws without repeats
-    // inside a token: E (1 - (1 - 1/E)^n).
+    // The placing loop runs once per lane sharing an expert, as often as the
+    // most shared expert of 64 entries: about the largest m with
+    // n^m / (m! E^(m-1)) >= 1/2 for n uniform draws over E experts.
     const double n = double(std::min<int64_t>(64, ceilDiv(entries, waves)));
-    const int64_t distinct = std::max<int64_t>(
-        1, std::llround(double(p.experts) * (1 - std::pow(1 - 1.0 / double(p.experts), n))));
+    int64_t steps = 1;
+    for (double m = 2, term = n * n / (2 * double(p.experts)); term >= 0.5 && m <= n;
+         ++m, term *= n / (m * double(p.experts)))
+      steps = int64_t(m);
     const int64_t perExpertBlocks =
         std::max<int64_t>(1, std::llround(routing.activeBlocks / double(p.experts)));
     int64_t perLane = 1;
@@ -81,9 +84,9 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     else if (k.family == KernelFamily::Sort)
       perLane =
           std::max({ceilDiv(sp.histRow() * waves, sp.threads), rounds, bm / 2, perExpertBlocks});
-    cfg.tripHint = [perLane, distinct, rounds](const Program &, const Loop &L) {
+    cfg.tripHint = [perLane, steps, rounds](const Program &, const Loop &L) {
       if (L.depth >= 2)
-        return distinct;
+        return steps;
       return L.vectorControlled ? perLane : rounds;
     };
     if (k.family == KernelFamily::SortScan)

@@ -24,7 +24,9 @@ void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then
 struct ScatterArgs {
   Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
   Value tokensI32;
-  Value seg, hist, buf; // LDS: segment starts, per-wave histograms, scan buffer
+  // LDS: segment starts, per-wave histograms (then next rows), per-wave
+  // lowest pending lane of each expert, scan buffer.
+  Value seg, hist, owner, buf;
 };
 
 /// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
@@ -78,41 +80,39 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
   }
 }
 
-/// Rank of each lane's entry among the lanes below it with the same expert,
-/// and the size of that group: {rank, count} (i32), for lanes where `valid`.
-std::pair<Value, Value> emitWaveRanks(ImplicitLocOpBuilder &b, Arith &a, Value id, Value valid,
-                                      Value lane) {
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  Value zero64 = arith::ConstantIntOp::create(b, 0, 64);
-  Value one64 = arith::ConstantIntOp::create(b, 1, 64);
-  Value below = a.sub(a.shl(one64, arith::IndexCastUIOp::create(b, i64, lane)), one64);
-  Value pending = ROCDL::BallotOp::create(b, i64, valid);
-  auto loop =
-      scf::WhileOp::create(b, TypeRange{i64, i32, i32}, ValueRange{pending, a.i32(0), a.i32(0)});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *before =
-        b.createBlock(&loop.getBefore(), {}, {i64, i32, i32}, {b.getLoc(), b.getLoc(), b.getLoc()});
-    Value more = a.cmp(CmpIPredicate::ne, before->getArgument(0), zero64);
-    scf::ConditionOp::create(b, more, before->getArguments());
-    Block *after =
-        b.createBlock(&loop.getAfter(), {}, {i64, i32, i32}, {b.getLoc(), b.getLoc(), b.getLoc()});
-    Value left = after->getArgument(0);
-    // The lowest pending lane's expert; m: the pending lanes that share it.
-    Value leader = arith::TruncIOp::create(
-        b, i32, LLVM::CountTrailingZerosOp::create(b, i64, left, b.getBoolAttr(false)));
-    Value e0 = ROCDL::ReadlaneOp::create(b, i32, id, leader);
-    Value hit = arith::AndIOp::create(b, valid, a.cmp(CmpIPredicate::eq, id, e0));
-    Value m = ROCDL::BallotOp::create(b, i64, hit);
-    Value rank = arith::TruncIOp::create(
-        b, i32, LLVM::CtPopOp::create(b, i64, arith::AndIOp::create(b, m, below)));
-    Value count = arith::TruncIOp::create(b, i32, LLVM::CtPopOp::create(b, i64, m));
-    Value rest = arith::AndIOp::create(
-        b, left, arith::XOrIOp::create(b, m, arith::ConstantIntOp::create(b, -1, 64)));
-    scf::YieldOp::create(b, ValueRange{rest, a.select(hit, rank, after->getArgument(1)),
-                                       a.select(hit, count, after->getArgument(2))});
-  }
-  return {loop.getResult(1), loop.getResult(2)};
+/// The rows of the wave's `valid` entries (one per lane, in lane order) in
+/// their experts' segments: each step, the lowest pending lane of every
+/// expert (an LDS atomic min of lane ids per expert) takes its expert's next
+/// row; a lane is thus placed in the step of its rank among the lanes of its
+/// expert, which keeps (token, slot) order. Steps: the largest number of
+/// lanes that share an expert. The loop body has no branch: every lane
+/// touches LDS (lanes with nothing to do use the row's spare slot), so the
+/// wave's lanes stay together at each LDS access.
+Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const SortPlan &plan,
+               Value histRow, Value lane, Value id, Value valid) {
+  Type i1 = b.getI1Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value spare = a.idx(plan.experts), laneI32 = a.toI32(lane), none = a.i32(64);
+  // A do-while (the step in the condition region): the loop's exit is its
+  // back edge. A first step without pending lanes only touches spare slots.
+  auto loop = scf::WhileOp::create(b, TypeRange{i1, i32}, ValueRange{valid, a.i32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, {i1, i32}, {b.getLoc(), b.getLoc()});
+  Value pending = before->getArgument(0);
+  Value at = a.add(histRow, a.select(pending, a.toIndex(id), spare));
+  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::minu, laneI32, s.owner, ValueRange{at});
+  Value owner = memref::LoadOp::create(b, s.owner, at);
+  Value wins = arith::AndIOp::create(b, pending, a.cmp(CmpIPredicate::eq, owner, laneI32));
+  Value mine = a.add(histRow, a.select(wins, a.toIndex(id), spare));
+  Value row = memref::LoadOp::create(b, s.hist, mine);
+  memref::StoreOp::create(b, a.add(row, a.i32(1)), s.hist, mine);
+  memref::StoreOp::create(b, none, s.owner, mine); // the expert's next step is open
+  Value left = arith::XOrIOp::create(b, pending, wins);
+  Value any = a.cmp(CmpIPredicate::ne, ROCDL::BallotOp::create(b, i64, left),
+                    arith::ConstantIntOp::create(b, 0, 64));
+  scf::ConditionOp::create(b, any, ValueRange{left, a.select(wins, row, before->getArgument(1))});
+  Block *after = b.createBlock(&loop.getAfter(), {}, {i1, i32}, {b.getLoc(), b.getLoc()});
+  scf::YieldOp::create(b, after->getArguments());
+  return loop.getResult(1);
 }
 
 } // namespace
@@ -123,10 +123,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t waves = plan.waves();
   KernelSignature sig = sortKernelSignature(symbol, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
-                                     {ldsBufferType(ctx, i32, plan.experts),
-                                      ldsBufferType(ctx, i32, plan.histRow() * waves),
-                                      ldsBufferType(ctx, i32, plan.threads)});
+  gpu::GPUFuncOp func = createKernel(
+      b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
+      {ldsBufferType(ctx, i32, plan.experts), ldsBufferType(ctx, i32, plan.histRow() * waves),
+       ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, plan.threads)});
   Block &entry = func.getBody().front();
   ScatterArgs s;
   s.topkIds = entry.getArgument(0);
@@ -140,7 +140,8 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   s.tokensI32 = entry.getArgument(8);
   s.seg = func.getWorkgroupAttributions()[0];
   s.hist = func.getWorkgroupAttributions()[1];
-  s.buf = func.getWorkgroupAttributions()[2];
+  s.owner = func.getWorkgroupAttributions()[2];
+  s.buf = func.getWorkgroupAttributions()[3];
 
   Arith a{b};
   Value c1 = a.idx(1), c64 = a.idx(64);
@@ -153,8 +154,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
 
   emitLayout(b, a, plan, s, tid, chunk, chunks);
-  sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads,
-                   [&](Value i) { memref::StoreOp::create(b, a.i32(0), s.hist, i); });
+  sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads, [&](Value i) {
+    memref::StoreOp::create(b, a.i32(0), s.hist, i);
+    memref::StoreOp::create(b, a.i32(64), s.owner, i); // no lane
+  });
   gpu::BarrierOp::create(b);
 
   // Wave w takes the w-th contiguous part of the chunk's entries.
@@ -195,18 +198,13 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
     Value inRange = a.cmp(CmpIPredicate::ult, i, partEnd);
     Value id = memref::LoadOp::create(b, s.topkIds, a.select(inRange, i, partBegin));
     Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, id, plan.experts));
-    auto [rank, count] = emitWaveRanks(b, a, id, valid, lane);
-    // Every lane touches the histogram, outside any branch: the lanes of a
-    // group all move the base past the group (the same value); the others
-    // (count 0) rewrite the wave's spare slot.
-    Value at = a.add(histRow, a.select(valid, a.toIndex(id), experts));
-    Value base = memref::LoadOp::create(b, s.hist, at);
-    memref::StoreOp::create(b, a.add(base, count), s.hist, at);
+    Value weight = memref::LoadOp::create(b, s.topkWeights, a.select(inRange, i, partBegin));
+    Value token = a.toI32(a.divu(i, topk)), slot = a.toI32(a.remu(i, topk));
+    Value packed = a.bitOr(a.shl(slot, a.i32(24)), token);
+    Value row = a.toIndex(emitPeel(b, a, s, plan, histRow, lane, id, valid));
     ifThen(b, valid, [&] {
-      Value pos = a.toIndex(a.add(base, rank));
-      Value token = a.toI32(a.divu(i, topk)), slot = a.toI32(a.remu(i, topk));
-      memref::StoreOp::create(b, a.bitOr(a.shl(slot, a.i32(24)), token), s.sortedIds, pos);
-      memref::StoreOp::create(b, memref::LoadOp::create(b, s.topkWeights, i), s.sortedWeights, pos);
+      memref::StoreOp::create(b, packed, s.sortedIds, row);
+      memref::StoreOp::create(b, weight, s.sortedWeights, row);
     });
   });
   gpu::ReturnOp::create(b);

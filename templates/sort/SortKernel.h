@@ -20,16 +20,16 @@
 //               writes the expert ids of its thread's experts' blocks and
 //               their padding rows. Then each wave takes a contiguous part
 //               of the chunk: it counts its part per expert (one LDS
-//               histogram per wave), the histograms become per-wave bases
-//               (segment start + chunk base + earlier waves' counts), and
-//               the wave walks its part 64 entries at a time. An entry's
-//               rank among the equal experts of the 64 comes from ballots:
-//               while lanes remain, the lowest one's expert e0 is
-//               broadcast, m = ballot(expert == e0), and each matching lane
-//               takes popcount(m & lanes below); the last lane of the group
-//               advances the base. The row of an entry is therefore its
-//               rank in (token, slot) order, as in the reference, whatever
-//               the workgroups' order.
+//               histogram per wave), the histograms become per-wave next
+//               rows (segment start + chunk base + earlier waves' counts),
+//               and the wave walks its part 64 entries at a time, placing
+//               them in steps: each step, the lowest pending lane of every
+//               expert (an LDS atomic min of lane ids) takes its expert's
+//               next row. A lane is placed in the step of its rank among the
+//               lanes of its expert, so rows follow (token, slot) order as in
+//               the reference, whatever the workgroups' order; the steps are
+//               as many as the most shared expert's lanes (about 2 for
+//               router top-k over 896 experts).
 //
 // sort's arguments: topk_ids i32 [tokens, topk] (ids outside [0, experts)
 // are dropped by all three), topk_weights f32 [tokens, topk], chunk_counts

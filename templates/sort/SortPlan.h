@@ -42,10 +42,11 @@ struct SortPlan {
   /// The totals region: i32 [experts].
   int64_t totalsBytes() const { return 4 * experts; }
   /// LDS of each kernel (sort_count: a histogram; sort_scan: the scan
-  /// buffer; sort: segment starts, a histogram per wave, the scan buffer).
+  /// buffer; sort: segment starts, a histogram and an owner row per wave,
+  /// the scan buffer).
   int64_t countLdsBytes() const { return 4 * experts; }
   int64_t scanLdsBytes() const { return 4 * scanThreads; }
-  int64_t scatterLdsBytes() const { return 4 * (experts + histRow() * waves() + threads); }
+  int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + threads); }
   /// A wave's histogram row in sort: its experts and a spare slot.
   int64_t histRow() const { return experts + 1; }
   /// Experts each sort thread lays out (contiguous).
