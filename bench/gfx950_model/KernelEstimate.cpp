@@ -32,6 +32,22 @@ std::map<uint32_t, uint32_t> kernargValues(const KernelSignature &sig, int64_t t
   return out;
 }
 
+/// The instructions of a sorting kernel's loop that tell which loop it is.
+struct SortLoop {
+  int ldsMins = 0, ldsAdds = 0, globalLoads = 0, globalStores = 0;
+};
+SortLoop sortLoopOf(const Program &p, const Loop &L) {
+  SortLoop c;
+  for (size_t i = L.header; i <= L.latch && i < p.insts.size(); ++i) {
+    llvm::StringRef m = p.insts[i].mnemonic;
+    c.ldsMins += m.starts_with("ds_min");
+    c.ldsAdds += m.starts_with("ds_add");
+    c.globalLoads += m.starts_with("global_load");
+    c.globalStores += m.starts_with("global_store");
+  }
+  return c;
+}
+
 } // namespace
 
 llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const MoeSpec &spec,
@@ -60,9 +76,9 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
   case KernelFamily::SortScan:
   case KernelFamily::Sort: {
     // templates/sort/SortKernel.h: loops over a chunk's entries, over the
-    // experts (per thread), over the chunks (sort_scan's groups, decided from
-    // the token count), and in sort the ballot loop over the distinct experts
-    // of 64 entries (nested) and the per-expert block/padding loops.
+    // experts (per thread), over the chunks (sort_scan's groups), and in sort
+    // the rounds of 64 entries with their placing steps (nested) and the
+    // per-expert block/padding loops.
     SortPlan sp = planSort(spec, target, issues);
     const int64_t entries =
         std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
@@ -76,18 +92,30 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     for (double m = 2, term = n * n / (2 * double(p.experts)); term >= 0.5 && m <= n;
          ++m, term *= n / (m * double(p.experts)))
       steps = int64_t(m);
-    const int64_t perExpertBlocks =
-        std::max<int64_t>(1, std::llround(routing.activeBlocks / double(p.experts)));
-    int64_t perLane = 1;
-    if (k.family == KernelFamily::SortCount)
-      perLane = ceilDiv(std::max(entries, p.experts), sp.threads);
-    else if (k.family == KernelFamily::Sort)
-      perLane =
-          std::max({ceilDiv(sp.histRow() * waves, sp.threads), rounds, bm / 2, perExpertBlocks});
-    cfg.tripHint = [perLane, steps, rounds](const Program &, const Loop &L) {
-      if (L.depth >= 2)
-        return steps;
-      return L.vectorControlled ? perLane : rounds;
+    const double perExpert = double(std::max<int64_t>(1, tokens) * p.topk) /
+                             std::max(1.0, routing.activeExperts); // rows of a routed expert
+    const int64_t perExpertBlocks = std::max<int64_t>(1, int64_t(std::ceil(perExpert / bm)));
+    const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
+    const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
+    const int64_t histLane = ceilDiv(2 * sp.histRow() * waves, sp.threads);
+    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads);
+    const KernelFamily family = k.family;
+    // A loop is told by what it holds (templates/sort/SortKernel.h).
+    cfg.tripHint = [=](const Program &prog, const Loop &L) -> int64_t {
+      SortLoop c = sortLoopOf(prog, L);
+      if (family == KernelFamily::SortScan)
+        return chunkGroups;
+      if (family == KernelFamily::SortCount)
+        return c.ldsAdds ? ceilDiv(entries, sp.threads) : perExpertLane;
+      if (c.ldsMins)
+        return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
+      if (c.ldsAdds)
+        return rounds; // counting the wave's part, 64 entries a step
+      if (c.globalStores && !c.globalLoads)
+        return c.globalStores >= 2 ? padding : perExpertBlocks; // padding rows; block ids
+      if (c.globalLoads)
+        return perExpertLane; // the per-wave bases of the thread's experts
+      return histLane;        // clearing the per-wave rows
     };
     if (k.family == KernelFamily::SortScan)
       total = l.workgroups = sp.scanGrid()[0];

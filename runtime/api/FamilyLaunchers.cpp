@@ -96,8 +96,7 @@ FamilyLaunchers builtinLaunchers() {
          const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     SortPlan p = planSort(spec, target, issues);
-    return FamilyLaunch{[p](const LaunchShape &s) { return dim3(p.countGrid(s.tokens)); },
-                        {{"chunk_counts", ArgValue::SortCounts}}};
+    return FamilyLaunch{[p](const LaunchShape &s) { return dim3(p.countGrid(s.tokens)); }, {}};
   };
   t[size_t(KernelFamily::SortScan)] = [](const MoeSpec &spec, const KernelSet &,
                                          const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {

@@ -31,6 +31,8 @@ const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
     {"sorted_weights", ArgValue::SortedWeights},
     {"sorted_experts", ArgValue::SortedExperts},
     {"num_valid_ids", ArgValue::NumValidIds},
+    {"chunk_counts", ArgValue::SortCounts},
+    {"expert_totals", ArgValue::SortTotals},
     {"tokens", ArgValue::Tokens},
 };
 

@@ -13,7 +13,7 @@ gpu::GPUFuncOp buildSortCountKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mo
   Type i32 = b.getI32Type();
   KernelSignature sig = sortCountKernelSignature(symbol, plan);
   gpu::GPUFuncOp func =
-      createKernel(b, module, sig, {i32, i32, i32}, {ldsBufferType(ctx, i32, plan.experts)});
+      createKernel(b, module, sig, {i32, i32, i32}, {ldsBufferType(ctx, i32, plan.experts + 1)});
   Block &entry = func.getBody().front();
   Value topkIds = entry.getArgument(0), counts = entry.getArgument(1);
   Value hist = func.getWorkgroupAttributions()[0];
@@ -24,17 +24,18 @@ gpu::GPUFuncOp buildSortCountKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mo
   Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, a.toIndex(entry.getArgument(2)));
 
-  sort::forStrided(b, tid, experts, threads,
+  sort::forStrided(b, tid, a.idx(plan.experts + 1), threads,
                    [&](Value e) { memref::StoreOp::create(b, a.i32(0), hist, e); });
   gpu::BarrierOp::create(b);
-  sort::forStrided(b, a.add(range.begin, tid), range.end, threads, [&](Value i) {
-    Value id = memref::LoadOp::create(b, topkIds, i);
-    auto routed = scf::IfOp::create(b, sort::isRouted(a, id, plan.experts), /*withElse=*/false);
+  // Only a chunk without tokens (zero tokens) has nothing to load.
+  auto any = scf::IfOp::create(b, a.cmp(arith::CmpIPredicate::ult, range.begin, range.end),
+                               /*withElse=*/false);
+  {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(routed.thenBlock());
-    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, a.i32(1), hist,
-                                ValueRange{a.toIndex(id)});
-  });
+    b.setInsertionPointToStart(any.thenBlock());
+    sort::countEntries(b, a, plan, topkIds, hist, a.idx(0), a.add(range.begin, tid), range.end,
+                       range.begin, plan.threads, plan.countPerThread());
+  }
   gpu::BarrierOp::create(b);
   Value row = a.mul(chunk, experts);
   sort::forStrided(b, tid, experts, threads, [&](Value e) {

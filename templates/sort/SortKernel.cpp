@@ -167,27 +167,34 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
   Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
   Value histRow = a.mul(wave, a.idx(plan.histRow()));
-  sort::forStrided(b, a.add(partBegin, lane), partEnd, c64, [&](Value i) {
-    Value id = memref::LoadOp::create(b, s.topkIds, i);
-    ifThen(b, sort::isRouted(a, id, plan.experts), [&] {
-      memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, a.i32(1), s.hist,
-                                  ValueRange{a.add(histRow, a.toIndex(id))});
-    });
+  ifThen(b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), [&] { // wave-uniform
+    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(partBegin, lane), partEnd,
+                       partBegin, 64, plan.partPerLane());
   });
   gpu::BarrierOp::create(b);
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.
   Value countsRow = a.mul(chunk, experts);
-  sort::forStrided(b, tid, experts, threads, [&](Value e) {
-    Value base = a.add(memref::LoadOp::create(b, s.seg, e),
-                       memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
-    for (int64_t w = 0; w < waves; ++w) {
-      Value at = a.add(a.idx(w * plan.histRow()), e);
-      Value count = memref::LoadOp::create(b, s.hist, at);
-      memref::StoreOp::create(b, base, s.hist, at);
-      base = a.add(base, count);
-    }
-  });
+  // Experts tid + j * threads; the chunk bases load together.
+  const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
+  std::vector<Value> chunkBases;
+  for (int64_t j = 0; j < perThread; ++j) {
+    Value e =
+        arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)), a.idx(plan.experts - 1));
+    chunkBases.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
+  }
+  for (int64_t j = 0; j < perThread; ++j) {
+    Value e = a.add(tid, a.idx(j * plan.threads));
+    ifThen(b, a.cmp(CmpIPredicate::ult, e, experts), [&] {
+      Value base = a.add(memref::LoadOp::create(b, s.seg, e), chunkBases[j]);
+      for (int64_t w = 0; w < waves; ++w) {
+        Value at = a.add(a.idx(w * plan.histRow()), e);
+        Value count = memref::LoadOp::create(b, s.hist, at);
+        memref::StoreOp::create(b, base, s.hist, at);
+        base = a.add(base, count);
+      }
+    });
+  }
   gpu::BarrierOp::create(b);
 
   // The wave's part, 64 entries at a time, in entry order.

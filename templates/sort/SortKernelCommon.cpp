@@ -28,6 +28,22 @@ Value isRouted(Arith &a, Value id, int64_t experts) {
   return a.cmp(CmpIPredicate::ult, id, a.i32(experts));
 }
 
+void countEntries(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, Value topkIds,
+                  Value hist, Value row, Value first, Value end, Value safe, int64_t stride,
+                  int64_t count) {
+  std::vector<Value> ids, inRange;
+  for (int64_t j = 0; j < count; ++j) {
+    Value i = a.add(first, a.idx(j * stride));
+    inRange.push_back(a.cmp(CmpIPredicate::ult, i, end));
+    ids.push_back(memref::LoadOp::create(b, topkIds, a.select(inRange.back(), i, safe)));
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    Value counted = arith::AndIOp::create(b, inRange[j], isRouted(a, ids[j], plan.experts));
+    Value at = a.add(row, a.select(counted, a.toIndex(ids[j]), a.idx(plan.experts)));
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi, a.i32(1), hist, ValueRange{at});
+  }
+}
+
 std::pair<Value, Value> workgroupInclusiveSum(ImplicitLocOpBuilder &b, Arith &a, Value buf,
                                               Value tid, Value value, int64_t threads) {
   // Hillis-Steele: log2(threads) steps, each reading before any thread

@@ -32,6 +32,12 @@ struct SortPlan {
   int64_t chunkTokens = 0;
 
   int64_t waves() const { return threads / 64; }
+  /// Entries a chunk holds at most.
+  int64_t chunkEntries() const { return chunkTokens * topk; }
+  /// Entries a sort_count thread counts at most (strided by threads).
+  int64_t countPerThread() const { return (chunkEntries() + threads - 1) / threads; }
+  /// Entries a sort lane counts and places at most (a wave's part, by 64).
+  int64_t partPerLane() const { return ((chunkEntries() + waves() - 1) / waves() + 63) / 64; }
   /// Token chunks of `tokens` tokens: at least one, so that the layout is
   /// written even without tokens.
   int64_t chunks(int64_t tokens) const {
@@ -41,10 +47,10 @@ struct SortPlan {
   int64_t countsBytes(int64_t tokens) const { return 4 * chunks(tokens) * experts; }
   /// The totals region: i32 [experts].
   int64_t totalsBytes() const { return 4 * experts; }
-  /// LDS of each kernel (sort_count: a histogram; sort_scan: the scan
+  /// LDS of each kernel (sort_count: a histogram and a spare slot; sort_scan: the scan
   /// buffer; sort: segment starts, a histogram and an owner row per wave,
   /// the scan buffer).
-  int64_t countLdsBytes() const { return 4 * experts; }
+  int64_t countLdsBytes() const { return 4 * (experts + 1); }
   int64_t scanLdsBytes() const { return 4 * scanThreads; }
   int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + threads); }
   /// A wave's histogram row in sort: its experts and a spare slot.
