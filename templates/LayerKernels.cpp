@@ -16,6 +16,10 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   ScheduleIssues issues; // verified before: planning again cannot fail
   const std::string &symbol = k.signature.symbol;
   switch (k.family) {
+  case KernelFamily::SortCount:
+    return buildSortCountKernel(b, module, symbol, planSort(spec, target, issues));
+  case KernelFamily::SortScan:
+    return buildSortScanKernel(b, module, symbol, planSort(spec, target, issues));
   case KernelFamily::Sort:
     return buildSortKernel(b, module, symbol, planSort(spec, target, issues));
   case KernelFamily::QuantInput:

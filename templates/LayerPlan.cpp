@@ -15,6 +15,8 @@ std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInf
   using F = KernelFamily;
   std::vector<PlannedKernel> kernels;
   SortPlan sort = planSort(spec, target, issues);
+  kernels.push_back({F::SortCount, sortCountKernelSignature(sortCountKernelSymbol(sort), sort)});
+  kernels.push_back({F::SortScan, sortScanKernelSignature(sortScanKernelSymbol(sort), sort)});
   kernels.push_back({F::Sort, sortKernelSignature(sortKernelSymbol(sort), sort)});
   if (auto q = planInputQuant(spec, target, issues))
     kernels.push_back({F::QuantInput, quantKernelSignature(quantKernelSymbol(*q), *q)});

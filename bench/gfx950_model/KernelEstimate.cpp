@@ -8,6 +8,7 @@
 #include "templates/gemm/GemmPlan.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
+#include "templates/sort/SortPlan.h"
 
 #include <cmath>
 
@@ -29,6 +30,22 @@ std::map<uint32_t, uint32_t> kernargValues(const KernelSignature &sig, int64_t t
     off += size;
   }
   return out;
+}
+
+/// The instructions of a sorting kernel's loop that tell which loop it is.
+struct SortLoop {
+  int ldsMins = 0, ldsAdds = 0, globalLoads = 0, globalStores = 0;
+};
+SortLoop sortLoopOf(const Program &p, const Loop &L) {
+  SortLoop c;
+  for (size_t i = L.header; i <= L.latch && i < p.insts.size(); ++i) {
+    llvm::StringRef m = p.insts[i].mnemonic;
+    c.ldsMins += m.starts_with("ds_min");
+    c.ldsAdds += m.starts_with("ds_add");
+    c.globalLoads += m.starts_with("global_load");
+    c.globalStores += m.starts_with("global_store");
+  }
+  return c;
 }
 
 } // namespace
@@ -55,16 +72,55 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
   cfg.kernarg = kernargValues(k.signature, tokens);
   int64_t total = 0;
   switch (k.family) {
+  case KernelFamily::SortCount:
+  case KernelFamily::SortScan:
   case KernelFamily::Sort: {
-    int64_t threads = k.signature.blockSize;
-    int64_t perLane = ceilDiv(p.experts, threads);
-    int64_t perExpert = std::max<int64_t>(1, std::llround(routing.activeBlocks / p.experts));
-    // Per-lane loops visit the lane's experts; the other loops whose bounds
-    // are loaded counts walk one expert's sorted blocks.
-    cfg.tripHint = [perLane, perExpert](const Program &, const Loop &L) {
-      return L.vectorControlled ? perLane : perExpert;
+    // templates/sort/SortKernel.h: loops over a chunk's entries, over the
+    // experts (per thread), over the chunks (sort_scan's groups), and in sort
+    // the rounds of 64 entries with their placing steps (nested) and the
+    // per-expert block/padding loops.
+    SortPlan sp = planSort(spec, target, issues);
+    const int64_t entries =
+        std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
+    const int64_t waves = sp.waves();
+    const int64_t rounds = ceilDiv(ceilDiv(entries, waves), 64);
+    // The placing loop runs once per lane sharing an expert, as often as the
+    // most shared expert of 64 entries: about the largest m with
+    // n^m / (m! E^(m-1)) >= 1/2 for n uniform draws over E experts.
+    const double n = double(std::min<int64_t>(64, ceilDiv(entries, waves)));
+    int64_t steps = 1;
+    for (double m = 2, term = n * n / (2 * double(p.experts)); term >= 0.5 && m <= n;
+         ++m, term *= n / (m * double(p.experts)))
+      steps = int64_t(m);
+    const double perExpert = double(std::max<int64_t>(1, tokens) * p.topk) /
+                             std::max(1.0, routing.activeExperts); // rows of a routed expert
+    const int64_t perExpertBlocks = std::max<int64_t>(1, int64_t(std::ceil(perExpert / bm)));
+    const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
+    const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
+    const int64_t histLane = ceilDiv(2 * sp.histRow() * waves, sp.threads);
+    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads);
+    const KernelFamily family = k.family;
+    // A loop is told by what it holds (templates/sort/SortKernel.h).
+    cfg.tripHint = [=](const Program &prog, const Loop &L) -> int64_t {
+      SortLoop c = sortLoopOf(prog, L);
+      if (family == KernelFamily::SortScan)
+        return chunkGroups;
+      if (family == KernelFamily::SortCount)
+        return c.ldsAdds ? ceilDiv(entries, sp.threads) : perExpertLane;
+      if (c.ldsMins)
+        return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
+      if (c.ldsAdds)
+        return rounds; // counting the wave's part, 64 entries a step
+      if (c.globalStores && !c.globalLoads)
+        return c.globalStores >= 2 ? padding : perExpertBlocks; // padding rows; block ids
+      if (c.globalLoads)
+        return perExpertLane; // the per-wave bases of the thread's experts
+      return histLane;        // clearing the per-wave rows
     };
-    total = l.workgroups = 1;
+    if (k.family == KernelFamily::SortScan)
+      total = l.workgroups = sp.scanGrid()[0];
+    else
+      total = l.workgroups = sp.chunks(tokens);
     break;
   }
   case KernelFamily::QuantInput:

@@ -2,6 +2,9 @@
 
 #include "bench/gfx950_model/Traffic.h"
 
+#include "compiler/spec/TargetInfo.h"
+#include "templates/sort/SortPlan.h"
+
 namespace moegen::latency {
 namespace {
 
@@ -19,6 +22,12 @@ double bytesPer(DType t) {
   return 4.0;
 }
 
+/// The sort's chunk counts region (templates/sort/SortPlan.h).
+double sortCountsBytes(const MoeSpec &spec, int64_t tokens) {
+  ScheduleIssues issues;
+  return double(planSort(spec, TargetInfo::defaultTarget(), issues).countsBytes(tokens));
+}
+
 } // namespace
 
 double kernelBytes(KernelFamily family, const MoeSpec &spec, int64_t tokens, const Routing &r) {
@@ -31,8 +40,13 @@ double kernelBytes(KernelFamily family, const MoeSpec &spec, int64_t tokens, con
   const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
   const double interOut = fused ? a : 2.0; // stage 1's output element
   switch (family) {
-  case KernelFamily::Sort:
-    return slots * 8 + rows * 8 + r.activeBlocks * 4;
+  case KernelFamily::SortCount: // ids in, counts out
+    return slots * 4 + sortCountsBytes(spec, tokens);
+  case KernelFamily::SortScan: // counts in and out, totals out
+    return 2 * sortCountsBytes(spec, tokens) + 4 * p.experts;
+  case KernelFamily::Sort: // ids, weights, bases, totals in; sorted rows and blocks out
+    return slots * 8 + sortCountsBytes(spec, tokens) + 4 * p.experts + rows * 8 +
+           r.activeBlocks * 4;
   case KernelFamily::QuantInput:
     return T * K * 2 + T * K * a;
   case KernelFamily::Stage1: {

@@ -14,6 +14,8 @@ struct FamilyInfo {
 };
 
 constexpr std::array<FamilyInfo, kNumKernelFamilies> kFamilies = {{
+    {KernelFamily::SortCount, "sort_count", StageId::Stage1},
+    {KernelFamily::SortScan, "sort_scan", StageId::Stage1},
     {KernelFamily::Sort, "sort", StageId::Stage1},
     {KernelFamily::QuantInput, "quant_input", StageId::Stage1},
     {KernelFamily::Stage1, "stage1", StageId::Stage1},
@@ -32,8 +34,9 @@ constexpr bool indexedByFamily() {
 static_assert(indexedByFamily(), "kFamilies must list the families in enum order");
 
 constexpr std::array<KernelFamily, kNumKernelFamilies> kLaunchOrder = {
-    KernelFamily::Sort,       KernelFamily::QuantInput, KernelFamily::Stage1, KernelFamily::Finish,
-    KernelFamily::QuantInter, KernelFamily::Stage2,     KernelFamily::Reduce};
+    KernelFamily::SortCount,  KernelFamily::SortScan, KernelFamily::Sort,
+    KernelFamily::QuantInput, KernelFamily::Stage1,   KernelFamily::Finish,
+    KernelFamily::QuantInter, KernelFamily::Stage2,   KernelFamily::Reduce};
 
 } // namespace
 

@@ -19,10 +19,12 @@
 
 namespace moegen {
 
-/// In launch order: sort -> (quant_input) -> stage1 -> (finish) ->
-/// (quant_inter) -> stage2 -> (reduce).
+/// In launch order: sort_count -> sort_scan -> sort -> (quant_input) ->
+/// stage1 -> (finish) -> (quant_inter) -> stage2 -> (reduce).
 enum class KernelFamily : uint8_t {
-  Sort,       // token-to-expert sorting (aiter's format)
+  SortCount,  // sorting, 1/3: per token chunk, its entries per expert
+  SortScan,   // sorting, 2/3: per expert, the chunks' bases and its total
+  Sort,       // sorting, 3/3: segment layout and scatter (aiter's format)
   QuantInput, // bf16 input -> MX activations of stage 1
   Stage1,     // gate+up GEMM, activation, optional fused quantization
   Finish,     // split-K partial sums of stage 1 -> activation (+ quantization)
@@ -31,19 +33,20 @@ enum class KernelFamily : uint8_t {
   Reduce,     // per-slot rows of stage 2 -> output
 };
 
-inline constexpr size_t kNumKernelFamilies = 7;
+inline constexpr size_t kNumKernelFamilies = 9;
 
 /// Every family, in launch order.
 llvm::ArrayRef<KernelFamily> allKernelFamilies();
 
-/// "sort", "quant_input", "stage1", "finish", "quant_inter", "stage2", "reduce".
+/// "sort_count", "sort_scan", "sort", "quant_input", "stage1", "finish", "quant_inter", "stage2",
+/// "reduce".
 llvm::StringRef toString(KernelFamily family);
 
 /// The family named `name`, or nullopt.
 std::optional<KernelFamily> parseKernelFamily(llvm::StringRef name);
 
 /// The stage whose schedule a family serves, and where its diagnostics point:
-/// stage 1 for sort, input quantization and the split-K finish; stage 2 for
+/// stage 1 for the sorting kernels, input quantization and the split-K finish; stage 2 for
 /// the inter-stage quantization and the reduction.
 StageId servedStage(KernelFamily family);
 

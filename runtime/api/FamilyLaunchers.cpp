@@ -30,6 +30,7 @@ LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const T
   LayerPlan p;
   p.spec = spec;
   ScheduleIssues issues; // the spec compiled: planning again cannot fail
+  p.sort = planSort(spec, target, issues);
   p.stage1 = kernels.find(KernelFamily::Stage1) != nullptr;
   p.stage2 = kernels.find(KernelFamily::Stage2) != nullptr;
   p.finish = kernels.find(KernelFamily::Finish) != nullptr;
@@ -46,9 +47,9 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   const Problem &pr = spec.problem;
   const int64_t T = tokens, topk = pr.topk, I = pr.interDim, K = pr.modelDim;
   WorkspaceLayout w;
-  w.blockM = spec.stage1.tileM; // a sorted block is one stage-1 M tile
-  w.maxPaddedRows = T * topk + pr.experts * w.blockM - topk;
-  w.maxBlocks = (w.maxPaddedRows + w.blockM - 1) / w.blockM;
+  w.blockM = sort.blockM; // a sorted block is one stage-1 M tile
+  w.maxPaddedRows = sort.maxPaddedRows(T);
+  w.maxBlocks = sort.maxBlocks(T);
   size_t off = 0;
   auto place = [&](WorkspaceRegion &r, int64_t bytes, bool zeroed = false) {
     r.offset = off;
@@ -60,6 +61,8 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   place(w.sortedWeights, 4 * w.maxPaddedRows);
   place(w.sortedExperts, 4 * w.maxBlocks);
   place(w.numValidIds, 8);
+  place(w.sortCounts, sort.countsBytes(T));
+  place(w.sortTotals, sort.totalsBytes());
   if (quantInput) {
     place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());
     place(w.inputQScale, quantInput->scaleBytes(T), true);
@@ -90,10 +93,30 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
 
 FamilyLaunchers builtinLaunchers() {
   FamilyLaunchers t;
-  // One workgroup (templates/sort/SortKernel.h).
-  t[size_t(KernelFamily::Sort)] = [](const MoeSpec &, const KernelSet &,
-                                     const TargetInfo &) -> llvm::Expected<FamilyLaunch> {
-    return FamilyLaunch{[](const LaunchShape &) { return Dim3{1, 1, 1}; }, {}};
+  // The sorting kernels: per token chunk, per expert, per token chunk
+  // (templates/sort/SortKernel.h).
+  t[size_t(KernelFamily::SortCount)] =
+      [](const MoeSpec &spec, const KernelSet &,
+         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    SortPlan p = planSort(spec, target, issues);
+    return FamilyLaunch{[p](const LaunchShape &s) { return dim3(p.countGrid(s.tokens)); }, {}};
+  };
+  t[size_t(KernelFamily::SortScan)] = [](const MoeSpec &spec, const KernelSet &,
+                                         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    SortPlan p = planSort(spec, target, issues);
+    return FamilyLaunch{
+        [p](const LaunchShape &) { return dim3(p.scanGrid()); },
+        {{"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}}};
+  };
+  t[size_t(KernelFamily::Sort)] = [](const MoeSpec &spec, const KernelSet &,
+                                     const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    SortPlan p = planSort(spec, target, issues);
+    return FamilyLaunch{
+        [p](const LaunchShape &s) { return dim3(p.scatterGrid(s.tokens)); },
+        {{"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}}};
   };
   // The bf16 input, token-major (templates/quant/QuantPlan.h).
   t[size_t(KernelFamily::QuantInput)] =

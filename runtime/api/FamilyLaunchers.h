@@ -11,6 +11,7 @@
 #include "runtime/api/MoeLayer.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
+#include "templates/sort/SortPlan.h"
 
 #include <array>
 #include <optional>
@@ -20,6 +21,7 @@ namespace moegen::runtime {
 /// What a tier's workspace and output clearing depend on.
 struct LayerPlan {
   MoeSpec spec;
+  SortPlan sort;
   bool stage1 = false, stage2 = false, finish = false;
   std::optional<QuantPlan> quantInput, quantInter;
   std::optional<ReducePlan> reduce;

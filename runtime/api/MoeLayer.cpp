@@ -32,6 +32,8 @@ const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
     {"sorted_weights", ArgValue::SortedWeights},
     {"sorted_experts", ArgValue::SortedExperts},
     {"num_valid_ids", ArgValue::NumValidIds},
+    {"chunk_counts", ArgValue::SortCounts},
+    {"expert_totals", ArgValue::SortTotals},
     {"tokens", ArgValue::Tokens},
 };
 
@@ -343,6 +345,8 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
   region(ArgValue::SortedWeights, ws.sortedWeights);
   region(ArgValue::SortedExperts, ws.sortedExperts);
   region(ArgValue::NumValidIds, ws.numValidIds);
+  region(ArgValue::SortCounts, ws.sortCounts);
+  region(ArgValue::SortTotals, ws.sortTotals);
   region(ArgValue::InputQ, ws.inputQ);
   region(ArgValue::InputQScale, ws.inputQScale);
   region(ArgValue::NoScale, ws.noScale);

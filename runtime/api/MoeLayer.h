@@ -20,7 +20,8 @@
 //             or an ahead-of-time cache lacks it), is
 //             logged once per (shape, tier) -- never silent.
 //          -> kernels (KernelSource: memory, disk cache, or the JIT compiles)
-//          -> launches, in the layer's order: sort -> (quant_input) ->
+//          -> launches, in the layer's order: sort_count -> sort_scan ->
+//             sort -> (quant_input) ->
 //             stage1 -> (finish) -> (quant_inter) -> stage2 -> (reduce),
 //             after clearing what accumulates (atomic output, split-K
 //             partials). A family is launched by its registered
@@ -93,6 +94,8 @@ struct WorkspaceLayout {
   WorkspaceRegion sortedWeights;  // f32 [maxPaddedRows]
   WorkspaceRegion sortedExperts;  // i32 [maxBlocks]
   WorkspaceRegion numValidIds;    // i32 [2]
+  WorkspaceRegion sortCounts;     // i32 [chunks, experts]: sort_count's, then chunk bases
+  WorkspaceRegion sortTotals;     // i32 [experts]: entries per expert (sort_scan)
   WorkspaceRegion inputQ;         // stage-1 A quantized from `hidden` (MX formats)
   WorkspaceRegion inputQScale;    //   and its e8m0 scales
   WorkspaceRegion noScale;        // a zeroed stand-in scale for bf16 A
@@ -136,6 +139,8 @@ enum class ArgValue : uint8_t {
   SortedWeights,
   SortedExperts,
   NumValidIds,
+  SortCounts,
+  SortTotals,
   InputQ,
   InputQScale,
   NoScale,

@@ -1,4 +1,46 @@
-//===- SortKernel.h - The MoE sorting kernel --------------------*- C++ -*-===//
+//===- SortKernel.h - The MoE sorting kernels -------------------*- C++ -*-===//
+//
+// Token-to-expert sorting in aiter's format, as three kernels launched in
+// order over chunks of plan.chunkTokens consecutive tokens (entries are the
+// (token, slot) pairs of topk_ids, row-major):
+//
+//   sort_count  grid {chunks}, plan.threads threads. Each workgroup counts
+//               its chunk's entries per expert in an LDS histogram (atomic
+//               adds: counts do not depend on their order) and writes
+//               chunk_counts[chunk][expert].
+//   sort_scan   grid {experts}, plan.scanThreads threads (one wave). Per
+//               expert, an exclusive prefix over the chunks replaces
+//               chunk_counts[chunk][expert] with the chunk's base inside the
+//               expert's segment; expert_totals[expert] gets the sum.
+//   sort        grid {chunks}, plan.threads threads. Every workgroup lays
+//               the segments out from expert_totals (each thread sums the
+//               padded sizes of its contiguous experts, a workgroup prefix
+//               gives the starts; empty experts take no rows), workgroup 0
+//               writes num_valid_ids, and workgroup (thread mod chunks)
+//               writes the expert ids of its thread's experts' blocks and
+//               their padding rows. Then each wave takes a contiguous part
+//               of the chunk: it counts its part per expert (one LDS
+//               histogram per wave), the histograms become per-wave next
+//               rows (segment start + chunk base + earlier waves' counts),
+//               and the wave walks its part 64 entries at a time, placing
+//               them in steps: each step, the lowest pending lane of every
+//               expert (an LDS atomic min of lane ids) takes its expert's
+//               next row. A lane is placed in the step of its rank among the
+//               lanes of its expert, so rows follow (token, slot) order as in
+//               the reference, whatever the workgroups' order; the steps are
+//               as many as the most shared expert's lanes (about 2 for
+//               router top-k over 896 experts).
+//
+// sort's arguments: topk_ids i32 [tokens, topk] (ids outside [0, experts)
+// are dropped by all three), topk_weights f32 [tokens, topk], chunk_counts
+// i32 [chunks, experts], expert_totals i32 [experts], sorted_ids i32
+// [maxPaddedRows] ((slot << 24) | token; sentinel (topk << 24) | tokens),
+// sorted_weights f32 [maxPaddedRows] (0 on padding), sorted_experts i32
+// [maxBlocks] (expert of each block_m block), num_valid_ids i32 [2]
+// ({padded rows used, tokens}), tokens i32. The region sizes come from
+// SortPlan (countsBytes, totalsBytes, maxPaddedRows, maxBlocks).
+//
+//===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTKERNEL_H
 #define MOEGEN_TEMPLATES_SORT_SORTKERNEL_H
 
@@ -7,17 +49,15 @@
 
 namespace moegen {
 
-/// The sorting kernel's arguments, in order:
-///   topk_ids       i32 [tokens, topk]      router choices (ids outside [0, experts) are dropped)
-///   topk_weights   f32 [tokens, topk]
-///   sorted_ids     i32 [maxPaddedRows]      (slot << 24) | token, sentinel (topk << 24) | tokens
-///   sorted_weights f32 [maxPaddedRows]      0 on padding
-///   sorted_experts i32 [maxBlocks]          expert of each block_m block, empty experts skipped
-///   num_valid_ids  i32 [2]                  {padded rows used, tokens}
-///   tokens         i32
-/// Launch: one workgroup of plan.threads threads.
-
-/// Adds the sorting kernel to `module`.
+/// Adds the sort_count kernel to `module`.
+mlir::gpu::GPUFuncOp buildSortCountKernel(mlir::ImplicitLocOpBuilder &b,
+                                          mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
+                                          const SortPlan &plan);
+/// Adds the sort_scan kernel to `module`.
+mlir::gpu::GPUFuncOp buildSortScanKernel(mlir::ImplicitLocOpBuilder &b,
+                                         mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
+                                         const SortPlan &plan);
+/// Adds the sort (layout and scatter) kernel to `module`.
 mlir::gpu::GPUFuncOp buildSortKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
                                      llvm::StringRef symbol, const SortPlan &plan);
 

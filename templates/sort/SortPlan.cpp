@@ -1,8 +1,18 @@
-//===- SortPlan.cpp - The MoE sorting kernel's plan and rules -------------===//
+//===- SortPlan.cpp - The MoE sorting kernels' plan and rules -------------===//
 
 #include "templates/sort/SortPlan.h"
 
+#include <algorithm>
+
 namespace moegen {
+
+std::string sortCountKernelSymbol(const SortPlan &plan) {
+  return "moe_sort_count_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk);
+}
+
+std::string sortScanKernelSymbol(const SortPlan &plan) {
+  return "moe_sort_scan_e" + std::to_string(plan.experts);
+}
 
 std::string sortKernelSymbol(const SortPlan &plan) {
   return "moe_sort_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk) + "_bm" +
@@ -14,7 +24,7 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.blockM = spec.stage1.tileM; // one sorted block is one stage-1 M tile
   p.experts = spec.problem.experts;
   p.topk = spec.problem.topk;
-  p.ldsBytes = 2 * 4 * p.experts;
+  p.chunkTokens = std::max<int64_t>(1, SortPlan::kChunkEntries / std::max<int64_t>(1, p.topk));
   if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
     issues.push_back(
         {KernelFamily::Sort, "block_m",
@@ -22,12 +32,26 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   if (p.topk > 255)
     issues.push_back({KernelFamily::Sort, "topk",
                       "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
-  if (p.ldsBytes > target.ldsBytes)
+  if (p.scatterLdsBytes() > target.ldsBytes)
     issues.push_back({KernelFamily::Sort, "lds",
                       "experts=" + std::to_string(p.experts) + " need " +
-                          std::to_string(p.ldsBytes) + " bytes of LDS, over the " +
+                          std::to_string(p.scatterLdsBytes()) + " bytes of LDS, over the " +
                           std::to_string(target.ldsBytes) + "-byte limit"});
   return p;
+}
+
+KernelSignature sortCountKernelSignature(llvm::StringRef symbol, const SortPlan &plan) {
+  using K = KernelArgKind;
+  return {symbol.str(),
+          {{"topk_ids", K::Pointer}, {"chunk_counts", K::Pointer}, {"tokens", K::I32}},
+          plan.threads};
+}
+
+KernelSignature sortScanKernelSignature(llvm::StringRef symbol, const SortPlan &plan) {
+  using K = KernelArgKind;
+  return {symbol.str(),
+          {{"chunk_counts", K::Pointer}, {"expert_totals", K::Pointer}, {"tokens", K::I32}},
+          plan.scanThreads};
 }
 
 KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan) {
@@ -35,6 +59,8 @@ KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan
   return {symbol.str(),
           {{"topk_ids", K::Pointer},
            {"topk_weights", K::Pointer},
+           {"chunk_counts", K::Pointer},
+           {"expert_totals", K::Pointer},
            {"sorted_ids", K::Pointer},
            {"sorted_weights", K::Pointer},
            {"sorted_experts", K::Pointer},

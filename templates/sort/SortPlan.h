@@ -1,4 +1,12 @@
-//===- SortPlan.h - The MoE sorting kernel's plan and rules -----*- C++ -*-===//
+//===- SortPlan.h - The MoE sorting kernels' plan and rules -----*- C++ -*-===//
+//
+// The sort runs as three kernels over token chunks (templates/sort/SortKernel.h
+// describes the algorithm): sort_count (a histogram per chunk), sort_scan
+// (per expert, the chunks' bases and the expert's total) and sort (the
+// segment layout and the scatter). A chunk is `chunkTokens` consecutive
+// tokens, so the work grows with the token count across workgroups.
+//
+//===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTPLAN_H
 #define MOEGEN_TEMPLATES_SORT_SORTPLAN_H
 
@@ -7,19 +15,53 @@
 #include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
+#include <array>
+
 namespace moegen {
 
-/// The sorting kernel runs as one workgroup: its threads own experts (expert
-/// e belongs to thread e mod threads), count their experts' entries, one
-/// thread turns the padded counts into segment offsets, and each thread then
-/// writes its experts' segments in (token, slot) order. The output is
-/// therefore deterministic and ordered like aiter's.
 struct SortPlan {
   int64_t blockM = 0;
   int64_t experts = 0;
   int64_t topk = 0;
+  /// Threads of a sort_count or sort workgroup (waves of 64).
   int64_t threads = 256;
-  int64_t ldsBytes = 0; // counts and offsets, one i32 each per expert
+  /// Threads of a sort_scan workgroup (one wave).
+  int64_t scanThreads = 64;
+  /// (token, slot) entries a chunk holds at most; chunkTokens follows.
+  static constexpr int64_t kChunkEntries = 2048;
+  int64_t chunkTokens = 0;
+
+  int64_t waves() const { return threads / 64; }
+  /// Entries a chunk holds at most.
+  int64_t chunkEntries() const { return chunkTokens * topk; }
+  /// Entries a sort_count thread counts at most (strided by threads).
+  int64_t countPerThread() const { return (chunkEntries() + threads - 1) / threads; }
+  /// Entries a sort lane counts and places at most (a wave's part, by 64).
+  int64_t partPerLane() const { return ((chunkEntries() + waves() - 1) / waves() + 63) / 64; }
+  /// Token chunks of `tokens` tokens: at least one, so that the layout is
+  /// written even without tokens.
+  int64_t chunks(int64_t tokens) const {
+    return tokens <= 0 ? 1 : (tokens + chunkTokens - 1) / chunkTokens;
+  }
+  /// The counts region: i32 [chunks, experts].
+  int64_t countsBytes(int64_t tokens) const { return 4 * chunks(tokens) * experts; }
+  /// The totals region: i32 [experts].
+  int64_t totalsBytes() const { return 4 * experts; }
+  /// LDS of each kernel (sort_count: a histogram and a spare slot; sort_scan: the scan
+  /// buffer; sort: segment starts, a histogram and an owner row per wave,
+  /// the scan buffer).
+  int64_t countLdsBytes() const { return 4 * (experts + 1); }
+  int64_t scanLdsBytes() const { return 4 * scanThreads; }
+  int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + threads); }
+  /// A wave's histogram row in sort: its experts and a spare slot.
+  int64_t histRow() const { return experts + 1; }
+  /// Experts each sort thread lays out (contiguous).
+  int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
+
+  /// Grids (x, y, z) for `tokens` tokens.
+  std::array<int64_t, 3> countGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
+  std::array<int64_t, 3> scanGrid() const { return {experts, 1, 1}; }
+  std::array<int64_t, 3> scatterGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
 
   /// Sizes of the outputs for `tokens` tokens (aiter's formulas).
   int64_t maxPaddedRows(int64_t tokens) const { return tokens * topk + experts * blockM - topk; }
@@ -30,10 +72,19 @@ struct SortPlan {
 inline uint32_t sortSentinel(int64_t tokens, int64_t topk) {
   return (static_cast<uint32_t>(topk) << 24) | static_cast<uint32_t>(tokens);
 }
-/// The kernel's symbol, unique per plan: "moe_sort_e896_k16_bm32".
+
+/// Symbols, unique per plan: "moe_sort_count_e896_k16", "moe_sort_scan_e896",
+/// "moe_sort_e896_k16_bm32".
+std::string sortCountKernelSymbol(const SortPlan &plan);
+std::string sortScanKernelSymbol(const SortPlan &plan);
 std::string sortKernelSymbol(const SortPlan &plan);
-/// Arguments: topk_ids, topk_weights, sorted_ids, sorted_weights, sorted_experts,
-/// num_valid_ids, tokens.
+
+/// sort_count: topk_ids, chunk_counts, tokens.
+KernelSignature sortCountKernelSignature(llvm::StringRef symbol, const SortPlan &plan);
+/// sort_scan: chunk_counts, expert_totals, tokens.
+KernelSignature sortScanKernelSignature(llvm::StringRef symbol, const SortPlan &plan);
+/// sort: topk_ids, topk_weights, chunk_counts, expert_totals, sorted_ids,
+/// sorted_weights, sorted_experts, num_valid_ids, tokens.
 KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan);
 
 SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues &issues);

@@ -2,30 +2,37 @@
 // RUN: moegen-opt %s --moe-verify-schedule --moe-instantiate-templates | FileCheck %s
 
 // moe-instantiate-templates replaces the layer with one gpu.module per
-// kernel, targeted from moe.target; the sorting kernel is one workgroup of
-// 256 threads with two LDS arrays of one i32 per expert.
+// kernel, targeted from moe.target; the sorting runs as sort_count (a
+// histogram per token chunk: one i32 per expert and a spare), sort_scan (one
+// wave per expert) and sort (segment starts, a histogram and an owner row per
+// wave, a scan buffer).
 
 // CHECK-NOT: moe.layer
-// CHECK: gpu.module @moe_sort_e8_k2_bm32 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort"}
-// CHECK: gpu.func @moe_sort_e8_k2_bm32(%[[IDS:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %[[NVALID:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[TOKENS:.*]]: i32)
-// CHECK-SAME: workgroup(%[[COUNTS:.*]] : memref<8xi32, #gpu.address_space<workgroup>>, %[[OFFSETS:.*]] : memref<8xi32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.module @moe_sort_count_e8_k2 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort_count"}
+// CHECK: gpu.func @moe_sort_count_e8_k2(%[[IDS:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[COUNTS:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: i32)
+// CHECK-SAME: workgroup(%[[HIST:.*]] : memref<9xi32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK: %[[TID:.*]] = gpu.thread_id x
-// Phase 1: per-expert counts.
-// CHECK: scf.for %[[E:.*]] = %[[TID]] to %c8 step %c256
 // CHECK: memref.load %[[IDS]]
-// CHECK: memref.store %{{.*}}, %[[COUNTS]][%[[E]]]
+// CHECK: memref.atomic_rmw addi
 // CHECK: gpu.barrier
-// Phase 2: thread 0 lays out the segments and writes num_valid_ids.
-// CHECK: scf.if
-// CHECK: memref.store %{{.*}}, %[[NVALID]][%c0]
-// CHECK: memref.store %[[TOKENS]], %[[NVALID]][%c1]
-// CHECK: gpu.barrier
-// Phase 3: segments in entry order; padding rows get the sentinel (topk << 24) | tokens.
-// CHECK: %[[SENTINEL:.*]] = arith.ori %c33554432_i32, %[[TOKENS]] : i32
-// CHECK: scf.for
-// CHECK: arith.shli
-// CHECK: memref.store %[[SENTINEL]]
+// CHECK: memref.store %{{.*}}, %[[COUNTS]]
+// CHECK: gpu.return
+// CHECK: gpu.module @moe_sort_scan_e8 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort_scan"}
+// CHECK: gpu.func @moe_sort_scan_e8(
+// CHECK-SAME: workgroup(%{{.*}} : memref<64xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 64, 1, 1>}
+// CHECK: gpu.return
+// CHECK: gpu.module @moe_sort_e8_k2_bm32 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort"}
+// CHECK: gpu.func @moe_sort_e8_k2_bm32(%{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %[[NVALID:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[TOKENS:.*]]: i32)
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<36xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<36xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<256xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Workgroup 0 writes num_valid_ids; padding rows get the sentinel (topk << 24) | tokens.
+// CHECK: memref.store %[[TOKENS]], %[[NVALID]][%c1{{.*}}]
+// CHECK: arith.ori %c33554432_i32, %[[TOKENS]] : i32
+// The placing steps: an atomic min of lane ids per expert, a ballot of the lanes left.
+// CHECK: scf.while
+// CHECK: memref.atomic_rmw minu
+// CHECK: rocdl.ballot
 // CHECK: gpu.return
 
 module attributes {moe.target = #moe.target<chip = "gfx950", abi = 5>} {

@@ -31,9 +31,10 @@ TEST(RuntimeCompiler, CompilesOnFirstUseThenHitsMemory) {
   EXPECT_EQ((*k)->meta.family, KernelFamily::Sort);
   EXPECT_EQ((*k)->meta.symbol, "moe_sort_e896_k16_bm32");
   EXPECT_EQ((*k)->meta.blockSize, 256);
-  ASSERT_EQ((*k)->meta.args.size(), 7u);
+  ASSERT_EQ((*k)->meta.args.size(), 9u);
   EXPECT_EQ((*k)->meta.args[0].name, "topk_ids");
-  EXPECT_EQ((*k)->meta.args[6].kind, cache::ArgKind::I32);
+  EXPECT_EQ((*k)->meta.args[2].name, "chunk_counts");
+  EXPECT_EQ((*k)->meta.args[8].kind, cache::ArgKind::I32);
   ASSERT_GT((*k)->hsaco.size(), 4u);
   EXPECT_EQ(std::memcmp((*k)->hsaco.data(),
                         "\x7f"

@@ -110,28 +110,34 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   auto name = fake<const char *(*)(int)>("fakeHipLaunchName");
   for (int i = 0; i < n; ++i)
     EXPECT_EQ(name(i), d->kernels->kernels[i]->meta.symbol);
-  // The sort launch: one workgroup, its arguments packed in signature order.
-  EXPECT_STREQ(name(0), "moe_sort_e896_k16_bm32");
-  const unsigned *grid = fake<const unsigned *(*)(int)>("fakeHipLaunchGrid")(0);
-  const unsigned *block = fake<const unsigned *(*)(int)>("fakeHipLaunchBlock")(0);
+  // The sorting launches: 4 tokens are one chunk; the scatter's arguments
+  // are packed in signature order.
+  EXPECT_STREQ(name(0), "moe_sort_count_e896_k16");
+  EXPECT_STREQ(name(1), "moe_sort_scan_e896");
+  EXPECT_EQ(fake<const unsigned *(*)(int)>("fakeHipLaunchGrid")(1)[0], 896u);
+  EXPECT_STREQ(name(2), "moe_sort_e896_k16_bm32");
+  const unsigned *grid = fake<const unsigned *(*)(int)>("fakeHipLaunchGrid")(2);
+  const unsigned *block = fake<const unsigned *(*)(int)>("fakeHipLaunchBlock")(2);
   EXPECT_EQ(grid[0] * grid[1] * grid[2], 1u);
   EXPECT_EQ(block[0], 256u);
   size_t size = 0;
   const unsigned char *k =
-      fake<const unsigned char *(*)(int, size_t *)>("fakeHipLaunchKernarg")(0, &size);
-  // topk_ids, topk_weights, sorted_ids, sorted_weights, sorted_experts,
-  // num_valid_ids (8 bytes each), tokens (4).
-  ASSERT_EQ(size, 6 * 8 + 4u);
-  uint64_t p[6];
+      fake<const unsigned char *(*)(int, size_t *)>("fakeHipLaunchKernarg")(2, &size);
+  // topk_ids, topk_weights, chunk_counts, expert_totals, sorted_ids,
+  // sorted_weights, sorted_experts, num_valid_ids (8 bytes each), tokens (4).
+  ASSERT_EQ(size, 8 * 8 + 4u);
+  uint64_t p[8];
   std::memcpy(p, k, sizeof(p));
   EXPECT_EQ(p[0], *idsDev);
   EXPECT_EQ(p[1], args.topkWeights);
-  EXPECT_EQ(p[2], args.workspace + ws->sortedIds.offset);
-  EXPECT_EQ(p[3], args.workspace + ws->sortedWeights.offset);
-  EXPECT_EQ(p[4], args.workspace + ws->sortedExperts.offset);
-  EXPECT_EQ(p[5], args.workspace + ws->numValidIds.offset);
+  EXPECT_EQ(p[2], args.workspace + ws->sortCounts.offset);
+  EXPECT_EQ(p[3], args.workspace + ws->sortTotals.offset);
+  EXPECT_EQ(p[4], args.workspace + ws->sortedIds.offset);
+  EXPECT_EQ(p[5], args.workspace + ws->sortedWeights.offset);
+  EXPECT_EQ(p[6], args.workspace + ws->sortedExperts.offset);
+  EXPECT_EQ(p[7], args.workspace + ws->numValidIds.offset);
   int32_t tokens;
-  std::memcpy(&tokens, k + 48, 4);
+  std::memcpy(&tokens, k + 64, 4);
   EXPECT_EQ(tokens, 4);
   ASSERT_FALSE(bool(hip.free(*idsDev)));
   llvm::Error twice = hip.free(*idsDev);

@@ -270,7 +270,16 @@ TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
   auto ws = l->workspaceLayout(args.tokens);
   ASSERT_TRUE(bool(ws));
   const MoeSpec &s = d->spec;
-  EXPECT_EQ(backend.launches.front().grid.X, 1u); // sort: one workgroup
+  // The sort: one token chunk for 4 tokens, one scan workgroup per expert.
+  ASSERT_GE(backend.launches.size(), 3u);
+  EXPECT_TRUE(llvm::StringRef(backend.launches[0].symbol).starts_with("moe_sort_count_"));
+  EXPECT_EQ(backend.launches[0].grid.X, 1u);
+  EXPECT_TRUE(llvm::StringRef(backend.launches[1].symbol).starts_with("moe_sort_scan_"));
+  EXPECT_EQ(int64_t(backend.launches[1].grid.X), s.problem.experts);
+  EXPECT_TRUE(llvm::StringRef(backend.launches[2].symbol).starts_with("moe_sort_e"));
+  EXPECT_EQ(backend.launches[2].grid.X, 1u);
+  EXPECT_EQ(int64_t(ws->sortCounts.bytes), 4 * s.problem.experts);
+  EXPECT_EQ(int64_t(ws->sortTotals.bytes), 4 * s.problem.experts);
   // The GEMMs are persistent over M: at most 256 CUs x 4 workgroups, never
   // more rows than M tiles.
   const int64_t cap = 256 * moegen::kPersistentWorkgroupsPerCU;
@@ -317,7 +326,9 @@ TEST_F(MoeLayerRun, LaunchersArePluggable) {
   EXPECT_EQ(d->notLaunched, std::vector<KernelFamily>{KernelFamily::Stage2});
   EXPECT_EQ(notes.log.count("no launcher for kernel family stage2"), 1u);
   ASSERT_EQ(backend.launches.size(), d->kernels->kernels.size() - 1);
-  EXPECT_EQ(backend.launches[0].grid.X, uint32_t(args.tokens));
+  ASSERT_GE(backend.launches.size(), 3u);
+  EXPECT_TRUE(llvm::StringRef(backend.launches[2].symbol).starts_with("moe_sort_e"));
+  EXPECT_EQ(backend.launches[2].grid.X, uint32_t(args.tokens));
   for (const auto &k : backend.launches)
     EXPECT_FALSE(llvm::StringRef(k.symbol).starts_with("moe_stage2"));
   // The output is not cleared for a stage 2 that does not run.

@@ -27,11 +27,14 @@ TEST(KernelFamily, LaunchOrderIsTheLayersOrder) {
   std::vector<std::string> order;
   for (KernelFamily f : allKernelFamilies())
     order.push_back(toString(f).str());
-  EXPECT_EQ(order, (std::vector<std::string>{"sort", "quant_input", "stage1", "finish",
-                                             "quant_inter", "stage2", "reduce"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"sort_count", "sort_scan", "sort", "quant_input", "stage1",
+                                      "finish", "quant_inter", "stage2", "reduce"}));
 }
 
 TEST(KernelFamily, EachServesAStage) {
+  EXPECT_EQ(servedStage(KernelFamily::SortCount), StageId::Stage1);
+  EXPECT_EQ(servedStage(KernelFamily::SortScan), StageId::Stage1);
   EXPECT_EQ(servedStage(KernelFamily::Sort), StageId::Stage1);
   EXPECT_EQ(servedStage(KernelFamily::QuantInput), StageId::Stage1);
   EXPECT_EQ(servedStage(KernelFamily::Finish), StageId::Stage1);
