@@ -89,6 +89,13 @@ llvm::cl::OptionCategory &moegenCategory() {
   return category;
 }
 
+SpecOverrideOption::SpecOverrideOption(llvm::cl::SubCommand &sub)
+    : llvm::cl::list<std::string>("set",
+                                  llvm::cl::desc("override a spec key, e.g. stage1.k_batch=2 "
+                                                 "(repeatable; 'a=1; b=2' sets several)"),
+                                  llvm::cl::value_desc("key=value"), llvm::cl::sub(sub),
+                                  llvm::cl::cat(moegenCategory())) {}
+
 CommandRegistration::CommandRegistration(llvm::cl::SubCommand &sub, int (*run)()) {
   registry().push_back({&sub, run});
 }

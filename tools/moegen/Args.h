@@ -16,11 +16,21 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace moegen::cli {
 
 /// The category of every moegen option; LLVM's own options are hidden.
 llvm::cl::OptionCategory &moegenCategory();
+
+/// `--set key=value` (repeatable) of a command that reads a spec: the
+/// overrides applied to it in order.
+class SpecOverrideOption : public llvm::cl::list<std::string> {
+public:
+  explicit SpecOverrideOption(llvm::cl::SubCommand &sub);
+  std::vector<std::string> values() const { return {begin(), end()}; }
+};
 
 /// Makes `sub` a moegen command run by `run` once its options are parsed.
 /// Construct one per command, at namespace scope after the SubCommand.

@@ -57,11 +57,7 @@ static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"), cl::
 static cl::opt<std::string>
     outDirArg("o", cl::desc("directory of the .hsaco files, created (default: the current one)"),
               cl::value_desc("dir"), cl::init("."), cl::sub(command), cl::cat(moegenCategory()));
-static cl::list<std::string> setArgs("set",
-                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
-                                              "(repeatable; 'a=1; b=2' sets several)"),
-                                     cl::value_desc("key=value"), cl::sub(command),
-                                     cl::cat(moegenCategory()));
+static SpecOverrideOption setArgs(command);
 static cl::opt<std::string> targetArg("target",
                                       cl::desc("the chip to generate code for (default gfx950)"),
                                       cl::value_desc("chip"),
@@ -82,7 +78,7 @@ static cl::opt<long long, false, PositiveParser>
 
 static int runCompile() {
   std::string specPath = specArg, outDir = outDirArg;
-  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
+  std::vector<std::string> overrides = setArgs.values();
   CompileOptions options;
   options.chip = targetArg;
   options.dumpDir = dumpArg;

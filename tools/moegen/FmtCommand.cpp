@@ -34,15 +34,11 @@ static cl::opt<std::string>
                      "(the moe dialect module the compiler starts from); default moe"),
             cl::value_desc("moe|mlir"), cl::init("moe"), cl::sub(command),
             cl::cat(moegenCategory()));
-static cl::list<std::string> setArgs("set",
-                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
-                                              "(repeatable; 'a=1; b=2' sets several)"),
-                                     cl::value_desc("key=value"), cl::sub(command),
-                                     cl::cat(moegenCategory()));
+static SpecOverrideOption setArgs(command);
 
 static int runFmt() {
   std::string path = specArg, emit = emitArg;
-  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
+  std::vector<std::string> overrides = setArgs.values();
   if (emit != "moe" && emit != "mlir")
     return usageError("fmt", "--emit: expected moe or mlir, got '" + emit + "'");
   if (path.empty())

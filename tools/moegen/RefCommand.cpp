@@ -54,11 +54,7 @@ static cl::opt<std::string> outArg("out",
                                    cl::cat(moegenCategory()));
 static cl::alias outShortArg("o", cl::desc("alias for --out"), cl::aliasopt(outArg),
                              cl::cat(moegenCategory()));
-static cl::list<std::string> setArgs("set",
-                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
-                                              "(repeatable; 'a=1; b=2' sets several)"),
-                                     cl::value_desc("key=value"), cl::sub(command),
-                                     cl::cat(moegenCategory()));
+static SpecOverrideOption setArgs(command);
 static cl::opt<std::string> accumArg("accum",
                                      cl::desc("accumulation of the reference GEMMs (default f32)"),
                                      cl::value_desc("f32|f64"), cl::sub(command),
@@ -72,7 +68,7 @@ static cl::opt<std::string>
 
 static int runRef() {
   std::string specPath = specArg, out = outArg;
-  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
+  std::vector<std::string> overrides = setArgs.values();
   num::RefBundleOptions opts;
   opts.seed = seedArg;
   if (accumArg.getNumOccurrences()) {

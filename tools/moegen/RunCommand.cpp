@@ -46,15 +46,11 @@ static cl::opt<std::string> backendArg("backend",
                                        cl::desc("where the kernels run: emu (the default)"),
                                        cl::value_desc("name"), cl::init("emu"), cl::sub(command),
                                        cl::cat(moegenCategory()));
-static cl::list<std::string> setArgs("set",
-                                     cl::desc("override a spec key, e.g. stage1.k_batch=2 "
-                                              "(repeatable; 'a=1; b=2' sets several)"),
-                                     cl::value_desc("key=value"), cl::sub(command),
-                                     cl::cat(moegenCategory()));
+static SpecOverrideOption setArgs(command);
 
 static int runRun() {
   std::string path = specArg, backendName = backendArg;
-  std::vector<std::string> overrides(setArgs.begin(), setArgs.end());
+  std::vector<std::string> overrides = setArgs.values();
   LayerCheckOptions options;
   options.tokens = tokensArg;
   options.seed = seedArg;
