@@ -16,6 +16,7 @@
 #include "emulator/Ops.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Analysis/PostDominators.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Function.h"
@@ -465,6 +466,15 @@ Expected<std::unique_ptr<Program>> Decoder::run() {
   P->ArgsEnd = uint32_t(Image().size());
   if (Error E = assignSlots())
     return std::move(E);
+  {
+    PostDominatorTree PDT(const_cast<Function &>(F));
+    for (const BasicBlock &BB : F) {
+      DomTreeNode *N = PDT.getNode(&BB);
+      DomTreeNode *IDom = N ? N->getIDom() : nullptr;
+      const BasicBlock *Join = IDom ? IDom->getBlock() : nullptr;
+      Reconverge.push_back(Join ? BlockIndex.lookup(Join) : NoBlock);
+    }
+  }
   for (const BasicBlock &BB : F) {
     BlockStart.push_back(uint32_t(P->Code.size()));
     for (const Instruction &I : BB) {
@@ -477,6 +487,9 @@ Expected<std::unique_ptr<Program>> Decoder::run() {
   // Edge targets were block indices; make them code indices.
   for (Edge &E : P->Edges)
     E.Target = BlockStart[E.Target];
+  for (Inst &I : P->Code)
+    if ((I.K == Kind::CondBr || I.K == Kind::Switch) && I.D != NoBlock)
+      I.D = BlockStart[I.D];
   uint32_t TempBase = allocFrame(MaxTemp);
   for (Move &M : P->Moves)
     M.TempOff += TempBase;
@@ -523,6 +536,7 @@ Error Decoder::decodeBlockEnd(const Instruction &I) {
   Inst In;
   In.Src = &I;
   const BasicBlock *BB = I.getParent();
+  In.D = Reconverge[BlockIndex.lookup(BB)]; // a block index until run() maps it
   if (auto *Br = dyn_cast<BranchInst>(&I)) {
     if (Br->isUnconditional()) {
       auto E = edgeTo(BB, Br->getSuccessor(0));
@@ -934,10 +948,6 @@ Error Decoder::decodeInst(const Instruction &I) {
   } else {
     return unsupported(I, std::string("instruction '") + I.getOpcodeName() + "'");
   }
-  // LDS accesses of a wave happen in lockstep: run them for the gathered lanes.
-  if (In.K == Kind::Ctx && In.Pred == ASLds &&
-      (isa<LoadInst>(I) || isa<StoreInst>(I) || isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I)))
-    In.K = Kind::LaneSync;
   P->Code.push_back(In);
   return Error::success();
 }

@@ -75,6 +75,9 @@ private:
   llvm::DenseMap<const llvm::GlobalVariable *, uint32_t> LdsOffsets;
   llvm::DenseMap<const llvm::BasicBlock *, uint32_t> BlockIndex;
   std::vector<uint32_t> BlockStart;
+  /// The immediate post-dominator of each block (its index; NoBlock for the
+  /// exit): where the lanes that diverge at its branch meet again.
+  std::vector<uint32_t> Reconverge;
   std::vector<uint8_t> &Image() { return P->ConstImage; }
   uint32_t MaxTemp = 0;
   std::vector<uint32_t> TempFixups; // moves needing the temp base

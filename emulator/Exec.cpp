@@ -1,9 +1,11 @@
 //===- Exec.cpp - The interpreter: lanes, waves, workgroups, barriers -------===//
 //
-// Lanes run independently until they reach a wave-level operation, a barrier
-// or the end. A wave operation then runs once for the lanes gathered at it
-// (the active lanes); a barrier releases when every wave of the workgroup has
-// all its live lanes waiting at it.
+// The lanes of a wave run in lockstep, like the hardware under its EXEC mask:
+// where they diverge at a branch, each path runs in turn and its lanes wait at
+// the branch's immediate post-dominator until the other paths arrive (a
+// reconvergence stack per wave). A wave operation runs once for the lanes of
+// the path (the active lanes); a barrier releases when every wave of the
+// workgroup has all its live lanes waiting at it.
 //
 //===----------------------------------------------------------------------===//
 #include "emulator/Ops.h"
@@ -232,27 +234,21 @@ void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
     moveBytes(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
 }
 
-/// Runs the lanes of Mask, all at Pc, in lockstep: each instruction once for
-/// every lane of the group (lanes in ascending order), until the block ends
-/// or the group reaches a wave operation, a barrier or the end. At a branch
-/// each lane takes its own edge; the group goes on while it stays together
-/// and is all the running lanes of the wave (Whole), else the scheduler
-/// (runWave) regroups the lanes by pc.
-Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask, bool Whole) {
+/// Runs the lanes of Mask, the top path of the wave, in lockstep from the
+/// path's pc: each instruction once for every lane (lanes in ascending
+/// order); a wave operation runs once with Mask as the active lanes. Stops at
+/// a barrier, at the end, where the path reaches its reconvergence pc, or
+/// where it splits (the new paths are pushed).
+Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
   const Inst *Code = P.Code.data();
   uint8_t *Base = W.Frames.data();
   const size_t Stride = P.FrameBytes;
   const uint64_t Lanes = uint64_t(std::popcount(Mask));
+  uint32_t Pc = W.Paths.back().Pc;
   uint64_t Count = 0; // instructions run (each for every lane of the group)
-  auto setAll = [&](uint32_t NewPc, LaneState St) {
-    for (uint64_t M = Mask; M; M &= M - 1) {
-      unsigned L = unsigned(std::countr_zero(M));
-      W.Pc[L] = NewPc;
-      W.State[L] = St;
-    }
-  };
   Stop S = Stop::Done;
-  uint32_t Next = 0; // the group's pc after a branch; ~1u when it diverged
+  // Lanes per branch target (at most one per switch case and the default).
+  llvm::SmallVector<std::pair<uint32_t, uint64_t>, 4> Targets;
 #define FOR_LANES(...)                                                                             \
   for (uint64_t M = Mask; M; M &= M - 1) {                                                         \
     uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                      \
@@ -332,9 +328,7 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask
       continue;
     case Kind::Ctx:
       for (uint64_t M = Mask; M; M &= M - 1) {
-        unsigned L = unsigned(std::countr_zero(M));
-        W.Pc[L] = Pc;
-        LaneCtx C = laneCtx(WG, W, L);
+        LaneCtx C = laneCtx(WG, W, unsigned(std::countr_zero(M)));
         if (!I.Fn.Ctx(I, C)) {
           S = Stop::Error;
           goto out;
@@ -342,14 +336,23 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask
       }
       ++Pc;
       continue;
+    case Kind::WaveOp: {
+      WaveCtx WC{this, &WG, &W, Mask};
+      ++WG.WaveOps;
+      if (!reinterpret_cast<WaveFn>(I.Fn.Wave)(I, WC)) {
+        S = Stop::Error;
+        goto out;
+      }
+      ++Pc;
+      continue;
+    }
     case Kind::Br:
       FOR_LANES(takeEdge(I.A, F))
-      Next = P.Edges[I.A].Target;
-      setAll(Next, LaneState::Running);
+      Targets.assign(1, {P.Edges[I.A].Target, Mask});
       break;
     case Kind::CondBr:
     case Kind::Switch:
-      Next = ~0u;
+      Targets.clear();
       for (uint64_t M = Mask; M; M &= M - 1) {
         unsigned L = unsigned(std::countr_zero(M));
         uint8_t *F = Base + size_t(L) * Stride;
@@ -366,26 +369,23 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask
             }
         }
         takeEdge(E, F);
-        W.Pc[L] = P.Edges[E].Target;
-        W.State[L] = LaneState::Running;
-        Next = Next == ~0u || Next == W.Pc[L] ? W.Pc[L] : ~1u; // ~1u: diverged
+        uint32_t T = P.Edges[E].Target;
+        auto It = llvm::find_if(Targets, [T](const auto &X) { return X.first == T; });
+        if (It == Targets.end())
+          Targets.push_back({T, 1ull << L});
+        else
+          It->second |= 1ull << L;
       }
       break;
     case Kind::Ret:
-      setAll(Pc, LaneState::Done);
       S = Stop::Done;
       goto out;
     case Kind::Unreachable:
       fail(I, &WG, &W, std::countr_zero(Mask), "reached 'unreachable'");
       S = Stop::Error;
       goto out;
-    case Kind::WaveOp:
-    case Kind::LaneSync:
-      setAll(Pc, LaneState::AtWaveOp);
-      S = Stop::WaveOp;
-      goto out;
     case Kind::Barrier:
-      setAll(Pc, LaneState::AtBarrier);
+      W.Paths.back().Pc = Pc;
       S = Stop::Barrier;
       goto out;
     }
@@ -397,18 +397,42 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask
       S = Stop::Error;
       break;
     }
-    // The group goes on together unless it diverged or other lanes of the
-    // wave may wait where it goes; then the scheduler regroups the lanes.
-    if (!Whole || Next >= ~1u) {
-      S = Stop::Branch;
-      break;
+    if (Targets.size() == 1) {
+      // Every lane goes the same way: on, unless the path has come back to
+      // where the lanes of the enclosing path wait.
+      Pc = Targets[0].first;
+      if (Pc == W.Paths.back().Rpc) {
+        S = Stop::Reconverged;
+        break;
+      }
+      continue;
     }
-    Pc = Next;
+    splitPath(W, I.D, Targets);
+    S = Stop::Split;
+    break;
   }
 #undef FOR_LANES
 out:
   WG.LaneInsts += Count * Lanes;
   return S;
+}
+
+/// The lanes of the top path went to several targets at a branch whose
+/// immediate post-dominator is Join: they run one target after another (the
+/// lowest pc first) and wait at Join, as the hardware masks EXEC until its
+/// paths meet. Lanes that went straight to Join wait there.
+void Runner::splitPath(Wave &W, uint32_t Join,
+                       llvm::SmallVectorImpl<std::pair<uint32_t, uint64_t>> &Targets) {
+  PathEntry &Top = W.Paths.back();
+  // The path below already waits at Join with these lanes: reuse it.
+  if (Join == Top.Rpc && W.Paths.size() > 1)
+    W.Paths.pop_back();
+  else
+    Top.Pc = Join;
+  llvm::sort(Targets, [](const auto &A, const auto &B) { return A.first > B.first; });
+  for (const auto &[Target, Lanes] : Targets)
+    if (Target != Join)
+      W.Paths.push_back({Target, Join, Lanes});
 }
 
 LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
@@ -423,93 +447,57 @@ LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
   return C;
 }
 
+/// Runs the wave's paths until it finishes or waits at a barrier. A barrier
+/// must be reached by every live lane of the wave, at the same instruction.
 bool Runner::runWave(Workgroup &WG, Wave &W) {
-  for (;;) {
-    // Run the running lanes, a group of lanes that share a pc at a time:
-    // the lowest pc first, so that lanes that diverged at a branch meet
-    // again where their paths join (lanes are independent until they stop
-    // at a wave operation, a barrier or the end, so the order is free).
-    for (;;) {
-      uint32_t MinPc = ~0u;
-      for (unsigned L = 0; L < W.NumLanes; ++L)
-        if (W.State[L] == LaneState::Running)
-          MinPc = std::min(MinPc, W.Pc[L]);
-      if (MinPc == ~0u)
-        break;
-      uint64_t Mask = 0, Running = 0;
-      for (unsigned L = 0; L < W.NumLanes; ++L)
-        if (W.State[L] == LaneState::Running) {
-          Running |= 1ull << L;
-          if (W.Pc[L] == MinPc)
-            Mask |= 1ull << L;
-        }
-      if (runGroup(WG, W, MinPc, Mask, Mask == Running) == Stop::Error)
-        return false;
+  const uint64_t AllLanes = W.NumLanes == 64 ? ~0ull : (1ull << W.NumLanes) - 1;
+  while (!W.Paths.empty()) {
+    PathEntry &Top = W.Paths.back();
+    uint64_t Mask = Top.Mask & ~W.DoneLanes;
+    if (!Mask || Top.Pc == Top.Rpc) {
+      W.Paths.pop_back();
+      continue;
     }
-    // Run the wave operation with the lowest pc among the waiting lanes.
-    uint32_t MinPc = ~0u;
-    for (unsigned L = 0; L < W.NumLanes; ++L)
-      if (W.State[L] == LaneState::AtWaveOp)
-        MinPc = std::min(MinPc, W.Pc[L]);
-    if (MinPc == ~0u)
-      break;
-    WaveCtx WC{this, &WG, &W, 0};
-    for (unsigned L = 0; L < W.NumLanes; ++L)
-      if (W.State[L] == LaneState::AtWaveOp && W.Pc[L] == MinPc)
-        WC.Active |= 1ull << L;
-    const Inst &I = P.Code[MinPc];
-    ++WG.WaveOps;
-    WG.LaneInsts += uint64_t(std::popcount(WC.Active));
-    if (I.K == Kind::LaneSync) {
-      for (unsigned L = 0; L < W.NumLanes; ++L) {
-        if (!((WC.Active >> L) & 1))
-          continue;
-        LaneCtx C = laneCtx(WG, W, L);
-        if (!I.Fn.Ctx(I, C))
-          return false;
-      }
-    } else if (!reinterpret_cast<WaveFn>(I.Fn.Wave)(I, WC)) {
+    switch (runGroup(WG, W, Mask)) {
+    case Stop::Error:
       return false;
+    case Stop::Done:
+      W.DoneLanes |= Mask;
+      W.Paths.pop_back();
+      continue;
+    case Stop::Reconverged:
+      W.Paths.pop_back();
+      continue;
+    case Stop::Split:
+      continue;
+    case Stop::Barrier: {
+      const Inst &I = P.Code[W.Paths.back().Pc];
+      uint64_t Elsewhere = AllLanes & ~W.DoneLanes & ~Mask;
+      if (Elsewhere)
+        return fail(I, &WG, &W, std::countr_zero(Mask),
+                    "divergent barrier: lane " + std::to_string(std::countr_zero(Elsewhere)) +
+                        " of this wave is on another path while other lanes wait at the barrier");
+      if (W.DoneLanes)
+        return fail(I, &WG, &W, std::countr_zero(Mask),
+                    "divergent barrier: lane " + std::to_string(std::countr_zero(W.DoneLanes)) +
+                        " of this wave exited while other lanes wait at the barrier");
+      W.AtBarrier = true;
+      return true;
     }
-    for (unsigned L = 0; L < W.NumLanes; ++L)
-      if ((WC.Active >> L) & 1) {
-        W.State[L] = LaneState::Running;
-        W.Pc[L] = MinPc + 1;
-      }
-  }
-  // All live lanes are at a barrier or done. A barrier must be reached by
-  // every live lane of the wave, at the same instruction.
-  int AtBar = -1, Done = -1;
-  for (unsigned L = 0; L < W.NumLanes; ++L) {
-    if (W.State[L] == LaneState::AtBarrier) {
-      if (AtBar >= 0 && W.Pc[L] != W.Pc[unsigned(AtBar)])
-        return fail(P.Code[W.Pc[L]], &WG, &W, int(L),
-                    "divergent barrier: lanes of one wave wait at different barriers");
-      AtBar = int(L);
-    } else {
-      Done = int(L);
     }
   }
-  if (AtBar >= 0 && Done >= 0)
-    return fail(P.Code[W.Pc[unsigned(AtBar)]], &WG, &W, AtBar,
-                "divergent barrier: lane " + std::to_string(Done) +
-                    " of this wave exited while other lanes wait at the barrier");
   return true;
 }
 
 bool Runner::releaseBarrier(Workgroup &WG) {
   int Waiting = -1, Exited = -1;
-  for (Wave &W : WG.Waves) {
-    bool AnyBar = false;
-    for (unsigned L = 0; L < W.NumLanes; ++L)
-      AnyBar |= W.State[L] == LaneState::AtBarrier;
-    (AnyBar ? Waiting : Exited) = int(W.Index);
-  }
+  for (Wave &W : WG.Waves)
+    (W.AtBarrier ? Waiting : Exited) = int(W.Index);
   if (Waiting < 0)
     return true;
   if (Exited >= 0) {
     Wave &W = WG.Waves[unsigned(Waiting)];
-    return fail(P.Code[W.Pc[0]], &WG, &W, -1,
+    return fail(P.Code[W.Paths.back().Pc], &WG, &W, -1,
                 "barrier deadlock: wave " + std::to_string(Exited) +
                     " exited without reaching the barrier this wave waits at");
   }
@@ -520,11 +508,9 @@ bool Runner::releaseBarrier(Workgroup &WG) {
       if (W.LastLdsWrite[L] && W.LastRelease[L] < W.LastLdsWrite[L])
         Released = false;
       W.LastLdsWrite[L] = 0;
-      if (W.State[L] == LaneState::AtBarrier) {
-        W.State[L] = LaneState::Running;
-        ++W.Pc[L];
-      }
     }
+    W.AtBarrier = false;
+    ++W.Paths.back().Pc;
     if (W.ReleasedEpoch.size() <= WG.Epoch)
       W.ReleasedEpoch.resize(WG.Epoch + 1, 1);
     W.ReleasedEpoch[WG.Epoch] = Released;
@@ -556,8 +542,9 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
                   P.FrameBytes - P.ConstStart);
     }
     W.Private.assign(size_t(W.NumLanes) * P.PrivateBytes, 0);
-    W.Pc.fill(P.Entry);
-    W.State.fill(LaneState::Running);
+    W.Paths.assign(1, {P.Entry, NoBlock, W.NumLanes == 64 ? ~0ull : (1ull << W.NumLanes) - 1});
+    W.DoneLanes = 0;
+    W.AtBarrier = false;
     W.LastLdsWrite.fill(0);
     W.LastRelease.fill(0);
     W.AcquireEpoch.fill(0);
@@ -575,8 +562,7 @@ bool Runner::runWorkgroup(Workgroup &WG) {
         return false;
     bool AllDone = true;
     for (Wave &W : WG.Waves)
-      for (unsigned L = 0; L < W.NumLanes; ++L)
-        AllDone &= W.State[L] == LaneState::Done;
+      AllDone &= W.Paths.empty();
     if (AllDone)
       return true;
     if (!releaseBarrier(WG))

@@ -53,15 +53,23 @@ inline void moveBytes(uint8_t *Dst, const uint8_t *Src, size_t N) {
   }
 }
 
-enum class LaneState : uint8_t { Running, AtWaveOp, AtBarrier, Done };
+/// One entry of a wave's reconvergence stack: the lanes of Mask run from Pc
+/// until they reach Rpc, where the entry below waits for them.
+struct PathEntry {
+  uint32_t Pc, Rpc;
+  uint64_t Mask;
+};
 
 struct Wave {
   unsigned Index = 0;
   unsigned NumLanes = 0;        // lanes that exist (the last wave may be partial)
   std::vector<uint8_t> Frames;  // NumLanes * FrameBytes
   std::vector<uint8_t> Private; // NumLanes * PrivateBytes
-  std::array<uint32_t, 64> Pc{};
-  std::array<LaneState, 64> State{};
+  /// The paths still to run, innermost last; the wave has finished when it
+  /// is empty. The top entry's Pc is the barrier while the wave waits at one.
+  std::vector<PathEntry> Paths;
+  uint64_t DoneLanes = 0; // lanes that returned
+  bool AtBarrier = false;
   // Fence bookkeeping per lane for the barrier/fence check (docs/gfx950-facts.md §7.1).
   std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};
   std::array<uint32_t, 64> AcquireEpoch{};

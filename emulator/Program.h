@@ -66,14 +66,13 @@ enum class Kind : uint8_t {
   Pure,   // PureFn on the frame
   Ctx,    // CtxFn with the lane context (memory, ids); false = error raised
   Br,     // Edge A
-  CondBr, // cond at A (i1), edges B (true) and C (false)
-  Switch, // cond at A, Aux = first case, Aux2 = case count, default edge B
+  CondBr, // cond at A (i1), edges B (true) and C (false); D = reconvergence pc
+  Switch, // cond at A, Aux = first case, Aux2 = case count, default edge B;
+          // D = reconvergence pc
   Ret,
   Unreachable,
-  WaveOp,   // runs once for the gathered lanes of a wave (MFMA, ballot, ...)
-  LaneSync, // a CtxFn run for all gathered lanes in lane order (LDS accesses:
-            // the lanes of a wave access LDS in lockstep on the hardware)
-  Barrier,  // llvm.amdgcn.s.barrier
+  WaveOp,  // runs once for the active lanes of a wave (MFMA, ballot, ...)
+  Barrier, // llvm.amdgcn.s.barrier
   // Scalar fast paths of common Pure operations, executed inline by the
   // interpreter loop (see fastKind()).
   AddI32,
@@ -122,6 +121,9 @@ struct Inst {
   const uint32_t *Tab = nullptr; // into Program::Ints (GEP terms, masks)
   const llvm::Instruction *Src = nullptr;
 };
+
+/// The reconvergence pc of a branch whose paths only meet at the exit.
+constexpr uint32_t NoBlock = ~0u;
 
 /// A control-flow edge: the target and the phi moves to perform.
 struct Edge {

@@ -6,6 +6,8 @@
 #include "emulator/Exec.h"
 #include "emulator/Handlers.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -72,8 +74,10 @@ struct Runner {
   bool Concurrent = false;
 
 private:
-  enum class Stop { WaveOp, Barrier, Done, Branch, Error };
-  Stop runGroup(Workgroup &WG, Wave &W, uint32_t Pc, uint64_t Mask, bool Whole);
+  enum class Stop { Barrier, Done, Reconverged, Split, Error };
+  Stop runGroup(Workgroup &WG, Wave &W, uint64_t Mask);
+  void splitPath(Wave &W, uint32_t Join,
+                 llvm::SmallVectorImpl<std::pair<uint32_t, uint64_t>> &Targets);
   bool runWave(Workgroup &WG, Wave &W);
   bool runWorkgroup(Workgroup &WG);
   bool runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems);

@@ -69,6 +69,26 @@ TEST(EmulatorCore, WaveOpsWithDivergentLanes) {
   }
 }
 
+// Lanes that skip an LDS access inside a loop wait for the others before the
+// next iteration, and lanes that leave a loop early wait at its exit: every
+// ballot sees exactly the lanes the hardware's EXEC mask would hold.
+TEST(EmulatorCore, DivergentLanesReconvergeAtPostDominator) {
+  auto E = loadKernels("basic.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint64_t> Out(*E, 4 * 64, 0);
+  ASSERT_FALSE(bool(launch(*E, "reconverge", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  for (uint32_t T = 0; T < 64; ++T) {
+    EXPECT_EQ(Out.Host[4 * T], 4u * 64) << "lane " << T;
+    // Iteration k (0-based) of the second loop holds the lanes with
+    // L % 4 >= k: 64 - 16k of them.
+    uint64_t Expected = 0;
+    for (uint32_t K = 0; K <= T % 4; ++K)
+      Expected += 64 - 16 * K;
+    EXPECT_EQ(Out.Host[4 * T + 1], Expected) << "lane " << T;
+    EXPECT_EQ(Out.Host[4 * T + 2], 64u) << "lane " << T;
+  }
+}
+
 TEST(EmulatorCore, BufferRangeRule) {
   auto E = loadKernels("basic.ll");
   ASSERT_TRUE(E);

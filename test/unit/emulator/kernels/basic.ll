@@ -105,6 +105,60 @@ m:
   ret void
 }
 
+; Reconvergence. Each iteration, the odd lanes store to LDS and the even lanes
+; skip it; the ballot at the loop head must still see the whole wave (the
+; lanes meet at the latch before the next iteration). Then lane L leaves a
+; second loop after L % 4 + 1 iterations: the ballot in it sees the lanes
+; still iterating, and the ballot after it the whole wave again.
+; out[4 tid + 0] = sum of popcount(ballot) over the first loop
+; out[4 tid + 1] = sum of popcount(ballot) over lane L's iterations of the second
+; out[4 tid + 2] = popcount(ballot) after the second loop
+define amdgpu_kernel void @reconverge(ptr addrspace(1) %out) {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %odd = trunc i32 %tid to i1
+  %slot = getelementptr inbounds float, ptr addrspace(3) @lds, i32 %tid
+  br label %head
+head:
+  %i = phi i32 [ 0, %entry ], [ %i1, %latch ]
+  %acc = phi i64 [ 0, %entry ], [ %acc1, %latch ]
+  %bal = call i64 @llvm.amdgcn.ballot.i64(i1 true)
+  %n = call i64 @llvm.ctpop.i64(i64 %bal)
+  %acc1 = add i64 %acc, %n
+  br i1 %odd, label %body, label %latch
+body:
+  %f = sitofp i32 %i to float
+  store float %f, ptr addrspace(3) %slot, align 4
+  br label %latch
+latch:
+  %i1 = add i32 %i, 1
+  %more = icmp ult i32 %i1, 4
+  br i1 %more, label %head, label %second
+second:
+  %trips = and i32 %tid, 3
+  br label %loop2
+loop2:
+  %j = phi i32 [ 0, %second ], [ %j1, %loop2 ]
+  %acc2 = phi i64 [ 0, %second ], [ %acc3, %loop2 ]
+  %bal2 = call i64 @llvm.amdgcn.ballot.i64(i1 true)
+  %n2 = call i64 @llvm.ctpop.i64(i64 %bal2)
+  %acc3 = add i64 %acc2, %n2
+  %j1 = add i32 %j, 1
+  %again = icmp ule i32 %j1, %trips
+  br i1 %again, label %loop2, label %after
+after:
+  %bal3 = call i64 @llvm.amdgcn.ballot.i64(i1 true)
+  %n3 = call i64 @llvm.ctpop.i64(i64 %bal3)
+  %idx = zext i32 %tid to i64
+  %p = getelementptr inbounds [4 x i64], ptr addrspace(1) %out, i64 %idx
+  store i64 %acc1, ptr addrspace(1) %p, align 8
+  %p1 = getelementptr inbounds i64, ptr addrspace(1) %p, i64 1
+  store i64 %acc3, ptr addrspace(1) %p1, align 8
+  %p2 = getelementptr inbounds i64, ptr addrspace(1) %p, i64 2
+  store i64 %n3, ptr addrspace(1) %p2, align 8
+  ret void
+}
+
 ; Buffer resources: raw.ptr.buffer.load/store with the per-dword range rule,
 ; and a buffer fat pointer (addrspace 7) load.
 define amdgpu_kernel void @buffers(ptr addrspace(1) %src, ptr addrspace(1) %dst, i32 %bytes32) {
@@ -295,6 +349,7 @@ declare i64 @__ockl_get_local_size(i32)
 declare float @llvm.fma.f32(float, float, float)
 declare void @llvm.amdgcn.s.barrier()
 declare i64 @llvm.amdgcn.ballot.i64(i1)
+declare i64 @llvm.ctpop.i64(i64)
 declare i32 @llvm.amdgcn.readfirstlane.i32(i32)
 declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)
 declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)
