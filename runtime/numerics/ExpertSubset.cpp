@@ -4,8 +4,11 @@
 
 #include "runtime/numerics/Preshuffle.h"
 
+#include "llvm/Support/ThreadPool.h"
+
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 namespace moegen::num {
 
@@ -116,7 +119,17 @@ llvm::Error packExperts(const MoeSpec &spec, const HostTensor &w1, const HostTen
   perExpert(spec, {2 * I, K, false}, d1, s1);
   perExpert(spec, {K, I, false}, d2, s2);
   chunk = std::max<int64_t>(chunk, 1);
-  for (int64_t j0 = 0; j0 < n; j0 += chunk) {
+  // Chunks pack on the host's cores; the sink takes one chunk at a time.
+  std::mutex sinkLock, errorLock;
+  llvm::Error firstError = llvm::Error::success();
+  auto fail = [&](llvm::Error e) {
+    std::lock_guard<std::mutex> guard(errorLock);
+    if (firstError)
+      llvm::consumeError(std::move(e));
+    else
+      firstError = std::move(e);
+  };
+  auto packChunk = [&](int64_t j0) -> llvm::Error {
     const int64_t m = std::min(chunk, n - j0);
     // The chunk as a layer of m experts: packing is per expert, so each
     // expert's bytes are the ones the whole layer's packing gives it.
@@ -134,6 +147,7 @@ llvm::Error packExperts(const MoeSpec &spec, const HostTensor &w1, const HostTen
     auto packed = packWeights(part, *c1, *c2);
     if (!packed)
       return packed.takeError();
+    std::lock_guard<std::mutex> guard(sinkLock);
     for (int64_t j = 0; j < m; ++j) {
       const int64_t e = ids[j0 + j];
       llvm::ArrayRef<uint8_t> p1(packed->w1), p2(packed->w2);
@@ -149,8 +163,16 @@ llvm::Error packExperts(const MoeSpec &spec, const HostTensor &w1, const HostTen
       if (llvm::Error err = sink(PackedBuffer::W2Scale, e * s2, q2.slice(j * s2, s2)))
         return err;
     }
-  }
-  return llvm::Error::success();
+    return llvm::Error::success();
+  };
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  for (int64_t j0 = 0; j0 < n; j0 += chunk)
+    pool.async([&, j0] {
+      if (llvm::Error e = packChunk(j0))
+        fail(std::move(e));
+    });
+  pool.wait();
+  return firstError;
 }
 
 } // namespace moegen::num

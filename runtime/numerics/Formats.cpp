@@ -72,19 +72,7 @@ float decodeF8E4M3(uint8_t code) {
   return sign * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
 }
 
-uint8_t encodeF4E2M1(double x) {
-  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
-  if (std::isnan(x))
-    return sign | 0x7;
-  // RNE over {0, 0.5, 1, 1.5, 2, 3, 4, 6}: each midpoint goes to the
-  // neighbour with the even code (0, 1, 2, 4, 6 are even codes).
-  // The code counts the thresholds a passes (branch-free: random data would
-  // mispredict a chain of ifs); above 5 it saturates to 7, inf included.
-  const double a = std::fabs(x);
-  const int code =
-      (a > 0.25) + (a >= 0.75) + (a > 1.25) + (a >= 1.75) + (a > 2.5) + (a >= 3.5) + (a > 5.0);
-  return sign | static_cast<uint8_t>(code);
-}
+uint8_t encodeF4E2M1(double x) { return encodeF4E2M1Of(x); }
 
 float decodeF4E2M1(uint8_t code) {
   static constexpr float kValues[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};

@@ -27,6 +27,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +45,18 @@ float decodeF8E4M3(uint8_t code);
 constexpr float kF8E4M3Max = 448.0f;
 
 uint8_t encodeF4E2M1(double x);   // returns the 4-bit code in bits 3:0
+/// encodeF4E2M1 for f32 or f64 (its thresholds are exact in both), inline so
+/// that loops over blocks vectorize. RNE over {0, 0.5, 1, 1.5, 2, 3, 4, 6}:
+/// each midpoint goes to the neighbour with the even code; the code counts
+/// the thresholds |x| passes (branch-free), saturating to 6 above 5 (inf
+/// included); NaN keeps its sign and gives code 7.
+template <class T> inline uint8_t encodeF4E2M1Of(T x) {
+  const T a = std::fabs(x);
+  const int code = (a > T(0.25)) + (a >= T(0.75)) + (a > T(1.25)) + (a >= T(1.75)) + (a > T(2.5)) +
+                   (a >= T(3.5)) + (a > T(5.0));
+  const uint8_t sign = std::signbit(x) ? 0x8 : 0x0;
+  return static_cast<uint8_t>(sign | (std::isnan(x) ? 0x7 : code));
+}
 float decodeF4E2M1(uint8_t code); // uses bits 3:0 only
 constexpr float kF4E2M1Max = 6.0f;
 

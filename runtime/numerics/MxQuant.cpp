@@ -55,12 +55,17 @@ uint8_t mxScaleFor(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRounding m
   const bool fp4 = elem == ElemFormat::MXFP4;
   const double maxElem = fp4 ? kF4E2M1Max : kF8E4M3Max;
   const int emax = fp4 ? 2 : 8;
-  float amax = 0.0f;
+  // Branch-free over the block so that it vectorizes: the largest magnitude
+  // and whether any value is inf or NaN (all exponent bits set).
+  uint32_t amaxBits = 0, nonFinite = 0;
   for (float v : block) {
-    if (!std::isfinite(v))
-      return kE8M0NaN;
-    amax = std::fmax(amax, std::fabs(v));
+    const uint32_t mag = std::bit_cast<uint32_t>(v) & 0x7FFFFFFFu;
+    nonFinite |= static_cast<uint32_t>(mag >= 0x7F800000u);
+    amaxBits = std::max(amaxBits, mag); // finite magnitudes order as their bits
   }
+  if (nonFinite)
+    return kE8M0NaN;
+  const float amax = std::bit_cast<float>(amaxBits);
   if (amax == 0.0f)
     return 0;
   switch (mode) {
@@ -101,6 +106,16 @@ uint8_t quantizeMxBlock(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRound
   const uint8_t e = mxScaleFor(block, elem, mode);
   // With a NaN scale the codes are irrelevant; quantize unscaled.
   const double factor = pow2(e == kE8M0NaN ? 0 : 127 - static_cast<int>(e));
+  if (elem == ElemFormat::MXFP4) {
+    // In f32, so that it vectorizes: the factor 2^(127-e) is an f32 (a
+    // subnormal at worst) and the product is exact except where it is
+    // subnormal, far below the first rounding threshold: the codes are the
+    // f64 path's.
+    const float f = static_cast<float>(factor);
+    for (size_t i = 0; i < block.size(); ++i)
+      codes[i] = encodeF4E2M1Of(block[i] * f);
+    return e;
+  }
   for (size_t i = 0; i < block.size(); ++i) {
     double scaled = static_cast<double>(block[i]) * factor; // exact in f64
     codes[i] =

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 using namespace moegen::num;
@@ -115,6 +116,39 @@ TEST(MxQuant, ElementCodes) {
   EXPECT_EQ(quantizeMxBlock(b, ElemFormat::MXFP8, ScaleRounding::Ocp, codes), 127);
   EXPECT_EQ(codes[3], 0x7E);
   EXPECT_EQ(codes[4], 0xB8);
+}
+
+// The block quantizer encodes fp4 in f32; every code must be the one the f64
+// encoder gives the exactly scaled value, over magnitudes from subnormal to
+// huge, at each threshold and its neighbours, with signed zeros, inf and NaN.
+TEST(MxQuant, Fp4BlockCodesMatchTheF64Encoder) {
+  std::vector<float> pool = {0.0f,   -0.0f,   INFINITY, -INFINITY, NAN,
+                             1e-45f, -1e-45f, 1e-38f,   3e38f,     -3e38f};
+  for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f, 6.0f})
+    for (int k = -130; k <= 120; k += 25)
+      for (float v : {t, std::nextafter(t, 0.0f), std::nextafter(t, 10.0f)})
+        pool.push_back(std::ldexp(v, k) * (k % 2 ? -1.0f : 1.0f));
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  std::vector<float> b(32);
+  std::vector<uint8_t> codes(32);
+  for (int trial = 0; trial < 4000; ++trial) {
+    for (float &v : b) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      // Mostly pool values (to hit the edges), else random bit patterns.
+      v = (x >> 60) < 12 ? pool[(x >> 32) % pool.size()] : std::bit_cast<float>(uint32_t(x >> 16));
+    }
+    if (trial % 3 == 0) // some blocks without inf/NaN, so the scale is finite
+      for (float &v : b)
+        if (!std::isfinite(v))
+          v = 1.0f;
+    for (ScaleRounding m : kModes) {
+      uint8_t e = quantizeMxBlock(b, ElemFormat::MXFP4, m, codes);
+      double factor = e == kE8M0NaN ? 1.0 : std::ldexp(1.0, 127 - int(e));
+      for (int i = 0; i < 32; ++i)
+        ASSERT_EQ(codes[i], encodeF4E2M1(double(b[i]) * factor))
+            << "value " << b[i] << " scale byte " << int(e) << " mode " << toString(m).str();
+    }
+  }
 }
 
 TEST(MxQuant, TensorLayoutAndRoundTrip) {
