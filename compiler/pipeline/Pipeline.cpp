@@ -47,6 +47,7 @@ void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &targ
   gpuOptions.useBarePtrCallConv = true;
   gpuOptions.runtime = mlir::gpu::amd::Runtime::HIP;
   kernels.addPass(mlir::createConvertGpuOpsToROCDLOps(gpuOptions));
+  kernels.addPass(createMoeAttachLoopAnnotations());
   pm.addPass(mlir::createReconcileUnrealizedCastsPass());
   pm.addPass(mlir::createCanonicalizerPass());
 }

@@ -36,11 +36,25 @@ def MoeLowerToTarget : Pass<"moe-lower-to-target", "::mlir::ModuleOp"> {
   let summary = "Lower every kernel gpu.module to the LLVM dialect for the module's target";
   let description = [{
     Reads the module's `moe.target`, and runs that target's lowering
-    (buildTargetLoweringPipeline: for gfx950, scf -> cf, amdgpu -> rocdl and
-    gpu -> rocdl with bare-pointer kernel arguments on each gpu.module, then
-    cast reconciliation and canonicalization). The chip is never a pass
+    (buildTargetLoweringPipeline: for gfx950, on each gpu.module scf -> cf,
+    amdgpu -> rocdl, gpu -> rocdl with bare-pointer kernel arguments and the
+    templates' loop hints as LLVM loop metadata (moe-attach-loop-annotations);
+    then cast reconciliation and canonicalization). The chip is never a pass
     option: the target attribute is the one source.
   }];
+}
+
+def MoeAttachLoopAnnotations : Pass<"moe-attach-loop-annotations"> {
+  let summary = "Turn the loop hints the templates put on scf.for into LLVM loop metadata";
+  let description = [{
+    A template marks a loop with `llvm.loop_annotation` (for instance
+    `unroll = <disable = true>` on a main loop it pipelines by hand);
+    scf-to-cf and cf-to-llvm carry that attribute to the loop's back edge as
+    a plain attribute, which translation to LLVM IR ignores. This pass moves
+    it into the `loop_annotation` of the `llvm.br` / `llvm.cond_br`, which
+    becomes `!llvm.loop` metadata.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // MOEGEN_COMPILER_TRANSFORMS_PASSES_TD

@@ -346,6 +346,17 @@ struct GemmBuilder {
     SmallVector<Value> firstOps = loadStepOperands(kBase, aScaleRows, colBase);
     init.append(firstOps.begin(), firstOps.end());
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kIterations), a.idx(1), init);
+    // The loop is software-pipelined by hand: LLVM's full unrolling of a
+    // short loop (K = 2048 at tile_k 256 is 8 trips) would hoist every
+    // step's loads and spill; scf-to-cf carries this to the latch branch.
+    MLIRContext *ctx = b.getContext();
+    loop->setAttr(
+        "llvm.loop_annotation",
+        LLVM::LoopAnnotationAttr::get(
+            ctx, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr,
+            /*interleave=*/nullptr,
+            LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true), {}, {}, {}, {}, {}, {}),
+            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     auto iterArgs = loop.getRegionIterArgs();
