@@ -173,7 +173,7 @@ struct Runner {
 
   /// Compiles the layers whose records are missing (or lack a token count)
   /// in child processes; records every outcome.
-  llvm::Error compile(const std::vector<std::pair<std::string, MoeSpec>> &layers,
+  llvm::Error compile(const std::vector<std::pair<std::string, MoeSpec>> &layers, size_t &ranOut,
                       size_t &failedOut) {
     std::vector<tune::ChildJob> work;
     std::vector<size_t> which;
@@ -258,6 +258,7 @@ struct Runner {
         err = llvm::joinErrors(std::move(err), std::move(e));
       progress.step(failed);
     });
+    ranOut += work.size();
     failedOut += failed;
     return err;
   }
@@ -411,8 +412,8 @@ static int runTune() {
   std::vector<std::pair<std::string, MoeSpec>> layers;
   for (const Candidate &c : candidates)
     layers.push_back({c.id, c.layer});
-  size_t compileFailures = 0;
-  if (llvm::Error e = runner.compile(layers, compileFailures))
+  size_t compiledNow = 0, compileFailures = 0;
+  if (llvm::Error e = runner.compile(layers, compiledNow, compileFailures))
     return fail(llvm::toString(std::move(e)));
   size_t failedTotal = 0;
   for (const Candidate &c : candidates)
@@ -421,8 +422,8 @@ static int runTune() {
         llvm::outs() << "  compile failed: " << c.id << ": " << r->reason << "\n";
     }
   llvm::outs() << "compiled: " << candidates.size() - failedTotal << " of " << candidates.size()
-               << " candidates (" << compileFailures << " failed in this run, " << failedTotal
-               << " in all)\n";
+               << " candidates (" << compiledNow << " compiled in this run, " << compileFailures
+               << " of them failed; " << failedTotal << " failed in all)\n";
 
   // Checks go through the cache the children filled.
   auto kernelsIn = [&](const std::string &dir) {
@@ -515,8 +516,8 @@ static int runTune() {
                            : "layer " + ch.s[0]->id + " + " + ch.s[1]->id;
       if (!checkLayer(layer, target).empty())
         continue; // the pair breaks a rule neither partner did
-      size_t failed = 0;
-      if (llvm::Error e = runner.compile({{id, layer}}, failed))
+      size_t ran = 0, failed = 0;
+      if (llvm::Error e = runner.compile({{id, layer}}, ran, failed))
         return fail(llvm::toString(std::move(e)));
       const CompileRecord *cr = runner.journal->compiled(id);
       if (!cr || !cr->ok) {
