@@ -126,10 +126,22 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
     }
     ++j->resumed;
   }
-  if (!complete && !lines.back().empty()) {
-    // Drop the torn record so that the next append starts a line.
-    if (llvm::Error e = j->append(""))
-      return std::move(e);
+  if (!complete) {
+    // Cut the torn record off so that the next one starts its own line.
+    std::string kept = text.substr(0, text.rfind('\n') + 1).str();
+    std::error_code ec;
+    {
+      llvm::raw_fd_ostream os(path, ec);
+      if (!ec) {
+        os << kept;
+        os.close();
+        ec = os.error();
+        os.clear_error();
+      }
+    }
+    if (ec)
+      return llvm::createStringError(ec, "%s: cannot rewrite the journal: %s", path.str().c_str(),
+                                     ec.message().c_str());
   }
   return j;
 }
