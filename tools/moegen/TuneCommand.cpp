@@ -124,6 +124,10 @@ static cl::opt<std::string>
     plantArg("test-plant-betas", cl::Hidden,
              cl::desc("test hook: build this candidate id with wrong activation parameters"),
              cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    crashArg("test-crash-compile", cl::Hidden,
+             cl::desc("test hook: the compile of this candidate id crashes"), cl::sub(command),
+             cl::cat(moegenCategory()));
 static SpecOverrideOption setArgs(command);
 
 namespace {
@@ -162,7 +166,7 @@ private:
 };
 
 struct Runner {
-  std::string program, cacheDir, plantId;
+  std::string program, cacheDir, plantId, crashId;
   unsigned jobs = 1, timeout = 600;
   std::vector<int64_t> tokens;
   tune::Journal *journal = nullptr;
@@ -203,6 +207,8 @@ struct Runner {
                   "--cache-dir", cacheFor(id),  "--tokens", tokenList};
       if (id == plantId)
         job.args.push_back("--plant-betas");
+      if (id == crashId)
+        job.args.push_back("--crash");
       job.stdoutPath = base + ".out";
       job.stderrPath = base + ".err";
       work.push_back(std::move(job));
@@ -241,16 +247,22 @@ struct Runner {
             rec.reason = "the worker modelled no kernel at " + std::to_string(t) + " tokens";
           }
       } else {
-        std::string last;
+        // The child's first line of its own: an error, or what it said before
+        // crashing (not LLVM's stack dump).
+        std::string said;
         if (errText) {
           llvm::SmallVector<llvm::StringRef> lines;
           (*errText)->getBuffer().split(lines, '\n', -1, false);
-          if (!lines.empty())
-            last = lines.back().trim().str();
+          for (llvm::StringRef l : lines)
+            if (!l.trim().empty() && !l.starts_with(" ") && !l.starts_with("#") &&
+                !l.starts_with("PLEASE ") && !l.starts_with("Stack dump") && !l.starts_with("0.")) {
+              said = l.trim().str();
+              break;
+            }
         }
         rec.reason = res.exited ? "exit status " + std::to_string(res.exitCode) : res.error;
-        if (!last.empty())
-          rec.reason += ": " + last;
+        if (!said.empty())
+          rec.reason += ": " + said;
       }
       if (!rec.ok)
         ++failed;
@@ -290,7 +302,7 @@ static int runTune() {
   // Options are copied first: a link in this process (a cache entry that
   // must be compiled again) resets them.
   std::string specPath = specArg, untunedPath = untunedArg, outPath = outArg,
-              backendName = backendArg, plantId = plantArg;
+              backendName = backendArg, plantId = plantArg, crashId = crashArg;
   const std::vector<long long> onlyTokens(tokensArg.begin(), tokensArg.end());
   const std::vector<std::string> axes(axisArgs.begin(), axisArgs.end()),
       overrides = setArgs.values();
@@ -403,6 +415,7 @@ static int runTune() {
   runner.program = llvm::sys::fs::getMainExecutable(nullptr, (void *)&runTune);
   runner.cacheDir = cacheDir;
   runner.plantId = plantId;
+  runner.crashId = crashId;
   runner.jobs =
       jobsArg ? unsigned(jobsArg) : llvm::heavyweight_hardware_concurrency().compute_thread_count();
   runner.timeout = unsigned(timeoutArg);

@@ -32,6 +32,8 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 namespace moegen::cli {
 
 namespace cl = llvm::cl;
@@ -50,6 +52,9 @@ static cl::opt<std::string> cacheDirArg("cache-dir", cl::desc("the disk cache to
 static cl::list<long long> tokensArg("tokens", cl::desc("token counts to model"),
                                      cl::CommaSeparated, cl::sub(command),
                                      cl::cat(moegenCategory()));
+static cl::opt<bool> crashArg("crash", cl::Hidden,
+                              cl::desc("test hook: abort before compiling, as a compiler crash"),
+                              cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<bool> plantArg("plant-betas",
                               cl::desc("test hook: build the kernels with wrong activation "
                                        "parameters under the candidate's names"),
@@ -148,6 +153,10 @@ static int runTuneWorker() {
   std::string specPath = specArg, cacheDir = cacheDirArg;
   std::vector<long long> tokens(tokensArg.begin(), tokensArg.end());
   bool plant = plantArg;
+  if (crashArg) {
+    llvm::errs() << "tune-worker: --crash: aborting\n";
+    std::abort();
+  }
   if (specPath.empty() || cacheDir.empty() || tokens.empty())
     return usageError("tune-worker", "usage: moegen tune-worker --spec CAND.moe --cache-dir DIR "
                                      "--tokens N,...");

@@ -5,6 +5,7 @@
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/MxQuant.h"
 #include "tune/Journal.h"
+#include "tune/Pool.h"
 #include "tune/Space.h"
 #include "tune/TunedRows.h"
 
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -267,6 +269,41 @@ TEST(TuneCheck, Fp4ComparedByValue) {
   ASSERT_TRUE(!!p);
   EXPECT_GT(p->nonFinite, 0);
   EXPECT_FALSE(p->passed);
+}
+
+// Children that fail, crash or hang are each their own job's failure.
+TEST(TunePool, CrashAndTimeoutIsolation) {
+  std::string out = tempPath("out"), err = tempPath("err");
+  std::vector<tune::ChildJob> jobs = {
+      {{"sh", "-c", "echo fine"}, out, err},
+      {{"sh", "-c", "exit 3"}, out + "1", err},
+      {{"sh", "-c", "kill -SEGV $$"}, out + "2", err},
+      {{"sh", "-c", "sleep 30"}, out + "3", err},
+  };
+  std::vector<tune::ChildResult> results(jobs.size());
+  std::vector<int> calls(jobs.size(), 0);
+  auto start = std::chrono::steady_clock::now();
+  tune::runChildren("/bin/sh", jobs, 4, /*timeoutSeconds=*/1,
+                    [&](size_t i, const tune::ChildResult &r) {
+                      results[i] = r;
+                      ++calls[i];
+                    });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(calls, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_TRUE(results[0].exited);
+  EXPECT_EQ(results[0].exitCode, 0);
+  auto text = llvm::MemoryBuffer::getFile(out);
+  ASSERT_TRUE(!!text);
+  EXPECT_EQ((*text)->getBuffer(), "fine\n");
+  EXPECT_TRUE(results[1].exited);
+  EXPECT_EQ(results[1].exitCode, 3);
+  EXPECT_FALSE(results[2].exited);
+  EXPECT_FALSE(results[2].timedOut);
+  EXPECT_FALSE(results[2].error.empty());
+  EXPECT_FALSE(results[3].exited);
+  EXPECT_TRUE(results[3].timedOut);
+  for (const std::string &p : {out, out + "1", out + "2", out + "3", err})
+    llvm::sys::fs::remove(p);
 }
 
 } // namespace
