@@ -31,11 +31,11 @@
 #include "bench/latency_model/Traffic.h"
 #include "compiler/spec/DslParser.h"
 #include "compiler/spec/SpecLimits.h"
-#include "runtime/api/Backends.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/check/LayerCheck.h"
 #include "runtime/dispatch/Lookup.h"
+#include "runtime/hip/HipBackend.h"
 #include "runtime/jit/Compiler.h"
 #include "templates/LayerRules.h"
 #include "tune/Journal.h"
@@ -306,7 +306,8 @@ static int runTune() {
   const std::vector<long long> onlyTokens(tokensArg.begin(), tokensArg.end());
   const std::vector<std::string> axes(axisArgs.begin(), axisArgs.end()),
       overrides = setArgs.values();
-  const size_t top = size_t(topArg), devices = devicesArg.size();
+  const std::vector<std::string> deviceIds(devicesArg.begin(), devicesArg.end());
+  const size_t top = size_t(topArg), devices = deviceIds.size();
   const uint64_t seed = seedArg;
   if (specPath.empty() || untunedPath.empty() || outPath.empty())
     return usageError(name, "usage: moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out "
@@ -385,7 +386,14 @@ static int runTune() {
     emuOptions.Threads = llvm::heavyweight_hardware_concurrency().compute_thread_count();
     backend = runtime::createEmuBackend(emuOptions);
   } else {
-    auto b = runtime::createBackend(backendName);
+    runtime::HipBackendOptions hip;
+    if (devices) {
+      int id;
+      if (llvm::StringRef(deviceIds[0]).getAsInteger(10, id) || id < 0)
+        return usageError(name, "--devices: '" + deviceIds[0] + "' is not a device index");
+      hip.device = id;
+    }
+    auto b = runtime::createHipBackend(hip);
     if (!b)
       return fail("--backend " + backendName + ": " + llvm::toString(b.takeError()));
     backend = std::move(*b);
@@ -472,6 +480,8 @@ static int runTune() {
 
   std::vector<tune::TunedResult> results;
   int status = 0;
+  Progress rowsProgress("tuned token counts", tokens.size());
+  size_t rowsFailed = 0;
   for (int64_t T : tokens) {
     // Per block_m: the stage candidates that compiled, best modelled first
     // (ties: the id).
@@ -575,7 +585,9 @@ static int runTune() {
     if (!done) {
       llvm::outs() << "tokens " << T << ": no candidate pair passed its checks; no row\n";
       status = 1;
+      ++rowsFailed;
     }
+    rowsProgress.step(rowsFailed);
   }
 
   // Merge into --out (written whole, then renamed over it).
