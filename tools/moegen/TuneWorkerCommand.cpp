@@ -4,7 +4,9 @@
 //
 // Compiles one candidate layer into the disk cache at DIR (where the
 // parent's checks find it) and prints, for each kernel and token count, its
-// time by the latency model: "kernel <family> <symbol> <tokens> <us>". Runs
+// time by the latency model: "kernel <family> <symbol> <tokens> <us>", and
+// the buffers the layer clears first as "kernel <family> memset:<what> ...",
+// under the family that needs them cleared. Runs
 // in its own process so that a compiler crash or hang costs only this
 // candidate. Not listed in `moegen --help`.
 //
@@ -21,6 +23,7 @@
 #include "bench/latency_model/KernelEstimate.h"
 #include "compiler/spec/DslParser.h"
 #include "compiler/target/Disassembler.h"
+#include "runtime/api/FamilyLaunchers.h"
 #include "runtime/jit/Compiler.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -190,6 +193,32 @@ static int runTuneWorker() {
       llvm::outs() << "kernel " << toString(k->meta.family) << " " << k->meta.symbol << " " << t
                    << " " << llvm::format("%.9g", e->time.totalUs) << "\n";
     }
+  }
+  // What MoeLayer::run clears before the kernels (MoeLayer.cpp), as a fill
+  // at the HBM bandwidth plus a launch, charged to the stage that needs it:
+  // split-K partials and fused/inter-stage scales to stage 1, the atomic
+  // output to stage 2, the input scales to neither.
+  runtime::LayerPlan plan = runtime::LayerPlan::make(*spec, **set, TargetInfo::defaultTarget());
+  for (long long t : tokens) {
+    runtime::WorkspaceLayout ws = plan.layout(t);
+    auto fill = [&](llvm::StringRef what, KernelFamily family, size_t bytes) {
+      double us = machine.launchUs + double(bytes) / machine.hbmBytesPerSecond * 1e6;
+      llvm::outs() << "kernel " << toString(family) << " memset:" << what << " " << t << " "
+                   << llvm::format("%.9g", us) << "\n";
+    };
+    std::pair<const char *, const runtime::WorkspaceRegion *> stage1Regions[] = {
+        {"partials", &ws.partials},
+        {"stage1_out_scale", &ws.stage1OutScale},
+        {"inter_q_scale", &ws.interQScale}};
+    for (auto [what, reg] : stage1Regions)
+      if (reg->zeroed && reg->bytes)
+        fill(what, KernelFamily::Stage1, reg->bytes);
+    for (auto [what, reg] :
+         {std::pair{"input_q_scale", &ws.inputQScale}, std::pair{"no_scale", &ws.noScale}})
+      if (reg->zeroed && reg->bytes)
+        fill(what, KernelFamily::QuantInput, reg->bytes);
+    if (plan.atomicOutput())
+      fill("output", KernelFamily::Stage2, size_t(t) * spec->problem.modelDim * 2);
   }
   return 0;
 }
