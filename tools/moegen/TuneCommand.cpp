@@ -410,8 +410,16 @@ static int runTune() {
     llvm::outs() << "  skipped " << s << "\n";
 
   std::string cacheDir = cacheDirArg.empty() ? outPath + ".cache" : std::string(cacheDirArg);
+  // The binary is part of the run: another build may compile or model
+  // differently (the build id covers the compiler, not the latency model).
+  std::string program = llvm::sys::fs::getMainExecutable(nullptr, (void *)&runTune);
+  auto binary = llvm::MemoryBuffer::getFile(program, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!binary)
+    return fail(program + ": " + binary.getError().message());
   std::string fingerprint = hexHash(printMoeSpec(*spec) + "\n" + cache::buildId().str() + "\n" +
-                                    backendName + "\n" + plantId + "\n" + std::to_string(seed));
+                                    hexHash((*binary)->getBuffer()) + "\n" + backendName + "\n" +
+                                    plantId + "\n" + std::to_string(seed));
   auto journal = tune::Journal::open(outPath + ".journal", fingerprint);
   if (!journal)
     return fail(llvm::toString(journal.takeError()));
@@ -420,7 +428,7 @@ static int runTune() {
                  << (*journal)->path() << "\n";
 
   Runner runner;
-  runner.program = llvm::sys::fs::getMainExecutable(nullptr, (void *)&runTune);
+  runner.program = program;
   runner.cacheDir = cacheDir;
   runner.plantId = plantId;
   runner.crashId = crashId;
