@@ -3,7 +3,7 @@
 //   moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out TUNED.csv
 //               [--backend emu|hip|cuda] [--devices N,...] [--top N] [--tokens N,...]
 //               [--axis key=v1,v2 ...] [--jobs N] [--compile-timeout S]
-//               [--cache-dir DIR] [--set key=value ...]
+//               [--cache-dir DIR] [--set key=value ...] [--list]
 //
 // For each row of an aiter untuned table (its key must be the spec's layer):
 //   1. candidates per stage and block_m from the templates' rules
@@ -120,6 +120,10 @@ static cl::opt<long long, false, PositiveParser>
 static cl::opt<unsigned long long, false, UnsignedParser>
     seedArg("seed", cl::desc("seed of the checks' inputs (default 0)"), cl::init(0),
             cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<bool> listArg("list",
+                             cl::desc("print the kept candidates (id, aiter name) and stop before "
+                                      "compiling"),
+                             cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<std::string>
     plantArg("test-plant-betas", cl::Hidden,
              cl::desc("test hook: build this candidate id with wrong activation parameters"),
@@ -309,7 +313,8 @@ static int runTune() {
   const std::vector<std::string> deviceIds(devicesArg.begin(), devicesArg.end());
   const size_t top = size_t(topArg), devices = deviceIds.size();
   const uint64_t seed = seedArg;
-  if (specPath.empty() || untunedPath.empty() || outPath.empty())
+  const bool listOnly = listArg;
+  if (specPath.empty() || untunedPath.empty() || (outPath.empty() && !listOnly))
     return usageError(name, "usage: moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out "
                             "TUNED.csv [--backend emu|hip|cuda]");
   if (backendName == "cuda")
@@ -379,6 +384,21 @@ static int runTune() {
   if (tokens.empty())
     return fail(untunedPath + ": no rows to tune");
 
+  const TargetInfo target = TargetInfo::defaultTarget();
+  tune::SpaceReport report;
+  std::vector<Candidate> candidates = tune::enumerateCandidates(*spec, space, target, report);
+  llvm::outs() << "moegen tune: " << spec->name << " (" << precisionTag(spec->formats) << ") on "
+               << backendName << ", " << tokens.size() << " token count(s); times are the "
+               << "latency model's estimates (bench/latency_model), not measurements\n";
+  llvm::outs() << "candidates: " << report.summary() << "\n";
+  for (const std::string &s : report.skipped)
+    llvm::outs() << "  skipped " << s << "\n";
+  if (listOnly) {
+    for (const Candidate &c : candidates)
+      llvm::outs() << c.id << "\t" << c.kernelName << "\n";
+    return 0;
+  }
+
   // Where the checks run. hip times are the model's too for now.
   std::unique_ptr<runtime::Backend> backend;
   if (backendName == "emu") {
@@ -398,16 +418,6 @@ static int runTune() {
       return fail("--backend " + backendName + ": " + llvm::toString(b.takeError()));
     backend = std::move(*b);
   }
-
-  const TargetInfo target = TargetInfo::defaultTarget();
-  tune::SpaceReport report;
-  std::vector<Candidate> candidates = tune::enumerateCandidates(*spec, space, target, report);
-  llvm::outs() << "moegen tune: " << spec->name << " (" << precisionTag(spec->formats) << ") on "
-               << backendName << ", " << tokens.size() << " token count(s); times are the "
-               << "latency model's estimates (bench/latency_model), not measurements\n";
-  llvm::outs() << "candidates: " << report.summary() << "\n";
-  for (const std::string &s : report.skipped)
-    llvm::outs() << "  skipped " << s << "\n";
 
   std::string cacheDir = cacheDirArg.empty() ? outPath + ".cache" : std::string(cacheDirArg);
   // The binary is part of the run: another build may compile or model
