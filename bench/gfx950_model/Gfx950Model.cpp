@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "bench/gfx950_model/KernelEstimate.h"
+#include "bench/latency_model/KernelEstimate.h"
 
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"

@@ -37,13 +37,13 @@ public:
     for (DevicePtr p : owned)
       llvm::consumeError(b.free(p));
   }
-  llvm::Expected<DevicePtr> alloc(size_t bytes, bool zero = true) {
+  llvm::Expected<DevicePtr> alloc(size_t bytes, bool zero = true, uint8_t fill = 0) {
     auto p = b.allocate(std::max<size_t>(bytes, 4));
     if (!p)
       return p.takeError();
     owned.push_back(*p);
     if (zero)
-      if (llvm::Error e = b.memset(*p, 0, std::max<size_t>(bytes, 4)))
+      if (llvm::Error e = b.memset(*p, fill, std::max<size_t>(bytes, 4)))
         return std::move(e);
     return *p;
   }
@@ -225,8 +225,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   jitOptions.diskCache = false;
   runtime::LayerOptions layerOptions;
   layerOptions.cuNum = options.cuNum;
-  auto layer = runtime::MoeLayer::create(std::make_shared<runtime::Compiler>(jitOptions), backend,
-                                         spec, layerOptions);
+  std::shared_ptr<runtime::KernelSource> source = options.kernels;
+  if (!source)
+    source = std::make_shared<runtime::Compiler>(jitOptions);
+  auto layer = runtime::MoeLayer::create(source, backend, spec, layerOptions);
   if (!layer)
     return layer.takeError();
   auto dispatch = (*layer)->dispatch(T);
@@ -288,8 +290,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   place(args.w1Scale, dev.alloc(sizes.w1Scale));
   place(args.w2, dev.alloc(sizes.w2));
   place(args.w2Scale, dev.alloc(sizes.w2Scale));
-  place(args.output, dev.alloc(T * K * 2));
-  place(args.workspace, dev.alloc(ws->total));
+  const uint8_t unwritten = options.poison ? 0xff : 0;
+  place(args.output, dev.alloc(T * K * 2, true, unwritten));
+  place(args.workspace, dev.alloc(ws->total, true, unwritten));
   if (placed)
     return std::move(placed);
   auto sink = [&](num::PackedBuffer which, int64_t offset,

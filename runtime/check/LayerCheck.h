@@ -24,7 +24,12 @@
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
 
+#include <memory>
+
 namespace moegen {
+namespace runtime {
+class KernelSource;
+} // namespace runtime
 
 struct LayerCheckOptions {
   int64_t tokens = 16;
@@ -36,6 +41,13 @@ struct LayerCheckOptions {
   /// The device's CU count the layer launches for (LayerOptions::cuNum):
   /// small values make the GEMMs' persistent grids loop over many M tiles.
   int64_t cuNum = 256;
+  /// Fill the output and the workspace with 0xff bytes (NaN in bf16, f32
+  /// and e8m0 scales) instead of zeros before the run: a value a kernel
+  /// should write but does not then fails the comparison instead of
+  /// passing as a zero. What the layer must clear it clears itself.
+  bool poison = false;
+  /// Where the layer's kernels come from; null: the JIT, memory cache only.
+  std::shared_ptr<runtime::KernelSource> kernels;
 };
 
 /// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and

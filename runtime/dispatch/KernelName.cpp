@@ -302,6 +302,64 @@ llvm::Expected<MappedSchedule> kernelNameToSchedule(llvm::StringRef name) {
   return mapToSchedule(*info);
 }
 
+llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
+  const StageSchedule &s = spec.stage(stage);
+  const bool stage1 = stage == StageId::Stage1;
+  auto unnamable = [&](const llvm::Twine &why) {
+    return llvm::createStringError("%s: %s has no FlyDSL kernel name", toString(stage).data(),
+                                   why.str().c_str());
+  };
+  auto dtype = [](DType t) -> llvm::StringRef {
+    switch (t) {
+    case DType::MXFP4:
+      return "fp4";
+    case DType::MXFP8:
+      return "fp8";
+    case DType::BF16:
+      return "bf16";
+    case DType::F32:
+      return "";
+    }
+    return "";
+  };
+  llvm::StringRef a = dtype(spec.formats.activation), w = dtype(spec.formats.weight);
+  if (a.empty() || w.empty() || spec.formats.output != DType::BF16)
+    return unnamable("the formats " + precisionTag(spec.formats) + " with output " +
+                     toString(spec.formats.output));
+  if (s.kBatch > 1 && s.kBatchMode != KBatchMode::Atomic)
+    return unnamable("k_batch_mode=" + toString(s.kBatchMode));
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << (stage1 ? "flydsl_moe1" : "flydsl_moe2") << "_a" << a << "_w" << w << "_bf16_t" << s.tileM
+     << "x" << s.tileN << "x" << s.tileK;
+  if (stage1) {
+    // An absent _w reads as 1 (aiter's default), so 0 cannot be spelled.
+    if (s.wavesPerEU < 1)
+      return unnamable("waves_per_eu=" + llvm::Twine(s.wavesPerEU) +
+                       " (a moe1 name means 1 "
+                       "without _w)");
+    if (s.wavesPerEU != 1)
+      os << "_w" << s.wavesPerEU;
+    if (s.kBatch != 1)
+      os << "_kb" << s.kBatch;
+    if (spec.problem.gateUp == GateUpLayout::Interleaved)
+      os << "_gui";
+    if (s.kWave != 1)
+      os << "_kw" << s.kWave;
+    if (s.fusedQuant != FusedQuant::None)
+      os << "_" << (s.fusedQuant == FusedQuant::FP4 ? "fp4" : "fp8");
+    return name;
+  }
+  if (s.kBatch != 1 || s.kWave != 1)
+    return unnamable("k_batch=" + llvm::Twine(s.kBatch) + " k_wave=" + llvm::Twine(s.kWave) +
+                     " (moe2 names carry no split)");
+  os << "_" << toString(s.reduce);
+  if (s.wavesPerEU != 0)
+    os << "_w" << s.wavesPerEU;
+  os << "_sbm" << spec.stage1.tileM;
+  return name;
+}
+
 std::string describe(const MappedSchedule &m) {
   std::string out;
   llvm::raw_string_ostream os(out);

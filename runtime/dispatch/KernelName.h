@@ -67,6 +67,15 @@ struct MappedSchedule {
 llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info);
 llvm::Expected<MappedSchedule> kernelNameToSchedule(llvm::StringRef name);
 
+/// The FlyDSL name aiter's tables use for a stage of `spec` (the inverse of
+/// kernelNameToSchedule): moe1 names carry waves_per_eu (absent = 1),
+/// k_batch, k_wave, gate/up interleave and the fused quantization; moe2
+/// names the reduction, waves_per_eu (absent = 0) and the sorting block.
+/// Schedules the grammar cannot spell (a stage-1 waves_per_eu of 0, a
+/// deterministic split, a stage-2 split, bf16 outputs aside) are errors that
+/// name the parameter.
+llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage);
+
 /// One line: "tile=32x32x256 k_batch=1 k_wave=2 waves_per_eu=4 ...".
 std::string describe(const MappedSchedule &m);
 

@@ -31,6 +31,7 @@ namespace {
 struct Registered {
   llvm::cl::SubCommand *sub;
   int (*run)();
+  bool listed;
 };
 
 // A function-local static: registrations run during static initialization,
@@ -47,7 +48,8 @@ void usage(llvm::raw_ostream &os) {
     return a.sub->getName() < b.sub->getName();
   });
   for (const Registered &c : sorted)
-    os << "  " << llvm::left_justify(c.sub->getName(), 9) << c.sub->getDescription() << "\n";
+    if (c.listed)
+      os << "  " << llvm::left_justify(c.sub->getName(), 9) << c.sub->getDescription() << "\n";
   os << "\n'moegen <command> --help' lists the options of a command; 'moegen --version' prints "
         "the version.\n";
 }
@@ -96,8 +98,8 @@ SpecOverrideOption::SpecOverrideOption(llvm::cl::SubCommand &sub)
                                   llvm::cl::value_desc("key=value"), llvm::cl::sub(sub),
                                   llvm::cl::cat(moegenCategory())) {}
 
-CommandRegistration::CommandRegistration(llvm::cl::SubCommand &sub, int (*run)()) {
-  registry().push_back({&sub, run});
+CommandRegistration::CommandRegistration(llvm::cl::SubCommand &sub, int (*run)(), bool listed) {
+  registry().push_back({&sub, run, listed});
 }
 
 int runCommandLine(int argc, const char **argv) {

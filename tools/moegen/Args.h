@@ -33,9 +33,11 @@ public:
 };
 
 /// Makes `sub` a moegen command run by `run` once its options are parsed.
-/// Construct one per command, at namespace scope after the SubCommand.
+/// Construct one per command, at namespace scope after the SubCommand. An
+/// unlisted command (a child process's entry point) is left out of the
+/// usage text.
 struct CommandRegistration {
-  CommandRegistration(llvm::cl::SubCommand &sub, int (*run)());
+  CommandRegistration(llvm::cl::SubCommand &sub, int (*run)(), bool listed = true);
 };
 
 /// Parses `moegen <command> [options]` and runs the command; returns the

@@ -7,8 +7,8 @@
 // whose bounds the scalar state cannot follow.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEGEN_BENCH_GFX950_MODEL_KERNELESTIMATE_H
-#define MOEGEN_BENCH_GFX950_MODEL_KERNELESTIMATE_H
+#ifndef MOEGEN_BENCH_LATENCY_MODEL_KERNELESTIMATE_H
+#define MOEGEN_BENCH_LATENCY_MODEL_KERNELESTIMATE_H
 
 #include "bench/latency_model/Isa.h"
 #include "bench/latency_model/KernelTime.h"
@@ -40,4 +40,4 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &kernel, cons
 
 } // namespace moegen::latency
 
-#endif // MOEGEN_BENCH_GFX950_MODEL_KERNELESTIMATE_H
+#endif // MOEGEN_BENCH_LATENCY_MODEL_KERNELESTIMATE_H

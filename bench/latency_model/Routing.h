@@ -7,8 +7,8 @@
 // (what the stage kernels' grids actually work on).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEGEN_BENCH_GFX950_MODEL_ROUTING_H
-#define MOEGEN_BENCH_GFX950_MODEL_ROUTING_H
+#ifndef MOEGEN_BENCH_LATENCY_MODEL_ROUTING_H
+#define MOEGEN_BENCH_LATENCY_MODEL_ROUTING_H
 
 #include <cstdint>
 
@@ -24,4 +24,4 @@ Routing expectedRouting(int64_t tokens, int64_t topk, int64_t experts, int64_t b
 
 } // namespace moegen::latency
 
-#endif // MOEGEN_BENCH_GFX950_MODEL_ROUTING_H
+#endif // MOEGEN_BENCH_LATENCY_MODEL_ROUTING_H

@@ -1,6 +1,6 @@
 //===- Traffic.cpp - Bytes each kernel must move through HBM --------------===//
 
-#include "bench/gfx950_model/Traffic.h"
+#include "bench/latency_model/Traffic.h"
 
 #include "compiler/spec/TargetInfo.h"
 #include "templates/sort/SortPlan.h"

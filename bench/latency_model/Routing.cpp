@@ -1,6 +1,6 @@
 //===- Routing.cpp - Expected shape of the sorted rows --------------------===//
 
-#include "bench/gfx950_model/Routing.h"
+#include "bench/latency_model/Routing.h"
 
 #include <cmath>
 

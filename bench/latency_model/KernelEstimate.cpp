@@ -1,9 +1,9 @@
 //===- KernelEstimate.cpp - One compiled kernel's modelled time -----------===//
 
-#include "bench/gfx950_model/KernelEstimate.h"
+#include "bench/latency_model/KernelEstimate.h"
 
-#include "bench/gfx950_model/Routing.h"
-#include "bench/gfx950_model/Traffic.h"
+#include "bench/latency_model/Routing.h"
+#include "bench/latency_model/Traffic.h"
 #include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 #include "templates/quant/QuantPlan.h"

@@ -7,10 +7,10 @@
 // elements).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MOEGEN_BENCH_GFX950_MODEL_TRAFFIC_H
-#define MOEGEN_BENCH_GFX950_MODEL_TRAFFIC_H
+#ifndef MOEGEN_BENCH_LATENCY_MODEL_TRAFFIC_H
+#define MOEGEN_BENCH_LATENCY_MODEL_TRAFFIC_H
 
-#include "bench/gfx950_model/Routing.h"
+#include "bench/latency_model/Routing.h"
 
 #include "compiler/spec/KernelFamily.h"
 #include "compiler/spec/Spec.h"
@@ -21,4 +21,4 @@ double kernelBytes(KernelFamily family, const MoeSpec &spec, int64_t tokens, con
 
 } // namespace moegen::latency
 
-#endif // MOEGEN_BENCH_GFX950_MODEL_TRAFFIC_H
+#endif // MOEGEN_BENCH_LATENCY_MODEL_TRAFFIC_H

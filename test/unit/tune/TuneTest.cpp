@@ -1,0 +1,309 @@
+//===- TuneTest.cpp - moegen tune's candidates, journal and rows ----------===//
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/dispatch/KernelName.h"
+#include "runtime/numerics/Compare.h"
+#include "runtime/numerics/MxQuant.h"
+#include "tune/Journal.h"
+#include "tune/Pool.h"
+#include "tune/Space.h"
+#include "tune/TunedRows.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+using namespace moegen;
+
+namespace {
+
+MoeSpec example(const char *name) {
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  EXPECT_NE(src, nullptr);
+  auto spec = parseMoeSpecFile(std::string(src ? src : ".") + "/examples/" + name);
+  EXPECT_TRUE(!!spec) << llvm::toString(spec.takeError());
+  return spec ? *spec : MoeSpec();
+}
+
+std::string tempPath(const char *name) {
+  llvm::SmallString<128> path;
+  llvm::sys::fs::createUniquePath(std::string("moegen-tune-%%%%%%-") + name, path, true);
+  return path.str().str();
+}
+
+// Every kept candidate of the examples' layers is spelled by an aiter name
+// that reads back to the schedule (what `moegen lookup` and MoeLayer read).
+TEST(TuneSpace, KernelNamesReadBackToTheSchedule) {
+  for (const char *name :
+       {"kimi_k3_tp8_a4w4.moe", "kimi_k3_tp8_a8w4.moe", "kimi_k3_tp8_a16w4.moe"}) {
+    MoeSpec spec = example(name);
+    tune::SearchSpace space;
+    space.kBatch1 = {1, 2};
+    tune::SpaceReport report;
+    auto candidates =
+        tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), report);
+    ASSERT_FALSE(candidates.empty()) << name;
+    EXPECT_EQ(report.generated, report.kept + report.rejectedTotal());
+    std::set<std::string> ids;
+    for (const tune::Candidate &c : candidates) {
+      EXPECT_TRUE(ids.insert(c.id).second) << "duplicate id " << c.id;
+      auto mapped = dispatch::kernelNameToSchedule(c.kernelName);
+      ASSERT_TRUE(!!mapped) << c.kernelName << ": " << llvm::toString(mapped.takeError());
+      const StageSchedule &s = c.layer.stage(c.stage), &r = mapped->schedule;
+      EXPECT_EQ(mapped->stage, c.stage);
+      EXPECT_EQ(r.tileM, s.tileM);
+      EXPECT_EQ(r.tileN, s.tileN);
+      EXPECT_EQ(r.tileK, s.tileK);
+      EXPECT_EQ(r.kBatch, s.kBatch);
+      EXPECT_EQ(r.kWave, s.kWave);
+      EXPECT_EQ(r.wavesPerEU, s.wavesPerEU) << c.kernelName;
+      EXPECT_EQ(r.fusedQuant, s.fusedQuant);
+      EXPECT_EQ(mapped->activation, spec.formats.activation);
+      if (c.stage == StageId::Stage2) {
+        EXPECT_EQ(r.reduce, s.reduce);
+        EXPECT_EQ(mapped->sortBlockM, c.layer.stage1.tileM);
+      }
+    }
+  }
+}
+
+// The aiter names of the tables moegen was seeded from are what
+// kernelNameFor writes for their schedules.
+TEST(TuneSpace, KernelNameForMatchesAiter) {
+  MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
+  auto n1 = dispatch::kernelNameFor(spec, StageId::Stage1);
+  ASSERT_TRUE(!!n1) << llvm::toString(n1.takeError());
+  EXPECT_EQ(*n1, "flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w4_kw2_fp4");
+  auto n2 = dispatch::kernelNameFor(spec, StageId::Stage2);
+  ASSERT_TRUE(!!n2) << llvm::toString(n2.takeError());
+  EXPECT_EQ(*n2, "flydsl_moe2_afp4_wfp4_bf16_t32x128x128_atomic_sbm32");
+  // What the grammar cannot spell is an error naming the parameter.
+  spec.stage2.kBatch = 2;
+  auto bad = dispatch::kernelNameFor(spec, StageId::Stage2);
+  ASSERT_FALSE(!!bad);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("k_batch=2"), std::string::npos);
+}
+
+// A split that does not divide K is rejected by the rules, never kept (so
+// never compiled); the report counts it under its rule.
+TEST(TuneSpace, NonDividingSplitNeverKept) {
+  MoeSpec spec = example("kimi_k3_tp8_a4w4.moe"); // K = 3584 = 2^9 * 7
+  tune::SearchSpace space;
+  space.blockM = {32};
+  space.kBatch1 = {1, 3, 5, 7};
+  space.tileK1 = {256};
+  tune::SpaceReport report;
+  auto candidates = tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), report);
+  int64_t stage1 = 0;
+  for (const tune::Candidate &c : candidates) {
+    if (c.stage != StageId::Stage1)
+      continue;
+    ++stage1;
+    EXPECT_EQ(spec.problem.modelDim % c.layer.stage1.kBatch, 0) << c.id;
+    EXPECT_NE(c.layer.stage1.kBatch, 3);
+    EXPECT_NE(c.layer.stage1.kBatch, 5);
+  }
+  EXPECT_GT(stage1, 0);
+  // 3 and 5 of the 4 k_batch values fail for every other combination (some
+  // first for another rule: a candidate counts under its first).
+  int64_t perKBatch = int64_t(space.tileN1.size() * space.kWave1.size() *
+                              space.wavesPerEU1.size() * 2 /* fused: none, fp4 */);
+  EXPECT_GE(report.rejectedTotal(), 2 * perKBatch);
+  EXPECT_GT(report.rejected["stage1 k_batch"], 0);
+  EXPECT_NE(report.summary().find("stage1 k_batch"), std::string::npos);
+}
+
+TEST(TuneSpace, AxisErrors) {
+  tune::SearchSpace space;
+  EXPECT_FALSE(!!space.setAxis("stage1.k_batch=1,2"));
+  EXPECT_EQ(space.kBatch1, (std::vector<int64_t>{1, 2}));
+  llvm::Error e = space.setAxis("stage1.k_batch=0");
+  ASSERT_TRUE(!!e);
+  EXPECT_NE(llvm::toString(std::move(e)).find("'0' is not a value"), std::string::npos);
+  llvm::Error u = space.setAxis("stage3.tile_n=64");
+  ASSERT_TRUE(!!u);
+  EXPECT_NE(llvm::toString(std::move(u)).find("unknown axis 'stage3.tile_n'"), std::string::npos);
+  EXPECT_FALSE(!!space.setAxis("stage2.reduce=reduce"));
+  EXPECT_EQ(space.reduce2, (std::vector<ReduceMode>{ReduceMode::Reduce}));
+}
+
+TEST(TuneJournal, RecordsSurviveAReopenAndATornLine) {
+  std::string path = tempPath("journal");
+  {
+    auto j = tune::Journal::open(path, "run-a");
+    ASSERT_TRUE(!!j) << llvm::toString(j.takeError());
+    tune::CompileRecord ok;
+    ok.ok = true;
+    ok.times[4].charge(KernelFamily::Stage1, 2.5);
+    ok.times[4].charge(KernelFamily::QuantInter, 0.5);
+    ok.times[4].charge(KernelFamily::Stage2, 1.25);
+    ok.times[4].charge(KernelFamily::Sort, 7);
+    ASSERT_FALSE(!!(*j)->recordCompile("s1 a", ok));
+    tune::CompileRecord bad;
+    bad.reason = "exit status 1: error:\tx";
+    ASSERT_FALSE(!!(*j)->recordCompile("s1 b", bad));
+    tune::CheckRecord c;
+    c.err1 = 0.25;
+    c.detail = "stage1 (3 of 12 out of tolerance)";
+    ASSERT_FALSE(!!(*j)->recordCheck(4, "s1 a", c));
+  }
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Append);
+    os << "check\t4\ts1"; // killed while writing
+  }
+  auto j = tune::Journal::open(path, "run-a");
+  ASSERT_TRUE(!!j) << llvm::toString(j.takeError());
+  EXPECT_EQ((*j)->resumedRecords(), 3u);
+  const tune::CompileRecord *a = (*j)->compiled("s1 a");
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(a->ok);
+  EXPECT_DOUBLE_EQ(a->times.at(4).us1, 3.0); // stage 1 and the inter-stage quantization
+  EXPECT_DOUBLE_EQ(a->times.at(4).us2, 1.25);
+  EXPECT_DOUBLE_EQ(a->times.at(4).common, 7);
+  const tune::CompileRecord *b = (*j)->compiled("s1 b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->ok);
+  EXPECT_EQ(b->reason, "exit status 1: error: x");
+  const tune::CheckRecord *c = (*j)->checked(4, "s1 a");
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->passed);
+  EXPECT_DOUBLE_EQ(c->err1, 0.25);
+  EXPECT_EQ((*j)->checked(1, "s1 a"), nullptr);
+  // Appending after the torn record starts a new line.
+  tune::CheckRecord pass;
+  pass.passed = true;
+  ASSERT_FALSE(!!(*j)->recordCheck(1, "s1 a", pass));
+  auto again = tune::Journal::open(path, "run-a");
+  ASSERT_TRUE(!!again) << llvm::toString(again.takeError());
+  EXPECT_EQ((*again)->resumedRecords(), 4u);
+  // Another run's journal is refused.
+  auto other = tune::Journal::open(path, "run-b");
+  ASSERT_FALSE(!!other);
+  EXPECT_NE(llvm::toString(other.takeError()).find("belongs to another run"), std::string::npos);
+  llvm::sys::fs::remove(path);
+}
+
+TEST(TuneRows, MergedOnlyWhenFaster) {
+  auto table = dispatch::TunedTable::parse(
+      "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,"
+      "q_type,use_g1u1,doweight_stage1,block_m,ksplit,us1,kernelName1,err1,us2,kernelName2,err2,"
+      "us,run_1stage,xbf16,flat,tflops,bw,_tag\n"
+      "gfx950,256,1,256,128,8,2,ActivationType.Situv2,torch.bfloat16,torch.float4_e2m1fn_x2,"
+      "torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0,32,0,1,old1,0.0%,1,old2,0.0%,2,0,0,0,1,1,\n"
+      "gfx950,256,2,256,128,8,2,ActivationType.Situv2,torch.bfloat16,torch.float4_e2m1fn_x2,"
+      "torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0,32,0,9,old1,0.0%,9,old2,0.0%,18,0,0,0,1,1,\n",
+      "t.csv");
+  ASSERT_TRUE(!!table) << llvm::toString(table.takeError());
+  std::vector<tune::TunedResult> results(3);
+  for (size_t i = 0; i < 3; ++i) {
+    dispatch::TunedKey &k = results[i].key;
+    k = table->rows()[0]->key;
+    k.token = int64_t(i) + 1;
+    results[i].us1 = results[i].us2 = 2.5; // us 5: slower than token 1, faster than 2
+    results[i].kernelName1 = "new1";
+    results[i].kernelName2 = "new2";
+    results[i].blockM = 64;
+    results[i].err1 = 0.001;
+  }
+  tune::MergeReport report;
+  std::string csv = tune::mergeTunedRows(&*table, results, report);
+  EXPECT_EQ(report.added, 1);
+  EXPECT_EQ(report.replaced, 1);
+  EXPECT_EQ(report.keptFaster, 1);
+  auto merged = dispatch::TunedTable::parse(csv, "merged.csv");
+  ASSERT_TRUE(!!merged) << llvm::toString(merged.takeError());
+  ASSERT_EQ(merged->rows().size(), 3u);
+  EXPECT_EQ(merged->rows()[0]->get("kernelName1"), "old1");
+  EXPECT_EQ(merged->rows()[1]->get("kernelName1"), "new1");
+  EXPECT_EQ(merged->rows()[1]->get("us"), "5.0000");
+  EXPECT_EQ(merged->rows()[1]->get("err1"), "0.1%");
+  EXPECT_EQ(merged->rows()[2]->get("token"), "3");
+  EXPECT_EQ(merged->rows()[2]->get("block_m"), "64");
+}
+
+// The checks compare fp4 outputs by decoded value (aiter compared the
+// packed bytes, where one code in the high nibble moves a byte by 16).
+TEST(TuneCheck, Fp4ComparedByValue) {
+  std::vector<float> v(64);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::sin(0.7f * float(i) + 0.3f);
+  auto ref = num::quantizeMx(v, {2, 32}, num::ElemFormat::MXFP4, num::ScaleRounding::RoundUp);
+  ASSERT_TRUE(!!ref);
+  num::CompareOptions exact;
+  exact.rtol = exact.atol = exact.maxMismatch = 0;
+  exact.maxCosineDiff = 1;
+  // -0 and +0 differ in their bits, not in value: no mismatch.
+  num::HostTensor zeros = *ref;
+  for (uint8_t &b : zeros.data)
+    b = 0x00;
+  num::HostTensor negZeros = zeros;
+  for (uint8_t &b : negZeros.data)
+    b = 0x88;
+  auto same = num::compareTensors(zeros, negZeros, {}, exact);
+  ASSERT_TRUE(!!same);
+  EXPECT_EQ(same->mismatches, 0);
+  EXPECT_TRUE(same->passed);
+  // One code off in a low nibble and one in a high nibble: one element
+  // each, whatever the byte moved by.
+  num::HostTensor low = *ref, high = *ref;
+  low.data[3] ^= 0x01;
+  high.data[3] ^= 0x10;
+  auto l = num::compareTensors(*ref, low, {}, exact);
+  auto h = num::compareTensors(*ref, high, {}, exact);
+  ASSERT_TRUE(!!l);
+  ASSERT_TRUE(!!h);
+  EXPECT_EQ(l->mismatches, 1);
+  EXPECT_EQ(h->mismatches, 1);
+  // A NaN scale (0xff, what the checks poison unwritten scales with) fails.
+  num::HostTensor poisoned = *ref;
+  poisoned.scales[1] = 0xff;
+  auto p = num::compareTensors(*ref, poisoned, {}, exact);
+  ASSERT_TRUE(!!p);
+  EXPECT_GT(p->nonFinite, 0);
+  EXPECT_FALSE(p->passed);
+}
+
+// Children that fail, crash or hang are each their own job's failure.
+TEST(TunePool, CrashAndTimeoutIsolation) {
+  std::string out = tempPath("out"), err = tempPath("err");
+  std::vector<tune::ChildJob> jobs = {
+      {{"sh", "-c", "echo fine"}, out, err},
+      {{"sh", "-c", "exit 3"}, out + "1", err},
+      {{"sh", "-c", "kill -SEGV $$"}, out + "2", err},
+      {{"sh", "-c", "sleep 30"}, out + "3", err},
+  };
+  std::vector<tune::ChildResult> results(jobs.size());
+  std::vector<int> calls(jobs.size(), 0);
+  auto start = std::chrono::steady_clock::now();
+  tune::runChildren("/bin/sh", jobs, 4, /*timeoutSeconds=*/1,
+                    [&](size_t i, const tune::ChildResult &r) {
+                      results[i] = r;
+                      ++calls[i];
+                    });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(calls, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_TRUE(results[0].exited);
+  EXPECT_EQ(results[0].exitCode, 0);
+  auto text = llvm::MemoryBuffer::getFile(out);
+  ASSERT_TRUE(!!text);
+  EXPECT_EQ((*text)->getBuffer(), "fine\n");
+  EXPECT_TRUE(results[1].exited);
+  EXPECT_EQ(results[1].exitCode, 3);
+  EXPECT_FALSE(results[2].exited);
+  EXPECT_FALSE(results[2].timedOut);
+  EXPECT_FALSE(results[2].error.empty());
+  EXPECT_FALSE(results[3].exited);
+  EXPECT_TRUE(results[3].timedOut);
+  for (const std::string &p : {out, out + "1", out + "2", out + "3", err})
+    llvm::sys::fs::remove(p);
+}
+
+} // namespace

@@ -1,0 +1,233 @@
+//===- Space.cpp - The schedules a tuner tries ----------------------------===//
+
+#include "tune/Space.h"
+
+#include "runtime/dispatch/KernelName.h"
+#include "templates/LayerRules.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace moegen::tune {
+namespace {
+
+llvm::Error axisError(llvm::StringRef assignment, const llvm::Twine &why) {
+  return llvm::createStringError("--axis '%s': %s", assignment.str().c_str(), why.str().c_str());
+}
+
+template <typename T, typename Parse>
+llvm::Error parseList(llvm::StringRef assignment, llvm::StringRef values, std::vector<T> &out,
+                      Parse parse) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  values.split(parts, ',');
+  std::vector<T> list;
+  for (llvm::StringRef p : parts) {
+    p = p.trim();
+    std::optional<T> v = parse(p);
+    if (!v)
+      return axisError(assignment, "'" + p + "' is not a value of this axis");
+    if (!llvm::is_contained(list, *v))
+      list.push_back(*v);
+  }
+  if (list.empty())
+    return axisError(assignment, "no values");
+  out = std::move(list);
+  return llvm::Error::success();
+}
+
+std::optional<int64_t> parseCount(llvm::StringRef s, int64_t min) {
+  int64_t v;
+  if (s.getAsInteger(10, v) || v < min || v > 1 << 20)
+    return std::nullopt;
+  return v;
+}
+
+/// The partner of a candidate: the spec's own schedule of the other stage on
+/// the candidate's sorting block, nameable (stage 2 without splits).
+StageSchedule partnerSchedule(const MoeSpec &spec, StageId stage, int64_t blockM) {
+  StageSchedule s = spec.stage(stage);
+  s.tileM = blockM;
+  s.kBatchMode = KBatchMode::Atomic;
+  if (stage == StageId::Stage2) {
+    s.kBatch = 1;
+    s.kWave = 1;
+  } else if (s.wavesPerEU < 1) {
+    s.wavesPerEU = 1;
+  }
+  return s;
+}
+
+} // namespace
+
+std::vector<std::string> SearchSpace::axisKeys() {
+  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",      "stage1.k_batch",
+          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant", "stage2.tile_n",
+          "stage2.tile_k", "stage2.waves_per_eu", "stage2.reduce"};
+}
+
+llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
+  auto [key, values] = assignment.split('=');
+  key = key.trim();
+  if (values.trim().empty())
+    return axisError(assignment, "expected key=v1,v2,...");
+  auto positive = [](llvm::StringRef s) { return parseCount(s, 1); };
+  auto unsignedCount = [](llvm::StringRef s) { return parseCount(s, 0); };
+  if (key == "block_m")
+    return parseList(assignment, values, blockM, positive);
+  if (key == "stage1.tile_n")
+    return parseList(assignment, values, tileN1, positive);
+  if (key == "stage1.tile_k")
+    return parseList(assignment, values, tileK1, positive);
+  if (key == "stage1.k_batch")
+    return parseList(assignment, values, kBatch1, positive);
+  if (key == "stage1.k_wave")
+    return parseList(assignment, values, kWave1, positive);
+  if (key == "stage1.waves_per_eu")
+    return parseList(assignment, values, wavesPerEU1, positive);
+  if (key == "stage1.fused_quant")
+    return parseList(assignment, values, fusedQuant1, parseFusedQuant);
+  if (key == "stage2.tile_n")
+    return parseList(assignment, values, tileN2, positive);
+  if (key == "stage2.tile_k")
+    return parseList(assignment, values, tileK2, positive);
+  if (key == "stage2.waves_per_eu")
+    return parseList(assignment, values, wavesPerEU2, unsignedCount);
+  if (key == "stage2.reduce")
+    return parseList(assignment, values, reduce2, parseReduceMode);
+  return axisError(assignment,
+                   "unknown axis '" + key + "' (axes: " + llvm::join(axisKeys(), ", ") + ")");
+}
+
+int64_t SpaceReport::rejectedTotal() const {
+  int64_t n = 0;
+  for (const auto &[reason, count] : rejected)
+    n += count;
+  return n;
+}
+
+std::string SpaceReport::summary(size_t topReasons) const {
+  std::vector<std::pair<std::string, int64_t>> reasons(rejected.begin(), rejected.end());
+  llvm::stable_sort(reasons, [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::string top;
+  for (size_t i = 0; i < reasons.size() && i < topReasons; ++i)
+    top += (i ? ", " : "") + reasons[i].first + " " + std::to_string(reasons[i].second);
+  if (reasons.size() > topReasons)
+    top += ", ...";
+  return llvm::formatv("generated {0}, rejected by rule {1}{2}, kept {3}", generated,
+                       rejectedTotal(), top.empty() ? "" : " (" + top + ")", kept)
+      .str();
+}
+
+std::string candidateId(const MoeSpec &layer, StageId stage) {
+  const StageSchedule &s = layer.stage(stage);
+  std::string id = llvm::formatv("{0} bm{1} t{2}x{3}x{4}", stage == StageId::Stage1 ? "s1" : "s2",
+                                 layer.stage1.tileM, s.tileM, s.tileN, s.tileK)
+                       .str();
+  if (stage == StageId::Stage1)
+    return id + llvm::formatv(" kb{0} kw{1} w{2} {3}", s.kBatch, s.kWave, s.wavesPerEU,
+                              toString(s.fusedQuant))
+                    .str();
+  return id + llvm::formatv(" w{0} {1}", s.wavesPerEU, toString(s.reduce)).str();
+}
+
+std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpace &space,
+                                           const TargetInfo &target, SpaceReport &report) {
+  std::vector<Candidate> out;
+  std::vector<FusedQuant> fused = space.fusedQuant1;
+  if (fused.empty()) {
+    fused.push_back(FusedQuant::None);
+    if (spec.formats.activation == DType::MXFP4)
+      fused.push_back(FusedQuant::FP4);
+    if (spec.formats.activation == DType::MXFP8)
+      fused.push_back(FusedQuant::FP8);
+  }
+  auto consider = [&](MoeSpec layer, StageId stage, int64_t bm) {
+    ++report.generated;
+    ScheduleIssues issues = checkLayer(layer, target);
+    if (!issues.empty()) {
+      // One reason per candidate: its first broken rule.
+      const ScheduleIssue &first = issues.front();
+      ++report.rejected[(toString(servedStage(first.family)) + " " + first.parameter).str()];
+      return;
+    }
+    auto name = dispatch::kernelNameFor(layer, stage);
+    auto back = name ? dispatch::kernelNameToSchedule(*name)
+                     : llvm::Expected<dispatch::MappedSchedule>(name.takeError());
+    if (!back) {
+      llvm::consumeError(back.takeError());
+      ++report.rejected["name (no aiter kernel name)"];
+      return;
+    }
+    const StageSchedule &s = layer.stage(stage), &r = back->schedule;
+    if (r.tileM != s.tileM || r.tileN != s.tileN || r.tileK != s.tileK || r.kBatch != s.kBatch ||
+        r.kWave != s.kWave || r.wavesPerEU != s.wavesPerEU || r.fusedQuant != s.fusedQuant ||
+        (stage == StageId::Stage2 && r.reduce != s.reduce)) {
+      ++report.rejected["name (does not read back)"];
+      return;
+    }
+    ++report.kept;
+    out.push_back({stage, bm, layer, candidateId(layer, stage), *name});
+  };
+  for (int64_t bm : space.blockM) {
+    MoeSpec base = spec;
+    base.stage1 = partnerSchedule(spec, StageId::Stage1, bm);
+    base.stage2 = partnerSchedule(spec, StageId::Stage2, bm);
+    for (StageId partner : {StageId::Stage2, StageId::Stage1}) {
+      // A partner stage that breaks a rule on this block would reject every
+      // candidate for a reason that is not theirs: say so once instead.
+      bool broken = false;
+      for (const ScheduleIssue &i : checkLayer(base, target))
+        if (servedStage(i.family) == partner) {
+          report.skipped.push_back(
+              llvm::formatv("block_m={0}: the partner {1}", bm, i.str()).str());
+          broken = true;
+          break;
+        }
+      if (broken)
+        continue;
+      StageId stage = partner == StageId::Stage2 ? StageId::Stage1 : StageId::Stage2;
+      if (stage == StageId::Stage1) {
+        for (int64_t n : space.tileN1)
+          for (int64_t k : space.tileK1)
+            for (int64_t kb : space.kBatch1)
+              for (int64_t kw : space.kWave1)
+                for (int64_t w : space.wavesPerEU1)
+                  for (FusedQuant q : fused) {
+                    MoeSpec layer = base;
+                    StageSchedule &s = layer.stage1;
+                    s.tileN = n;
+                    s.tileK = k;
+                    s.kBatch = kb;
+                    s.kWave = kw;
+                    s.wavesPerEU = w;
+                    s.fusedQuant = q;
+                    consider(std::move(layer), stage, bm);
+                  }
+      } else {
+        for (int64_t n : space.tileN2)
+          for (int64_t k : space.tileK2)
+            for (int64_t w : space.wavesPerEU2)
+              for (ReduceMode r : space.reduce2) {
+                MoeSpec layer = base;
+                StageSchedule &s = layer.stage2;
+                s.tileN = n;
+                s.tileK = k;
+                s.wavesPerEU = w;
+                s.reduce = r;
+                consider(std::move(layer), stage, bm);
+              }
+      }
+    }
+  }
+  return out;
+}
+
+MoeSpec combine(const Candidate &s1, const Candidate &s2) {
+  MoeSpec layer = s1.layer;
+  layer.stage2 = s2.layer.stage2;
+  return layer;
+}
+
+} // namespace moegen::tune
