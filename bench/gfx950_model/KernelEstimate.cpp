@@ -98,7 +98,7 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
     const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
     const int64_t histLane = ceilDiv(2 * sp.histRow() * waves, sp.threads);
-    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads);
+    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads * sp.scanPerLane);
     const KernelFamily family = k.family;
     // A loop is told by what it holds (templates/sort/SortKernel.h).
     cfg.tripHint = [=](const Program &prog, const Loop &L) -> int64_t {
@@ -111,16 +111,20 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
         return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
       if (c.ldsAdds)
         return rounds; // counting the wave's part, 64 entries a step
-      if (c.globalStores && !c.globalLoads)
-        return c.globalStores >= 2 ? padding : perExpertBlocks; // padding rows; block ids
+      if (c.globalStores && !c.globalLoads) // a thread's experts together: padding rows
+        return c.globalStores >= 2 * perExpertLane ? padding : perExpertBlocks; // or block ids
       if (c.globalLoads)
         return perExpertLane; // the per-wave bases of the thread's experts
       return histLane;        // clearing the per-wave rows
     };
     if (k.family == KernelFamily::SortScan)
-      total = l.workgroups = sp.scanGrid()[0];
+      total = l.workgroups = sp.scanGrid(tokens)[0];
+    else if (k.family == KernelFamily::SortCount)
+      total = l.workgroups = sp.countGrid(tokens)[0];
     else
-      total = l.workgroups = sp.chunks(tokens);
+      total = l.workgroups = sp.scatterGrid(tokens)[0];
+    if (total == 0)
+      return e; // not launched: no time
     break;
   }
   case KernelFamily::QuantInput:

@@ -4,7 +4,9 @@
 // describes the algorithm): sort_count (a histogram per chunk), sort_scan
 // (per expert, the chunks' bases and the expert's total) and sort (the
 // segment layout and the scatter). A chunk is `chunkTokens` consecutive
-// tokens, so the work grows with the token count across workgroups.
+// tokens, so the work grows with the token count across workgroups. With a
+// single chunk, sort counts by itself and is the only launch (the other two
+// get empty grids).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTPLAN_H
@@ -27,6 +29,8 @@ struct SortPlan {
   int64_t threads = 256;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
+  /// Consecutive chunks a sort_scan lane scans at a time.
+  int64_t scanPerLane = 4;
   /// (token, slot) entries a chunk holds at most; chunkTokens follows.
   static constexpr int64_t kChunkEntries = 2048;
   int64_t chunkTokens = 0;
@@ -58,9 +62,15 @@ struct SortPlan {
   /// Experts each sort thread lays out (contiguous).
   int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
 
-  /// Grids (x, y, z) for `tokens` tokens.
-  std::array<int64_t, 3> countGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
-  std::array<int64_t, 3> scanGrid() const { return {experts, 1, 1}; }
+  /// Whether `tokens` tokens fit one chunk: sort alone then sorts them.
+  bool singleChunk(int64_t tokens) const { return chunks(tokens) == 1; }
+  /// Grids (x, y, z) for `tokens` tokens; empty ones are not launched.
+  std::array<int64_t, 3> countGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 0 : chunks(tokens), 1, 1};
+  }
+  std::array<int64_t, 3> scanGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 0 : experts, 1, 1};
+  }
   std::array<int64_t, 3> scatterGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
 
   /// Sizes of the outputs for `tokens` tokens (aiter's formulas).
