@@ -81,7 +81,9 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     // per-expert block/padding loops.
     SortPlan sp = planSort(spec, target, issues);
     const int64_t entries =
-        std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
+        k.family == KernelFamily::Sort
+            ? std::max<int64_t>(1, sp.workgroupEntries(tokens))
+            : std::min(sp.chunkEntries(), std::max<int64_t>(1, tokens) * p.topk);
     const int64_t waves = sp.waves();
     const int64_t rounds = ceilDiv(ceilDiv(entries, waves), 64);
     // The placing loop runs once per lane sharing an expert, as often as the
@@ -109,8 +111,8 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
         return c.ldsAdds ? ceilDiv(entries, sp.threads) : perExpertLane;
       if (c.ldsMins)
         return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
-      if (c.ldsAdds)
-        return rounds; // counting the wave's part, 64 entries a step
+      if (c.ldsAdds) // counting the wave's part, partPerLane x 64 entries a step
+        return ceilDiv(rounds, sp.partPerLane());
       if (c.globalStores && !c.globalLoads) // a thread's experts together: padding rows
         return c.globalStores >= 2 * perExpertLane ? padding : perExpertBlocks; // or block ids
       if (c.globalLoads)

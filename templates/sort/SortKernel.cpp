@@ -208,12 +208,15 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value tokens = a.toIndex(s.tokensI32);
-  Value chunks = arith::MaxUIOp::create(
-      b, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)), c1);
+  // Few entries: one workgroup sorts them all (SortPlan::singleChunk);
+  // sort_count and sort_scan did not run, this workgroup's histograms are the
+  // totals and its bases are zero.
+  Value all = a.mul(tokens, a.idx(plan.topk));
+  Value single = a.cmp(CmpIPredicate::ule, all, a.idx(SortPlan::kSingleEntries));
+  Value chunks = a.select(
+      single, c1, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)));
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
-  // One chunk: sort_count and sort_scan did not run; this workgroup's
-  // histograms are the totals and the chunk's bases are zero.
-  Value single = a.cmp(CmpIPredicate::eq, chunks, c1);
+  range.end = a.select(single, all, range.end);
 
   sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads, [&](Value i) {
     memref::StoreOp::create(b, a.i32(0), s.hist, i);
@@ -228,8 +231,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
   Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
   Value histRow = a.mul(wave, a.idx(plan.histRow()));
-  ifThen(b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), [&] { // wave-uniform
-    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(partBegin, lane), partEnd,
+  // A chunk's part in one step; a single workgroup's in at most
+  // SortPlan::kSingleEntries / kChunkEntries steps.
+  sort::forStrided(b, partBegin, partEnd, a.idx(64 * plan.partPerLane()), [&](Value from) {
+    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane), partEnd,
                        partBegin, 64, plan.partPerLane());
   });
   gpu::BarrierOp::create(b);

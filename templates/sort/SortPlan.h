@@ -17,6 +17,7 @@
 #include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
+#include <algorithm>
 #include <array>
 
 namespace moegen {
@@ -62,8 +63,15 @@ struct SortPlan {
   /// Experts each sort thread lays out (contiguous).
   int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
 
-  /// Whether `tokens` tokens fit one chunk: sort alone then sorts them.
-  bool singleChunk(int64_t tokens) const { return chunks(tokens) == 1; }
+  /// Entries that one sort workgroup sorts by itself, without sort_count
+  /// and sort_scan (one launch instead of three).
+  static constexpr int64_t kSingleEntries = 4096;
+  /// Whether sort alone sorts `tokens` tokens, in one workgroup.
+  bool singleChunk(int64_t tokens) const { return tokens * topk <= kSingleEntries; }
+  /// Entries one sort workgroup takes.
+  int64_t workgroupEntries(int64_t tokens) const {
+    return singleChunk(tokens) ? std::max<int64_t>(0, tokens) * topk : chunkEntries();
+  }
   /// Grids (x, y, z) for `tokens` tokens; empty ones are not launched.
   std::array<int64_t, 3> countGrid(int64_t tokens) const {
     return {singleChunk(tokens) ? 0 : chunks(tokens), 1, 1};
@@ -71,7 +79,9 @@ struct SortPlan {
   std::array<int64_t, 3> scanGrid(int64_t tokens) const {
     return {singleChunk(tokens) ? 0 : experts, 1, 1};
   }
-  std::array<int64_t, 3> scatterGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
+  std::array<int64_t, 3> scatterGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 1 : chunks(tokens), 1, 1};
+  }
 
   /// Sizes of the outputs for `tokens` tokens (aiter's formulas).
   int64_t maxPaddedRows(int64_t tokens) const { return tokens * topk + experts * blockM - topk; }

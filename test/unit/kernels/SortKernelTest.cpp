@@ -203,8 +203,11 @@ TEST_P(SortKernels, MatchReference) {
   // Several chunks even for topk = 1 (a chunk holds plan.chunkTokens tokens).
   if (c.topk <= 2 || c.experts == 896)
     tokenCounts.push_back(4097);
-  if (plan.chunkTokens < 1000) // the largest single chunk, sort alone
-    tokenCounts.push_back(plan.chunkTokens);
+  // The most tokens sort sorts alone in one workgroup, and one more (the
+  // three kernels).
+  const int64_t single = SortPlan::kSingleEntries / c.topk;
+  if (single < 4096)
+    tokenCounts.insert(tokenCounts.end(), {single, single + 1});
   for (int64_t t : tokenCounts)
     for (Routing r :
          {Routing::Router, Routing::OneExpert, Routing::HotExperts, Routing::LastExpert}) {
