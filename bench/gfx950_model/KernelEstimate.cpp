@@ -99,7 +99,7 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     const int64_t perExpertBlocks = std::max<int64_t>(1, int64_t(std::ceil(perExpert / bm)));
     const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
     const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
-    const int64_t histLane = ceilDiv(2 * sp.histRow() * waves, sp.threads);
+    const int64_t histLane = ceilDiv(sp.histRow() * waves, sp.threads); // both rows a step
     const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads * sp.scanPerLane);
     const KernelFamily family = k.family;
     // A loop is told by what it holds (templates/sort/SortKernel.h).

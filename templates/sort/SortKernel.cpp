@@ -231,6 +231,25 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
   Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
   Value histRow = a.mul(wave, a.idx(plan.histRow()));
+  // The placing walks the wave's part 64 entries at a time, in entry order;
+  // each round loads the next round's ids and weights before placing its
+  // own, so that their latency hides behind the placing, and the first
+  // round's load here behind the counting and the layout. Past the part a
+  // lane loads the part's first entry (there whenever a round runs).
+  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
+  Value topk = a.idx(plan.topk);
+  auto entryOf = [&](Value r) { return a.add(a.add(partBegin, a.mul(r, c64)), lane); };
+  auto loadRound = [&](Value r) -> std::vector<Value> {
+    Value i = entryOf(r);
+    Value at = a.select(a.cmp(CmpIPredicate::ult, i, partEnd), i, partBegin);
+    return {memref::LoadOp::create(b, s.topkIds, at),
+            arith::BitcastOp::create(b, i32, memref::LoadOp::create(b, s.topkWeights, at))};
+  };
+  std::vector<Value> first = ifElse(
+      b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), 2, [&] { return loadRound(a.idx(0)); },
+      [&] {
+        return std::vector<Value>{a.i32(0), a.i32(0)};
+      });
   // A chunk's part in one step; a single workgroup's in at most
   // SortPlan::kSingleEntries / kChunkEntries steps.
   sort::forStrided(b, partBegin, partEnd, a.idx(64 * plan.partPerLane()), [&](Value from) {
@@ -270,24 +289,6 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   }
   gpu::BarrierOp::create(b);
 
-  // The wave's part, 64 entries at a time, in entry order; each round loads
-  // the next round's ids and weights before placing its own, so that their
-  // latency hides behind the placing. Past the part a lane loads the part's
-  // first entry (there whenever a round runs).
-  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
-  Value topk = a.idx(plan.topk);
-  auto entryOf = [&](Value r) { return a.add(a.add(partBegin, a.mul(r, c64)), lane); };
-  auto loadRound = [&](Value r) -> std::vector<Value> {
-    Value i = entryOf(r);
-    Value at = a.select(a.cmp(CmpIPredicate::ult, i, partEnd), i, partBegin);
-    return {memref::LoadOp::create(b, s.topkIds, at),
-            arith::BitcastOp::create(b, i32, memref::LoadOp::create(b, s.topkWeights, at))};
-  };
-  std::vector<Value> first = ifElse(
-      b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), 2, [&] { return loadRound(a.idx(0)); },
-      [&] {
-        return std::vector<Value>{a.i32(0), a.i32(0)};
-      });
   auto loop = scf::ForOp::create(b, a.idx(0), rounds, c1, ValueRange{first[0], first[1]});
   {
     OpBuilder::InsertionGuard guard(b);

@@ -27,7 +27,7 @@ struct SortPlan {
   int64_t experts = 0;
   int64_t topk = 0;
   /// Threads of a sort_count or sort workgroup (waves of 64).
-  int64_t threads = 256;
+  int64_t threads = 512;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
   /// Consecutive chunks a sort_scan lane scans at a time.
@@ -65,7 +65,7 @@ struct SortPlan {
 
   /// Entries that one sort workgroup sorts by itself, without sort_count
   /// and sort_scan (one launch instead of three).
-  static constexpr int64_t kSingleEntries = 4096;
+  static constexpr int64_t kSingleEntries = 8192;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
   bool singleChunk(int64_t tokens) const { return tokens * topk <= kSingleEntries; }
   /// Entries one sort workgroup takes.

@@ -4,7 +4,8 @@
 // sort for a single chunk: the others have empty grids), against
 // the reference sorting (runtime/numerics/Sorting.cpp) for experts in {8, 33,
 // 257, 896}, topk in {1, 2, 8, 16}, block_m in {16, 32, 64, 128}, token counts
-// from 1 to 4097 (one and several chunks, partial waves and rounds) and
+// from 1 to 8193 (one workgroup alone up to SortPlan::kSingleEntries entries
+// and one more; one and several chunks, partial waves and rounds) and
 // routings: router top-k, every entry to one expert, a few hot experts with
 // repeats inside a token, and the last expert only. Every output row below
 // num_valid_ids, every block's expert and the intermediate totals are compared
@@ -20,6 +21,8 @@
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/Sorting.h"
 #include "templates/sort/SortPlan.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <gtest/gtest.h>
 
@@ -206,8 +209,9 @@ TEST_P(SortKernels, MatchReference) {
   // The most tokens sort sorts alone in one workgroup, and one more (the
   // three kernels).
   const int64_t single = SortPlan::kSingleEntries / c.topk;
-  if (single < 4096)
-    tokenCounts.insert(tokenCounts.end(), {single, single + 1});
+  for (int64_t t : {single, single + 1})
+    if (!llvm::is_contained(tokenCounts, t))
+      tokenCounts.push_back(t);
   for (int64_t t : tokenCounts)
     for (Routing r :
          {Routing::Router, Routing::OneExpert, Routing::HotExperts, Routing::LastExpert}) {

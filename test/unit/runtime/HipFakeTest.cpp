@@ -119,7 +119,7 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   const unsigned *grid = fake<const unsigned *(*)(int)>("fakeHipLaunchGrid")(0);
   const unsigned *block = fake<const unsigned *(*)(int)>("fakeHipLaunchBlock")(0);
   EXPECT_EQ(grid[0] * grid[1] * grid[2], 1u);
-  EXPECT_EQ(block[0], 256u);
+  EXPECT_EQ(block[0], 512u);
   size_t size = 0;
   const unsigned char *k =
       fake<const unsigned char *(*)(int, size_t *)>("fakeHipLaunchKernarg")(0, &size);
