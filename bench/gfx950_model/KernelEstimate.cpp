@@ -114,7 +114,8 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
       if (c.ldsAdds) // counting the wave's part, partPerLane x 64 entries a step
         return ceilDiv(rounds, sp.partPerLane());
       if (c.globalStores && !c.globalLoads) // a thread's experts together: padding rows
-        return c.globalStores >= 2 * perExpertLane ? padding : perExpertBlocks; // or block ids
+        return c.globalStores >= 2 * perExpertLane ? ceilDiv(padding, 4)
+                                                   : perExpertBlocks; // or block ids
       if (c.globalLoads)
         return perExpertLane; // the per-wave bases of the thread's experts
       return histLane;        // clearing the per-wave rows

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using arith::CmpIPredicate;
@@ -126,13 +127,30 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
                [&] { memref::StoreOp::create(b, es[j], s.sortedExperts, blk); });
       }
     });
-    Value pads = longest([&](int64_t j) { return a.sub(ends[j], firstPads[j]); });
-    sort::forStrided(b, a.idx(0), pads, a.idx(1), [&](Value p) {
-      for (int64_t j = 0; j < k; ++j) {
-        Value row = a.add(firstPads[j], p);
-        ifThen(b, a.cmp(CmpIPredicate::ult, row, ends[j]), [&] {
+    // Padding ends on a block (a multiple of 4 rows): up to 3 single rows,
+    // then 4 rows a store.
+    std::vector<Value> heads;
+    for (int64_t j = 0; j < k; ++j) {
+      Value head = arith::AndIOp::create(b, a.add(firstPads[j], a.idx(3)), a.idx(~int64_t(3)));
+      heads.push_back(head);
+      for (int64_t u = 0; u < 3; ++u) {
+        Value row = a.add(firstPads[j], a.idx(u));
+        ifThen(b, a.cmp(CmpIPredicate::ult, row, head), [&] {
           memref::StoreOp::create(b, sentinel, s.sortedIds, row);
           memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, row);
+        });
+      }
+    }
+    Value sentinels =
+        vector::BroadcastOp::create(b, VectorType::get({4}, b.getI32Type()), sentinel);
+    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), a.f32(0.0f));
+    Value quads = longest([&](int64_t j) { return a.divu(a.sub(ends[j], heads[j]), a.idx(4)); });
+    sort::forStrided(b, a.idx(0), quads, a.idx(1), [&](Value q) {
+      for (int64_t j = 0; j < k; ++j) {
+        Value row = a.add(heads[j], a.mul(q, a.idx(4)));
+        ifThen(b, a.cmp(CmpIPredicate::ult, row, ends[j]), [&] {
+          vector::StoreOp::create(b, sentinels, s.sortedIds, ValueRange{row});
+          vector::StoreOp::create(b, zeros, s.sortedWeights, ValueRange{row});
         });
       }
     });

@@ -24,7 +24,8 @@
 //               writes num_valid_ids, and workgroup (thread mod chunks)
 //               writes the expert ids of its thread's experts' blocks and
 //               their padding rows (one loop for all of the thread's
-//               experts). The histograms become per-wave next rows (segment
+//               experts; padding ends on a block, so after up to 3 single
+//               rows it is written 4 rows a store). The histograms become per-wave next rows (segment
 //               start + chunk base, zero for a single chunk, + earlier
 //               waves' counts), and the wave walks its part 64 entries at a
 //               time (loading the next 64 while placing these), placing
