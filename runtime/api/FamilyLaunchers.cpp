@@ -94,7 +94,7 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
 FamilyLaunchers builtinLaunchers() {
   FamilyLaunchers t;
   // The sorting kernels: per token chunk, per expert, per token chunk; the
-  // first two not at all for a single chunk (templates/sort/SortKernel.h).
+  // first two not at all when sort works alone (templates/sort/SortKernel.h).
   t[size_t(KernelFamily::SortCount)] =
       [](const MoeSpec &spec, const KernelSet &,
          const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {

@@ -46,7 +46,7 @@ struct ScatterArgs {
 /// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
 /// of the blocks and the padding rows of thread tid's experts from
 /// workgroup tid mod chunks. The experts' totals come from expert_totals, or
-/// with a single chunk from the waves' histograms (the sum of their rows).
+/// alone (SortPlan::singleChunk) from the waves' histograms (the sum of their rows).
 void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
                 Value tid, Value chunk, Value chunks, Value single) {
   const int64_t k = plan.expertsPerThread();

@@ -4,9 +4,9 @@
 // describes the algorithm): sort_count (a histogram per chunk), sort_scan
 // (per expert, the chunks' bases and the expert's total) and sort (the
 // segment layout and the scatter). A chunk is `chunkTokens` consecutive
-// tokens, so the work grows with the token count across workgroups. With a
-// single chunk, sort counts by itself and is the only launch (the other two
-// get empty grids).
+// tokens, so the work grows with the token count across workgroups. Up to
+// kSingleEntries entries one sort workgroup counts and places them all and
+// is the only launch (the other two get empty grids).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTPLAN_H
