@@ -314,12 +314,27 @@ int main(int argc, char **argv) {
   for (const LayerCase &c : kCases)
     if (int rc = runCase(c, o, cache))
       return rc;
-  // The sort's goal: under 5 us at 32768 tokens.
+  // The sort's goal: all its kernels under 5 us at 32768 tokens.
   for (auto &[key, e] : estimates)
     if (key.first.rfind("moe_sort_", 0) == 0 && key.second == 32768)
-      llvm::outs() << llvm::formatv("\n{0} at 32768 tokens: {1:f1} us by the model (goal: under "
-                                    "5 us); one wave {2} cycles\n",
+      llvm::outs() << llvm::formatv("\n{0} at 32768 tokens: {1:f1} us by the model; one wave "
+                                    "{2} cycles\n",
                                     key.first, e.time.totalUs, e.wave.cycles);
+  for (auto &[key, e] : estimates) {
+    llvm::StringRef sym = key.first;
+    if (key.second != 32768 || !sym.consume_front("moe_sort_e"))
+      continue;
+    // moe_sort_e<E>_k<K>_bm<B> with moe_sort_count_e<E>_k<K> and moe_sort_scan_e<E>.
+    llvm::StringRef experts = sym.split('_').first, expertsTopk = sym.rsplit('_').first;
+    double total = e.time.totalUs;
+    for (std::string other :
+         {"moe_sort_count_e" + expertsTopk.str(), "moe_sort_scan_e" + experts.str()})
+      if (auto it = estimates.find({other, 32768}); it != estimates.end())
+        total += it->second.time.totalUs;
+    llvm::outs() << llvm::formatv("\nthe sort with {0} at 32768 tokens (its three kernels): "
+                                  "{1:f1} us by the model (goal: under 5 us)\n",
+                                  key.first, total);
+  }
   // The goal of zero spills on every row of the tables.
   auto [spilling, compiled] = cache.spills();
   llvm::outs() << llvm::formatv("\nspills: {0} of the {1} kernels the rows above compile to\n",

@@ -81,7 +81,9 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     // per-expert block/padding loops.
     SortPlan sp = planSort(spec, target, issues);
     const int64_t entries =
-        std::min(SortPlan::kChunkEntries, std::max<int64_t>(1, tokens) * p.topk);
+        k.family == KernelFamily::Sort
+            ? std::max<int64_t>(1, sp.workgroupEntries(tokens))
+            : std::min(sp.chunkEntries(), std::max<int64_t>(1, tokens) * p.topk);
     const int64_t waves = sp.waves();
     const int64_t rounds = ceilDiv(ceilDiv(entries, waves), 64);
     // The placing loop runs once per lane sharing an expert, as often as the
@@ -97,8 +99,8 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     const int64_t perExpertBlocks = std::max<int64_t>(1, int64_t(std::ceil(perExpert / bm)));
     const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
     const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
-    const int64_t histLane = ceilDiv(2 * sp.histRow() * waves, sp.threads);
-    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads);
+    const int64_t histLane = ceilDiv(sp.histRow() * waves, sp.threads); // both rows a step
+    const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads * sp.scanPerLane);
     const KernelFamily family = k.family;
     // A loop is told by what it holds (templates/sort/SortKernel.h).
     cfg.tripHint = [=](const Program &prog, const Loop &L) -> int64_t {
@@ -109,18 +111,23 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
         return c.ldsAdds ? ceilDiv(entries, sp.threads) : perExpertLane;
       if (c.ldsMins)
         return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
-      if (c.ldsAdds)
-        return rounds; // counting the wave's part, 64 entries a step
-      if (c.globalStores && !c.globalLoads)
-        return c.globalStores >= 2 ? padding : perExpertBlocks; // padding rows; block ids
+      if (c.ldsAdds) // counting the wave's part, partPerLane x 64 entries a step
+        return ceilDiv(rounds, sp.partPerLane());
+      if (c.globalStores && !c.globalLoads) // a thread's experts together: padding rows
+        return c.globalStores >= 2 * perExpertLane ? ceilDiv(padding, 4)
+                                                   : perExpertBlocks; // or block ids
       if (c.globalLoads)
         return perExpertLane; // the per-wave bases of the thread's experts
       return histLane;        // clearing the per-wave rows
     };
     if (k.family == KernelFamily::SortScan)
-      total = l.workgroups = sp.scanGrid()[0];
+      total = l.workgroups = sp.scanGrid(tokens)[0];
+    else if (k.family == KernelFamily::SortCount)
+      total = l.workgroups = sp.countGrid(tokens)[0];
     else
-      total = l.workgroups = sp.chunks(tokens);
+      total = l.workgroups = sp.scatterGrid(tokens)[0];
+    if (total == 0)
+      return e; // not launched: no time
     break;
   }
   case KernelFamily::QuantInput:

@@ -93,8 +93,8 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
 
 FamilyLaunchers builtinLaunchers() {
   FamilyLaunchers t;
-  // The sorting kernels: per token chunk, per expert, per token chunk
-  // (templates/sort/SortKernel.h).
+  // The sorting kernels: per token chunk, per expert, per token chunk; the
+  // first two not at all when sort works alone (templates/sort/SortKernel.h).
   t[size_t(KernelFamily::SortCount)] =
       [](const MoeSpec &spec, const KernelSet &,
          const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
@@ -107,7 +107,7 @@ FamilyLaunchers builtinLaunchers() {
     ScheduleIssues issues;
     SortPlan p = planSort(spec, target, issues);
     return FamilyLaunch{
-        [p](const LaunchShape &) { return dim3(p.scanGrid()); },
+        [p](const LaunchShape &s) { return dim3(p.scanGrid(s.tokens)); },
         {{"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}}};
   };
   t[size_t(KernelFamily::Sort)] = [](const MoeSpec &spec, const KernelSet &,

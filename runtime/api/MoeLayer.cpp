@@ -380,6 +380,9 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
             backend.memset(args.output, 0, size_t(args.tokens) * r.plan.spec.problem.modelDim * 2))
       return e;
   for (const KernelLaunch &k : r.launches) {
+    Dim3 grid = k.grid(shape);
+    if (uint64_t(grid.X) * grid.Y * grid.Z == 0)
+      continue; // nothing to do at this size (a single-chunk sort's count and scan)
     alignas(8) uint8_t kernarg[4096];
     std::memset(kernarg, 0, k.kernargBytes);
     for (const KernelLaunch::Slot &s : k.slots) {
@@ -391,7 +394,7 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
         std::memcpy(kernarg + s.offset, &v32, 4);
       }
     }
-    if (llvm::Error e = backend.launch(k.handle, k.grid(shape), Dim3{k.blockSize, 1, 1}, 0,
+    if (llvm::Error e = backend.launch(k.handle, grid, Dim3{k.blockSize, 1, 1}, 0,
                                        llvm::ArrayRef<uint8_t>(kernarg, k.kernargBytes)))
       return e;
   }

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using arith::CmpIPredicate;
@@ -20,6 +21,19 @@ void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then
   then();
 }
 
+/// The i32 values of `then` under `cond`, else those of `otherwise`.
+std::vector<Value> ifElse(ImplicitLocOpBuilder &b, Value cond, size_t n,
+                          llvm::function_ref<std::vector<Value>()> then,
+                          llvm::function_ref<std::vector<Value>()> otherwise) {
+  auto op = scf::IfOp::create(b, SmallVector<Type>(n, b.getI32Type()), cond, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  scf::YieldOp::create(b, then());
+  b.setInsertionPointToStart(op.elseBlock());
+  scf::YieldOp::create(b, otherwise());
+  return std::vector<Value>(op.getResults().begin(), op.getResults().end());
+}
+
 /// The kernel's arguments and LDS buffers.
 struct ScatterArgs {
   Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
@@ -31,19 +45,41 @@ struct ScatterArgs {
 
 /// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
 /// of the blocks and the padding rows of thread tid's experts from
-/// workgroup tid mod chunks.
+/// workgroup tid mod chunks. The experts' totals come from expert_totals, or
+/// alone (SortPlan::singleChunk) from the waves' histograms (the sum of their rows).
 void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
-                Value tid, Value chunk, Value chunks) {
+                Value tid, Value chunk, Value chunks, Value single) {
   const int64_t k = plan.expertsPerThread();
   Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
   Value firstExpert = a.mul(tid, a.idx(k));
+  std::vector<Value> clamped;
+  for (int64_t j = 0; j < k; ++j)
+    clamped.push_back(
+        arith::MinUIOp::create(b, a.add(firstExpert, a.idx(j)), a.idx(plan.experts - 1)));
+  std::vector<Value> loaded = ifElse(
+      b, single, k,
+      [&] {
+        std::vector<Value> sums;
+        for (Value e : clamped) {
+          Value sum = a.i32(0);
+          for (int64_t w = 0; w < plan.waves(); ++w)
+            sum =
+                a.add(sum, memref::LoadOp::create(b, s.hist, a.add(a.idx(w * plan.histRow()), e)));
+          sums.push_back(sum);
+        }
+        return sums;
+      },
+      [&] {
+        std::vector<Value> loads; // issued together
+        for (Value e : clamped)
+          loads.push_back(memref::LoadOp::create(b, s.totals, e));
+        return loads;
+      });
   std::vector<Value> totals, padded;
   Value local = a.i32(0);
   for (int64_t j = 0; j < k; ++j) {
-    Value e = a.add(firstExpert, a.idx(j));
-    Value inside = a.cmp(CmpIPredicate::ult, e, experts);
-    Value clamped = arith::MinUIOp::create(b, e, a.idx(plan.experts - 1));
-    Value total = a.select(inside, memref::LoadOp::create(b, s.totals, clamped), a.i32(0));
+    Value inside = a.cmp(CmpIPredicate::ult, a.add(firstExpert, a.idx(j)), experts);
+    Value total = a.select(inside, loaded[j], a.i32(0));
     Value blocks = a.divu(a.add(total, a.i32(plan.blockM - 1)), bmI32);
     totals.push_back(total);
     padded.push_back(a.mul(blocks, bmI32));
@@ -60,24 +96,65 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
   Value owner = a.cmp(CmpIPredicate::eq, a.remu(tid, chunks), chunk);
   Value sentinel = a.bitOr(a.i32(int64_t(plan.topk) << 24), s.tokensI32);
   Value start = a.sub(inclusive, local);
+  Value bm = a.idx(plan.blockM);
+  // Per expert: [begin, end) its padded rows, from firstPad its padding.
+  std::vector<Value> es, begins, ends, firstPads;
   for (int64_t j = 0; j < k; ++j) {
     Value e = a.add(firstExpert, a.idx(j));
     Value inside = a.cmp(CmpIPredicate::ult, e, experts);
-    Value begin = a.toIndex(start), end = a.toIndex(a.add(start, padded[j]));
     ifThen(b, inside, [&] { memref::StoreOp::create(b, start, s.seg, e); });
-    ifThen(b, arith::AndIOp::create(b, inside, owner), [&] {
-      Value bm = a.idx(plan.blockM);
-      sort::forStrided(b, a.divu(begin, bm), a.divu(end, bm), a.idx(1), [&](Value blk) {
-        memref::StoreOp::create(b, a.toI32(e), s.sortedExperts, blk);
-      });
-      Value firstPad = a.add(begin, a.toIndex(totals[j]));
-      sort::forStrided(b, firstPad, end, a.idx(1), [&](Value row) {
-        memref::StoreOp::create(b, sentinel, s.sortedIds, row);
-        memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, row);
-      });
-    });
-    start = a.add(start, padded[j]);
+    es.push_back(a.toI32(e));
+    begins.push_back(a.toIndex(start));
+    ends.push_back(a.toIndex(a.add(start, padded[j])));
+    firstPads.push_back(a.add(begins.back(), a.toIndex(totals[j])));
+    start = a.add(start, padded[j]); // experts past the last have no rows
   }
+  // The thread's experts' block ids, then their padding rows, in one loop
+  // each (as many steps as the longest of them).
+  ifThen(b, owner, [&] {
+    auto longest = [&](llvm::function_ref<Value(int64_t)> length) {
+      Value m = length(0);
+      for (int64_t j = 1; j < k; ++j)
+        m = arith::MaxUIOp::create(b, m, length(j));
+      return m;
+    };
+    Value blocks =
+        longest([&](int64_t j) { return a.sub(a.divu(ends[j], bm), a.divu(begins[j], bm)); });
+    sort::forStrided(b, a.idx(0), blocks, a.idx(1), [&](Value q) {
+      for (int64_t j = 0; j < k; ++j) {
+        Value blk = a.add(a.divu(begins[j], bm), q);
+        ifThen(b, a.cmp(CmpIPredicate::ult, blk, a.divu(ends[j], bm)),
+               [&] { memref::StoreOp::create(b, es[j], s.sortedExperts, blk); });
+      }
+    });
+    // Padding ends on a block (a multiple of 4 rows): up to 3 single rows,
+    // then 4 rows a store.
+    std::vector<Value> heads;
+    for (int64_t j = 0; j < k; ++j) {
+      Value head = arith::AndIOp::create(b, a.add(firstPads[j], a.idx(3)), a.idx(~int64_t(3)));
+      heads.push_back(head);
+      for (int64_t u = 0; u < 3; ++u) {
+        Value row = a.add(firstPads[j], a.idx(u));
+        ifThen(b, a.cmp(CmpIPredicate::ult, row, head), [&] {
+          memref::StoreOp::create(b, sentinel, s.sortedIds, row);
+          memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, row);
+        });
+      }
+    }
+    Value sentinels =
+        vector::BroadcastOp::create(b, VectorType::get({4}, b.getI32Type()), sentinel);
+    Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, b.getF32Type()), a.f32(0.0f));
+    Value quads = longest([&](int64_t j) { return a.divu(a.sub(ends[j], heads[j]), a.idx(4)); });
+    sort::forStrided(b, a.idx(0), quads, a.idx(1), [&](Value q) {
+      for (int64_t j = 0; j < k; ++j) {
+        Value row = a.add(heads[j], a.mul(q, a.idx(4)));
+        ifThen(b, a.cmp(CmpIPredicate::ult, row, ends[j]), [&] {
+          vector::StoreOp::create(b, sentinels, s.sortedIds, ValueRange{row});
+          vector::StoreOp::create(b, zeros, s.sortedWeights, ValueRange{row});
+        });
+      }
+    });
+  });
 }
 
 /// The rows of the wave's `valid` entries (one per lane, in lane order) in
@@ -149,11 +226,16 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value tokens = a.toIndex(s.tokensI32);
-  Value chunks = arith::MaxUIOp::create(
-      b, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)), c1);
+  // Few entries: one workgroup sorts them all (SortPlan::singleChunk);
+  // sort_count and sort_scan did not run, this workgroup's histograms are the
+  // totals and its bases are zero.
+  Value all = a.mul(tokens, a.idx(plan.topk));
+  Value single = a.cmp(CmpIPredicate::ule, all, a.idx(SortPlan::kSingleEntries));
+  Value chunks = a.select(
+      single, c1, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)));
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
+  range.end = a.select(single, all, range.end);
 
-  emitLayout(b, a, plan, s, tid, chunk, chunks);
   sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads, [&](Value i) {
     memref::StoreOp::create(b, a.i32(0), s.hist, i);
     memref::StoreOp::create(b, a.i32(64), s.owner, i); // no lane
@@ -167,22 +249,50 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
   Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
   Value histRow = a.mul(wave, a.idx(plan.histRow()));
-  ifThen(b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), [&] { // wave-uniform
-    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(partBegin, lane), partEnd,
+  // The placing walks the wave's part 64 entries at a time, in entry order;
+  // each round loads the next round's ids and weights before placing its
+  // own, so that their latency hides behind the placing, and the first
+  // round's load here behind the counting and the layout. Past the part a
+  // lane loads the part's first entry (there whenever a round runs).
+  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
+  Value topk = a.idx(plan.topk);
+  auto entryOf = [&](Value r) { return a.add(a.add(partBegin, a.mul(r, c64)), lane); };
+  auto loadRound = [&](Value r) -> std::vector<Value> {
+    Value i = entryOf(r);
+    Value at = a.select(a.cmp(CmpIPredicate::ult, i, partEnd), i, partBegin);
+    return {memref::LoadOp::create(b, s.topkIds, at),
+            arith::BitcastOp::create(b, i32, memref::LoadOp::create(b, s.topkWeights, at))};
+  };
+  std::vector<Value> first = ifElse(
+      b, a.cmp(CmpIPredicate::ult, partBegin, partEnd), 2, [&] { return loadRound(a.idx(0)); },
+      [&] {
+        return std::vector<Value>{a.i32(0), a.i32(0)};
+      });
+  // A chunk's part in one step; a single workgroup's in at most
+  // SortPlan::kSingleEntries / kChunkEntries steps.
+  sort::forStrided(b, partBegin, partEnd, a.idx(64 * plan.partPerLane()), [&](Value from) {
+    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane), partEnd,
                        partBegin, 64, plan.partPerLane());
   });
   gpu::BarrierOp::create(b);
+  emitLayout(b, a, plan, s, tid, chunk, chunks, single);
+  gpu::BarrierOp::create(b); // segment starts written, histograms read
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.
   Value countsRow = a.mul(chunk, experts);
   // Experts tid + j * threads; the chunk bases load together.
   const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
-  std::vector<Value> chunkBases;
-  for (int64_t j = 0; j < perThread; ++j) {
-    Value e =
-        arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)), a.idx(plan.experts - 1));
-    chunkBases.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
-  }
+  std::vector<Value> chunkBases = ifElse(
+      b, single, perThread, [&] { return std::vector<Value>(perThread, a.i32(0)); },
+      [&] {
+        std::vector<Value> loads;
+        for (int64_t j = 0; j < perThread; ++j) {
+          Value e = arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)),
+                                           a.idx(plan.experts - 1));
+          loads.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
+        }
+        return loads;
+      });
   for (int64_t j = 0; j < perThread; ++j) {
     Value e = a.add(tid, a.idx(j * plan.threads));
     ifThen(b, a.cmp(CmpIPredicate::ult, e, experts), [&] {
@@ -197,15 +307,17 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   }
   gpu::BarrierOp::create(b);
 
-  // The wave's part, 64 entries at a time, in entry order.
-  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
-  Value topk = a.idx(plan.topk);
-  sort::forStrided(b, a.idx(0), rounds, c1, [&](Value r) {
-    Value i = a.add(a.add(partBegin, a.mul(r, c64)), lane);
+  auto loop = scf::ForOp::create(b, a.idx(0), rounds, c1, ValueRange{first[0], first[1]});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value r = loop.getInductionVar();
+    Value id = loop.getRegionIterArgs()[0];
+    Value weight = arith::BitcastOp::create(b, f32, loop.getRegionIterArgs()[1]);
+    std::vector<Value> next = loadRound(a.add(r, c1));
+    Value i = entryOf(r);
     Value inRange = a.cmp(CmpIPredicate::ult, i, partEnd);
-    Value id = memref::LoadOp::create(b, s.topkIds, a.select(inRange, i, partBegin));
     Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, id, plan.experts));
-    Value weight = memref::LoadOp::create(b, s.topkWeights, a.select(inRange, i, partBegin));
     Value token = a.toI32(a.divu(i, topk)), slot = a.toI32(a.remu(i, topk));
     Value packed = a.bitOr(a.shl(slot, a.i32(24)), token);
     Value row = a.toIndex(emitPeel(b, a, s, plan, histRow, lane, id, valid));
@@ -213,7 +325,8 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       memref::StoreOp::create(b, packed, s.sortedIds, row);
       memref::StoreOp::create(b, weight, s.sortedWeights, row);
     });
-  });
+    scf::YieldOp::create(b, ValueRange{next[0], next[1]});
+  }
   gpu::ReturnOp::create(b);
   return func;
 }

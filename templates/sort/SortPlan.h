@@ -4,7 +4,9 @@
 // describes the algorithm): sort_count (a histogram per chunk), sort_scan
 // (per expert, the chunks' bases and the expert's total) and sort (the
 // segment layout and the scatter). A chunk is `chunkTokens` consecutive
-// tokens, so the work grows with the token count across workgroups.
+// tokens, so the work grows with the token count across workgroups. Up to
+// kSingleEntries entries one sort workgroup counts and places them all and
+// is the only launch (the other two get empty grids).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTPLAN_H
@@ -15,6 +17,7 @@
 #include "templates/KernelSignature.h"
 #include "templates/ScheduleIssue.h"
 
+#include <algorithm>
 #include <array>
 
 namespace moegen {
@@ -24,9 +27,11 @@ struct SortPlan {
   int64_t experts = 0;
   int64_t topk = 0;
   /// Threads of a sort_count or sort workgroup (waves of 64).
-  int64_t threads = 256;
+  int64_t threads = 512;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
+  /// Consecutive chunks a sort_scan lane scans at a time.
+  int64_t scanPerLane = 4;
   /// (token, slot) entries a chunk holds at most; chunkTokens follows.
   static constexpr int64_t kChunkEntries = 2048;
   int64_t chunkTokens = 0;
@@ -58,10 +63,25 @@ struct SortPlan {
   /// Experts each sort thread lays out (contiguous).
   int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
 
-  /// Grids (x, y, z) for `tokens` tokens.
-  std::array<int64_t, 3> countGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
-  std::array<int64_t, 3> scanGrid() const { return {experts, 1, 1}; }
-  std::array<int64_t, 3> scatterGrid(int64_t tokens) const { return {chunks(tokens), 1, 1}; }
+  /// Entries that one sort workgroup sorts by itself, without sort_count
+  /// and sort_scan (one launch instead of three).
+  static constexpr int64_t kSingleEntries = 8192;
+  /// Whether sort alone sorts `tokens` tokens, in one workgroup.
+  bool singleChunk(int64_t tokens) const { return tokens * topk <= kSingleEntries; }
+  /// Entries one sort workgroup takes.
+  int64_t workgroupEntries(int64_t tokens) const {
+    return singleChunk(tokens) ? std::max<int64_t>(0, tokens) * topk : chunkEntries();
+  }
+  /// Grids (x, y, z) for `tokens` tokens; empty ones are not launched.
+  std::array<int64_t, 3> countGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 0 : chunks(tokens), 1, 1};
+  }
+  std::array<int64_t, 3> scanGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 0 : experts, 1, 1};
+  }
+  std::array<int64_t, 3> scatterGrid(int64_t tokens) const {
+    return {singleChunk(tokens) ? 1 : chunks(tokens), 1, 1};
+  }
 
   /// Sizes of the outputs for `tokens` tokens (aiter's formulas).
   int64_t maxPaddedRows(int64_t tokens) const { return tokens * topk + experts * blockM - topk; }

@@ -20,7 +20,7 @@ gpu::GPUFuncOp buildSortScanKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   Value buf = func.getWorkgroupAttributions()[0];
 
   Arith a{b};
-  Value c0 = a.idx(0), step = a.idx(plan.scanThreads);
+  Value c0 = a.idx(0);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value e = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value tokens = a.toIndex(entry.getArgument(2));
@@ -29,30 +29,39 @@ gpu::GPUFuncOp buildSortScanKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
       b, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)), a.idx(1));
   Value experts = a.idx(plan.experts);
 
-  // The chunks in groups of scanThreads, the running sum carried over.
-  auto groups = scf::ForOp::create(b, c0, chunks, step, ValueRange{a.i32(0)});
+  // The chunks in groups of scanThreads * scanPerLane, the running sum
+  // carried over; a lane scans scanPerLane consecutive chunks (their loads
+  // issue together), the wave its lanes' sums.
+  const int64_t per = plan.scanPerLane;
+  auto groups =
+      scf::ForOp::create(b, c0, chunks, a.idx(plan.scanThreads * per), ValueRange{a.i32(0)});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(groups.getBody());
     Value carry = groups.getRegionIterArgs()[0];
-    Value c = a.add(groups.getInductionVar(), tid);
-    Value inRange = a.cmp(CmpIPredicate::ult, c, chunks);
-    Value at = a.add(a.mul(c, experts), e);
-    auto load = scf::IfOp::create(b, TypeRange{b.getI32Type()}, inRange, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(load.thenBlock());
-      scf::YieldOp::create(b, ValueRange{memref::LoadOp::create(b, counts, at)});
-      b.setInsertionPointToStart(load.elseBlock());
-      scf::YieldOp::create(b, ValueRange{a.i32(0)});
+    Value first = a.add(groups.getInductionVar(), a.mul(tid, a.idx(per)));
+    std::vector<Value> inRange, at, count;
+    for (int64_t j = 0; j < per; ++j) {
+      Value c = a.add(first, a.idx(j));
+      inRange.push_back(a.cmp(CmpIPredicate::ult, c, chunks));
+      at.push_back(a.add(a.mul(c, experts), e));
+      // Chunk 0 stands in for chunks past the last (always there).
+      count.push_back(memref::LoadOp::create(b, counts, a.select(inRange[j], at[j], e)));
     }
-    Value count = load.getResult(0);
-    auto [inclusive, total] = sort::workgroupInclusiveSum(b, a, buf, tid, count, plan.scanThreads);
-    auto store = scf::IfOp::create(b, inRange, /*withElse=*/false);
-    {
+    std::vector<Value> before; // the lane's chunks before chunk j
+    Value laneSum = a.i32(0);
+    for (int64_t j = 0; j < per; ++j) {
+      before.push_back(laneSum);
+      laneSum = a.add(laneSum, a.select(inRange[j], count[j], a.i32(0)));
+    }
+    auto [inclusive, total] =
+        sort::workgroupInclusiveSum(b, a, buf, tid, laneSum, plan.scanThreads);
+    Value laneBase = a.add(carry, a.sub(inclusive, laneSum));
+    for (int64_t j = 0; j < per; ++j) {
+      auto store = scf::IfOp::create(b, inRange[j], /*withElse=*/false);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(store.thenBlock());
-      memref::StoreOp::create(b, a.add(carry, a.sub(inclusive, count)), counts, at);
+      memref::StoreOp::create(b, a.add(laneBase, before[j]), counts, at[j]);
     }
     scf::YieldOp::create(b, ValueRange{a.add(carry, total)});
   }

@@ -11,7 +11,7 @@
 // CHECK: gpu.module @moe_sort_count_e8_k2 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort_count"}
 // CHECK: gpu.func @moe_sort_count_e8_k2(%[[IDS:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[COUNTS:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: i32)
 // CHECK-SAME: workgroup(%[[HIST:.*]] : memref<9xi32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>}
 // CHECK: memref.load %[[IDS]]
 // CHECK: memref.atomic_rmw addi
 // CHECK: gpu.barrier
@@ -24,8 +24,8 @@
 // CHECK: gpu.return
 // CHECK: gpu.module @moe_sort_e8_k2_bm32 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort"}
 // CHECK: gpu.func @moe_sort_e8_k2_bm32(%{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %[[NVALID:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[TOKENS:.*]]: i32)
-// CHECK-SAME: workgroup(%{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<36xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<36xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<256xi32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<512xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>}
 // Workgroup 0 writes num_valid_ids; padding rows get the sentinel (topk << 24) | tokens.
 // CHECK: memref.store %[[TOKENS]], %[[NVALID]][%c1{{.*}}]
 // CHECK: arith.ori %c33554432_i32, %[[TOKENS]] : i32
