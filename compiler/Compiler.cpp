@@ -113,7 +113,10 @@ llvm::Error verifyLayer(const MoeSpec &spec, const CompileOptions &options) {
   if (!module)
     return s.fail("invalid layer");
   mlir::PassManager pm(&s.ctx);
-  pm.addPass(createMoeVerifySchedule());
+  MoeVerifyScheduleOptions verify;
+  for (KernelFamily f : options.families)
+    verify.families.push_back(toString(f).str());
+  pm.addPass(createMoeVerifySchedule(verify));
   if (mlir::failed(pm.run(*module)))
     return s.fail("schedule verification failed");
   return llvm::Error::success();
@@ -146,6 +149,13 @@ static llvm::Expected<CompiledKernel> compileKernel(mlir::gpu::GPUModuleOp kerne
   ck.signature = k.signature;
   ck.code = std::move(*code);
   ck.compileMs = msSince(kernelStart);
+  if (TargetInfo::forChip(options.chip, options.codeObjectVersion)->isNvptx()) {
+    // Registers and spills are known only after ptxas (in the driver).
+    ck.resources.symbol = k.signature.symbol;
+    ck.resources.codeBytes = static_cast<int64_t>(ck.code.hsaco.size());
+    ck.resources.wavefrontSize = 32;
+    return ck;
+  }
   auto resources = readCodeObjectInfo(ck.code.hsaco);
   if (!resources)
     return resources.takeError();
@@ -164,6 +174,12 @@ llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOpt
   std::optional<TargetInfo> info = TargetInfo::forChip(options.chip, options.codeObjectVersion);
   ScheduleIssues issues;
   std::vector<PlannedKernel> planned = planLayerKernels(spec, *info, issues);
+  if (!options.families.empty())
+    llvm::erase_if(planned, [&](const PlannedKernel &k) {
+      return !llvm::is_contained(options.families, k.family);
+    });
+  if (planned.empty())
+    return makeError("the layer has none of the kernel families asked for");
 
   // The pool outlives the session whose context borrows it. With it, the
   // pass manager runs the nested kernel-module pipeline on its threads too;
@@ -189,7 +205,10 @@ llvm::Expected<CompiledLayer> compileLayer(const MoeSpec &spec, const CompileOpt
       return std::move(e);
   }
   mlir::PassManager pm(&s.ctx);
-  buildMoegenPipeline(pm);
+  std::vector<std::string> familyNames;
+  for (KernelFamily f : options.families)
+    familyNames.push_back(toString(f).str());
+  buildMoegenPipeline(pm, familyNames);
   if (!options.dumpDir.empty())
     pm.enableIRPrintingToFileTree(
         /*shouldPrintBeforePass=*/[](mlir::Pass *, mlir::Operation *) { return false; },

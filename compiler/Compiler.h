@@ -1,6 +1,7 @@
 //===- Compiler.h - The moegen compiler API ---------------------*- C++ -*-===//
 //
-// Compiles a MoeSpec into gfx950 code objects, one per kernel of the layer.
+// Compiles a MoeSpec into code objects (gfx950 ELF, or sm_90a PTX), one per
+// kernel of the layer.
 // Used by the CLI and the runtime's JIT. Thread-safe: every call works in its
 // own MLIR context. The kernels of one layer are compiled in parallel; the
 // code objects are the same bytes whatever the number of threads.
@@ -32,6 +33,10 @@ struct CompileOptions {
   /// subdirectories, with <N>_<pass>.mlir after each pass), then
   /// <kernel>.ll (translated), <kernel>.opt.ll (after O3) and <kernel>.s (ISA).
   std::string dumpDir;
+  /// Only the kernels of these families (empty: every kernel of the layer).
+  /// A target without templates for some families (sm_90a so far) compiles
+  /// the others this way; asking for an unported family is an error.
+  std::vector<KernelFamily> families;
 };
 
 struct CompiledKernel {

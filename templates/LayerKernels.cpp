@@ -2,6 +2,8 @@
 
 #include "templates/LayerKernels.h"
 
+#include "templates/TargetSupport.h"
+
 #include "templates/finish/FinishKernel.h"
 #include "templates/gemm/GemmKernel.h"
 #include "templates/quant/QuantKernel.h"
@@ -15,6 +17,13 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
                                       const PlannedKernel &k) {
   ScheduleIssues issues; // verified before: planning again cannot fail
   const std::string &symbol = k.signature.symbol;
+  // moe-verify-schedule refuses a family without a template for the target;
+  // reaching here with one is a caller's bug, not a kernel to build.
+  if (!hasTemplateFor(k.family, target)) {
+    mlir::emitError(b.getLoc()) << "kernel family '" << toString(k.family) << "' has no "
+                                << target.chip << " template";
+    return nullptr;
+  }
   switch (k.family) {
   case KernelFamily::SortCount:
     return buildSortCountKernel(b, module, symbol, planSort(spec, target, issues));
@@ -23,9 +32,9 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::Sort:
     return buildSortKernel(b, module, symbol, planSort(spec, target, issues));
   case KernelFamily::QuantInput:
-    return buildQuantKernel(b, module, symbol, *planInputQuant(spec, target, issues));
+    return buildQuantKernel(b, module, symbol, *planInputQuant(spec, target, issues), target);
   case KernelFamily::QuantInter:
-    return buildQuantKernel(b, module, symbol, *planInterQuant(spec, target, issues));
+    return buildQuantKernel(b, module, symbol, *planInterQuant(spec, target, issues), target);
   case KernelFamily::Reduce:
     return buildReduceKernel(b, module, symbol, *planReduce(spec, target, issues));
   case KernelFamily::Finish:

@@ -8,6 +8,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -26,19 +27,35 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace moegen {
 
-void buildMoegenFrontendPipeline(mlir::OpPassManager &pm) {
-  pm.addPass(createMoeVerifySchedule());
-  pm.addPass(createMoeInstantiateTemplates());
+void buildMoegenFrontendPipeline(mlir::OpPassManager &pm, llvm::ArrayRef<std::string> families) {
+  MoeVerifyScheduleOptions verify;
+  verify.families.assign(families.begin(), families.end());
+  pm.addPass(createMoeVerifySchedule(verify));
+  MoeInstantiateTemplatesOptions instantiate;
+  instantiate.families.assign(families.begin(), families.end());
+  pm.addPass(createMoeInstantiateTemplates(instantiate));
 }
 
 void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &target) {
   mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
   kernels.addPass(mlir::createSCFToControlFlowPass());
+  if (target.isNvptx()) {
+    // Bare pointers as on gfx950, so the runtime packs the same argument
+    // lists for both; 64-bit index (pointers are 64-bit on NVPTX).
+    mlir::ConvertGpuOpsToNVVMOpsOptions gpuOptions;
+    gpuOptions.useBarePtrCallConv = true;
+    gpuOptions.indexBitwidth = 64;
+    kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(gpuOptions));
+    pm.addPass(mlir::createReconcileUnrealizedCastsPass());
+    pm.addPass(mlir::createCanonicalizerPass());
+    return;
+  }
   mlir::ConvertAMDGPUToROCDLPassOptions amdgpuOptions;
   amdgpuOptions.chipset = target.chip;
   kernels.addPass(mlir::createConvertAMDGPUToROCDLPass(amdgpuOptions));
@@ -52,18 +69,19 @@ void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &targ
   pm.addPass(mlir::createCanonicalizerPass());
 }
 
-void buildMoegenPipeline(mlir::OpPassManager &pm) {
-  buildMoegenFrontendPipeline(pm);
+void buildMoegenPipeline(mlir::OpPassManager &pm, llvm::ArrayRef<std::string> families) {
+  buildMoegenFrontendPipeline(pm, families);
   pm.addPass(createMoeLowerToTarget());
 }
 
 void registerMoegenDialects(mlir::DialectRegistry &registry) {
-  registry.insert<moe::MoeDialect, mlir::gpu::GPUDialect, mlir::scf::SCFDialect,
-                  mlir::arith::ArithDialect, mlir::memref::MemRefDialect,
-                  mlir::amdgpu::AMDGPUDialect, mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
-                  mlir::ROCDL::ROCDLDialect, mlir::cf::ControlFlowDialect, mlir::math::MathDialect,
-                  mlir::func::FuncDialect, mlir::ub::UBDialect, mlir::index::IndexDialect>();
-  // convert-gpu-to-rocdl gathers the LLVM lowering patterns of every dialect
+  registry
+      .insert<moe::MoeDialect, mlir::gpu::GPUDialect, mlir::scf::SCFDialect,
+              mlir::arith::ArithDialect, mlir::memref::MemRefDialect, mlir::amdgpu::AMDGPUDialect,
+              mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect, mlir::ROCDL::ROCDLDialect,
+              mlir::NVVM::NVVMDialect, mlir::cf::ControlFlowDialect, mlir::math::MathDialect,
+              mlir::func::FuncDialect, mlir::ub::UBDialect, mlir::index::IndexDialect>();
+  // convert-gpu-to-rocdl and convert-gpu-to-nvvm gather the LLVM lowering patterns of every dialect
   // through these interfaces.
   mlir::arith::registerConvertArithToLLVMInterface(registry);
   mlir::cf::registerConvertControlFlowToLLVMInterface(registry);
@@ -76,6 +94,7 @@ void registerMoegenDialects(mlir::DialectRegistry &registry) {
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerROCDLDialectTranslation(registry);
+  mlir::registerNVVMDialectTranslation(registry);
   mlir::registerGPUDialectTranslation(registry);
 }
 

@@ -19,15 +19,18 @@ namespace moegen {
 
 /// moe-verify-schedule, moe-instantiate-templates and moe-lower-to-target:
 /// every kernel's gpu.module lowered to the LLVM dialect for the module's
-/// `moe.target`.
-void buildMoegenPipeline(mlir::OpPassManager &pm);
+/// `moe.target`. `families` (names of KernelFamily), when not empty, limits
+/// verification of template availability and instantiation to those kernels.
+void buildMoegenPipeline(mlir::OpPassManager &pm, llvm::ArrayRef<std::string> families = {});
 
 /// Only the part before code generation: verification and template expansion.
-void buildMoegenFrontendPipeline(mlir::OpPassManager &pm);
+void buildMoegenFrontendPipeline(mlir::OpPassManager &pm,
+                                 llvm::ArrayRef<std::string> families = {});
 
 /// The lowering of `target` (what moe-lower-to-target runs). gfx950: scf ->
 /// cf, amdgpu -> rocdl, gpu -> rocdl with bare-pointer kernel arguments on
-/// each gpu.module, then cast reconciliation and canonicalization.
+/// each gpu.module; sm_90a: scf -> cf, gpu -> nvvm (bare pointers, 64-bit
+/// index); then cast reconciliation and canonicalization.
 void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &target);
 
 /// Every dialect and translation interface the pipeline needs.

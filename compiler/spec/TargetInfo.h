@@ -18,18 +18,38 @@
 
 namespace moegen {
 
-/// Hardware limits the templates plan against (docs/gfx950-facts.md §6-§7).
+/// The instruction set a chip belongs to: what the pipeline lowers through
+/// (rocdl or nvvm) and what kind of code object it emits (ELF or PTX).
+enum class TargetArch : uint8_t {
+  Amdgcn, // gfx950: AMDHSA ELF code objects
+  Nvptx,  // sm_90a: PTX text, loaded (and compiled) by the CUDA driver
+};
+
+/// Hardware limits the templates plan against (docs/gfx950-facts.md §6-§7,
+/// docs/sm90a.md). The AMD names are kept for both: a wave is a warp on
+/// NVIDIA, LDS is shared memory, a CU is an SM, a SIMD an SM sub-partition.
 struct TargetInfo {
   /// The chip moegen generates for when none is named.
   static constexpr llvm::StringLiteral kDefaultChip = "gfx950";
+  /// NVIDIA Hopper (H100/H200) with the arch-specific features (wgmma,
+  /// setmaxnreg).
+  static constexpr llvm::StringLiteral kHopperChip = "sm_90a";
 
   std::string chip;
+  TargetArch arch = TargetArch::Amdgcn;
   int64_t waveSize = 64;
   int64_t ldsBytes = 160 * 1024; // per workgroup
   int64_t maxThreadsPerWorkgroup = 1024;
   int64_t maxWavesPerEU = 8;
   int64_t simdsPerCU = 4;
+  /// AMDHSA code object version; recorded but unused for PTX targets.
   int64_t codeObjectVersion = 6;
+
+  bool isNvptx() const { return arch == TargetArch::Nvptx; }
+  /// "amdgcn-amd-amdhsa" or "nvptx64-nvidia-cuda".
+  llvm::StringRef triple() const;
+  /// File extension of a code object: "hsaco" or "ptx".
+  llvm::StringRef codeObjectExtension() const;
 
   /// The limits of `chip`, or nullopt if moegen does not generate for it.
   static std::optional<TargetInfo> forChip(llvm::StringRef chip, int64_t codeObjectVersion = 6);
@@ -39,7 +59,7 @@ struct TargetInfo {
   static llvm::Expected<TargetInfo> get(llvm::StringRef chip, int64_t codeObjectVersion = 6);
   /// forChip(kDefaultChip).
   static TargetInfo defaultTarget();
-  /// "gfx950": the chips forChip knows, for diagnostics.
+  /// "gfx950, sm_90a": the chips forChip knows, for diagnostics.
   static std::string supportedChips();
   /// Whether `version` is a code object version moegen emits (5 or 6).
   static bool isSupportedCodeObjectVersion(int64_t version);

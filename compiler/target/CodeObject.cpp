@@ -33,11 +33,13 @@ void LLVMInitializeAMDGPUTargetMC();
 void LLVMInitializeAMDGPUAsmPrinter();
 void LLVMInitializeAMDGPUAsmParser();
 void LLVMInitializeAMDGPUDisassembler();
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
 }
 
 namespace moegen {
-
-static constexpr llvm::StringLiteral kTriple = "amdgcn-amd-amdhsa";
 
 void initializeAMDGPUTarget() {
   static std::once_flag once;
@@ -48,6 +50,16 @@ void initializeAMDGPUTarget() {
     LLVMInitializeAMDGPUAsmPrinter();
     LLVMInitializeAMDGPUAsmParser();
     LLVMInitializeAMDGPUDisassembler();
+  });
+}
+
+void initializeNVPTXTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
   });
 }
 
@@ -63,19 +75,28 @@ static std::string printModule(const llvm::Module &m) {
 }
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const CodeObjectOptions &options) {
-  initializeAMDGPUTarget();
-  llvm::Triple triple(kTriple);
+createTargetMachine(const CodeObjectOptions &options, const TargetInfo &info) {
+  if (info.isNvptx())
+    initializeNVPTXTarget();
+  else
+    initializeAMDGPUTarget();
+  llvm::Triple triple(info.triple());
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return makeError("AMDGPU target not available in this LLVM: " + error);
+    return makeError(llvm::Twine(info.isNvptx() ? "NVPTX" : "AMDGPU") +
+                     " target not available in this LLVM: " + error);
   llvm::TargetOptions to;
   auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, options.chip, /*Features=*/"", to, llvm::Reloc::PIC_, std::nullopt, level));
+  // PTX 8.0 is the first ISA with sm_90a; the CUDA 12+ drivers JIT it.
+  llvm::StringRef features = info.isNvptx() ? "+ptx80" : "";
+  std::optional<llvm::Reloc::Model> reloc;
+  if (!info.isNvptx())
+    reloc = llvm::Reloc::PIC_;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, options.chip, features, to, reloc, std::nullopt, level));
   if (!tm)
     return makeError("cannot create a target machine for " + options.chip);
   return tm;
@@ -108,7 +129,7 @@ static llvm::Expected<std::string> emit(llvm::Module &m, llvm::TargetMachine &tm
   llvm::raw_svector_ostream os(out);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, type))
-    return makeError("the AMDGPU target cannot emit this file type");
+    return makeError("the " + tm.getTargetTriple().str() + " target cannot emit this file type");
   pm.run(m);
   return std::string(out.str());
 }
@@ -179,12 +200,17 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
       mlir::translateModuleToLLVMIR(module, llvmContext, module.getName());
   if (!m)
     return makeError("cannot translate gpu.module @" + module.getName() + " to LLVM IR");
-  auto tm = createTargetMachine(options);
+  std::optional<TargetInfo> info = TargetInfo::forChip(options.chip, options.abi);
+  if (!info)
+    return makeError("unsupported target chip '" + options.chip + "'; moegen generates " +
+                     TargetInfo::supportedChips());
+  auto tm = createTargetMachine(options, *info);
   if (!tm)
     return tm.takeError();
-  m->setTargetTriple(llvm::Triple(kTriple));
+  m->setTargetTriple(llvm::Triple(info->triple()));
   m->setDataLayout((*tm)->createDataLayout());
-  m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", options.abi * 100);
+  if (!info->isNvptx())
+    m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", options.abi * 100);
   if (dump)
     dump("llvm", printModule(*m));
 
@@ -207,6 +233,14 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
   result.isa = std::move(*isa);
   if (dump)
     dump("isa", result.isa);
+  if (info->isNvptx()) {
+    // The code object is the PTX text itself, NUL-terminated as
+    // cuModuleLoadData expects; the driver compiles it for the device.
+    result.hsaco.assign(result.isa.begin(), result.isa.end());
+    result.hsaco.push_back('\0');
+    result.warnings = std::move(warnings);
+    return result;
+  }
   auto object = emit(*m, **tm, llvm::CodeGenFileType::ObjectFile);
   if (!object)
     return object.takeError();

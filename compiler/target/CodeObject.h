@@ -2,7 +2,8 @@
 //
 // Fully in-process: MLIR (LLVM + ROCDL dialects) -> LLVM IR -> LLVM O3 ->
 // AMDGPU TargetMachine (gfx950) -> relocatable object -> liblld ELF link ->
-// .hsaco.
+// .hsaco. For sm_90a: MLIR (LLVM + NVVM dialects) -> LLVM IR -> O3 -> NVPTX
+// TargetMachine -> PTX text, which the CUDA driver compiles at load.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_COMPILER_TARGET_CODEOBJECT_H
@@ -34,9 +35,9 @@ struct CodeObjectOptions {
 using StageDumper = std::function<void(llvm::StringRef stage, llvm::StringRef text)>;
 
 struct CodeObject {
-  std::vector<char> hsaco;   // the linked ELF code object
+  std::vector<char> hsaco;   // the linked ELF code object; PTX text + NUL for sm_90a
   std::vector<char> bitcode; // the optimized LLVM IR, as bitcode (what the emulator runs)
-  std::string isa;           // the assembly LLVM printed
+  std::string isa;           // the assembly LLVM printed (PTX for sm_90a)
   /// LLVM's warnings while generating code (e.g. an unmet waves_per_eu).
   std::vector<std::string> warnings;
 };
@@ -48,6 +49,8 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
 
 /// Makes the AMDGPU target available to LLVM (idempotent, thread-safe).
 void initializeAMDGPUTarget();
+/// Makes the NVPTX target available to LLVM (idempotent, thread-safe).
+void initializeNVPTXTarget();
 
 } // namespace moegen
 

@@ -5,6 +5,7 @@
 #include "dialects/moe/SpecConversion.h"
 #include "templates/LayerKernels.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -19,7 +20,13 @@ mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::S
                                           const TargetInfo &target) {
   mlir::MLIRContext *ctx = b.getContext();
   // Optimization happens on the LLVM module (O3) in the code-object emitter;
-  // the attribute records the chip and the code object version.
+  // the attribute records the chip and the code object version (PTX 8.0,
+  // the first with sm_90a, for NVIDIA).
+  if (target.isNvptx()) {
+    auto nvvmTarget = mlir::NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, target.triple(),
+                                                      target.chip, /*features=*/"+ptx80");
+    return mlir::gpu::GPUModuleOp::create(b, name, b.getArrayAttr({nvvmTarget}));
+  }
   auto rocdlTarget = mlir::ROCDL::ROCDLTargetAttr::get(
       ctx, /*optLevel=*/3, "amdgcn-amd-amdhsa", target.chip,
       /*features=*/"", std::to_string(target.codeObjectVersion * 100));
@@ -28,10 +35,14 @@ mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::S
 }
 
 struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateTemplatesPass> {
+  using MoeInstantiateTemplatesBase::MoeInstantiateTemplatesBase;
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
     if (mlir::failed(info))
+      return signalPassFailure();
+    mlir::FailureOr<std::vector<KernelFamily>> only = parseFamiliesOption(module, families);
+    if (mlir::failed(only))
       return signalPassFailure();
     llvm::SmallVector<moe::LayerOp> layers(module.getOps<moe::LayerOp>());
     for (moe::LayerOp layer : layers) {
@@ -45,6 +56,8 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
       }
       mlir::ImplicitLocOpBuilder b(layer.getLoc(), layer);
       for (const PlannedKernel &k : kernels) {
+        if (!only->empty() && !llvm::is_contained(*only, k.family))
+          continue;
         // Each kernel takes the location of the op of the stage it serves.
         for (mlir::Operation &op : layer.getBody().front())
           if (op.getName().stripDialect() == toString(k.family) ||
@@ -53,7 +66,8 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
         b.setInsertionPoint(layer);
         auto kernelModule = createKernelModule(b, k.signature.symbol, *info);
         kernelModule->setAttr("moe.family", b.getStringAttr(toString(k.family)));
-        buildLayerKernel(b, kernelModule, spec, *info, k);
+        if (!buildLayerKernel(b, kernelModule, spec, *info, k))
+          return signalPassFailure();
       }
       layer.erase();
     }

@@ -11,12 +11,14 @@ namespace moegen {
 
 namespace {
 struct LowerToTargetPass : impl::MoeLowerToTargetBase<LowerToTargetPass> {
-  // The dynamic pipeline's dialects must be loaded before the pass runs.
-  // gfx950 is the only target, so its lowering names them all.
+  // The dynamic pipeline's dialects must be loaded before the pass runs:
+  // those of every target's lowering.
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
-    mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
-    buildTargetLoweringPipeline(pm, TargetInfo::defaultTarget());
-    pm.getDependentDialects(registry);
+    for (llvm::StringRef chip : {TargetInfo::kDefaultChip, TargetInfo::kHopperChip}) {
+      mlir::OpPassManager pm(mlir::ModuleOp::getOperationName());
+      buildTargetLoweringPipeline(pm, *TargetInfo::forChip(chip));
+      pm.getDependentDialects(registry);
+    }
   }
 
   void runOnOperation() override {

@@ -13,8 +13,14 @@ def MoeVerifySchedule : Pass<"moe-verify-schedule", "::mlir::ModuleOp"> {
     multiple of tile_k, tile_k a multiple of the MX block and MFMA K, tiles
     fitting the MFMA shape, LDS within the chip's limit, supported format
     pairs. Each violation is an error naming the stage, the parameter and the
-    numbers. Runs before any code is generated.
+    numbers. Runs before any code is generated. Each kernel (of `families`
+    only, when given) must have a template for the target: sm_90a has fewer
+    families than gfx950 so far, and the others are refused by name.
   }];
+  let options = [
+    ListOption<"families", "families", "std::string",
+               "only these kernel families (e.g. quant_input): the others are not built">
+  ];
   let dependentDialects = ["::moegen::moe::MoeDialect"];
 }
 
@@ -23,12 +29,17 @@ def MoeInstantiateTemplates : Pass<"moe-instantiate-templates", "::mlir::ModuleO
   let description = [{
     Replaces each `moe.layer` with one `gpu.module` per kernel (sorting, and
     the stage kernels as their templates land), each carrying a
-    `#rocdl.target` built from the module's `moe.target`. Expects a verified
-    schedule (run moe-verify-schedule first).
+    `#rocdl.target` or `#nvvm.target` built from the module's `moe.target`.
+    Expects a verified schedule (run moe-verify-schedule first).
   }];
+  let options = [
+    ListOption<"families", "families", "std::string",
+               "only these kernel families (e.g. quant_input): the others are not built">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::ROCDL::ROCDLDialect", "::mlir::amdgpu::AMDGPUDialect",
+                           "::mlir::ROCDL::ROCDLDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::amdgpu::AMDGPUDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
@@ -39,7 +50,8 @@ def MoeLowerToTarget : Pass<"moe-lower-to-target", "::mlir::ModuleOp"> {
     (buildTargetLoweringPipeline: for gfx950, on each gpu.module scf -> cf,
     amdgpu -> rocdl, gpu -> rocdl with bare-pointer kernel arguments and the
     templates' loop hints as LLVM loop metadata (moe-attach-loop-annotations);
-    then cast reconciliation and canonicalization). The chip is never a pass
+    for sm_90a, scf -> cf and gpu -> nvvm likewise; then cast reconciliation
+    and canonicalization). The chip is never a pass
     option: the target attribute is the one source.
   }];
 }

@@ -9,17 +9,38 @@ namespace moegen {
 #define GEN_PASS_DEF_MOEVERIFYSCHEDULE
 #include "compiler/transforms/Passes.h.inc"
 
+mlir::FailureOr<std::vector<KernelFamily>> parseFamiliesOption(mlir::ModuleOp module,
+                                                               llvm::ArrayRef<std::string> names) {
+  std::vector<KernelFamily> out;
+  for (const std::string &name : names) {
+    std::optional<KernelFamily> f = parseKernelFamily(name);
+    if (!f) {
+      std::string known;
+      for (KernelFamily k : allKernelFamilies())
+        known += (known.empty() ? "" : ", ") + toString(k).str();
+      return module.emitError() << "unknown kernel family '" << name << "' (families: " << known
+                                << ")";
+    }
+    out.push_back(*f);
+  }
+  return out;
+}
+
 namespace {
 struct VerifySchedulePass : impl::MoeVerifyScheduleBase<VerifySchedulePass> {
+  using MoeVerifyScheduleBase::MoeVerifyScheduleBase;
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
     mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
     if (mlir::failed(info))
       return signalPassFailure();
+    mlir::FailureOr<std::vector<KernelFamily>> only = parseFamiliesOption(module, families);
+    if (mlir::failed(only))
+      return signalPassFailure();
     bool failed = false;
     module.walk([&](moe::LayerOp layer) {
       MoeSpec spec = moe::specFromLayer(layer);
-      for (const ScheduleIssue &issue : checkLayer(spec, *info)) {
+      for (const ScheduleIssue &issue : checkLayer(spec, *info, *only)) {
         // Report at the op of the kernel family that owns the rule.
         mlir::Operation *at = layer;
         for (mlir::Operation &op : layer.getBody().front())

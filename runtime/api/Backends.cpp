@@ -3,6 +3,7 @@
 #include "runtime/api/Backends.h"
 
 #include "runtime/backend/EmuBackend.h"
+#include "runtime/cuda/CudaBackend.h"
 #include "runtime/hip/HipBackend.h"
 
 namespace moegen::runtime {
@@ -12,8 +13,11 @@ llvm::Expected<std::unique_ptr<Backend>> createBackend(llvm::StringRef name) {
     return createEmuBackend();
   if (name == "hip")
     return createHipBackend();
+  if (name == "cuda")
+    return createCudaBackend();
   return llvm::createStringError(std::errc::invalid_argument,
-                                 "unknown backend '%s' (available: emu, hip)", name.str().c_str());
+                                 "unknown backend '%s' (available: emu, hip, cuda)",
+                                 name.str().c_str());
 }
 
 } // namespace moegen::runtime

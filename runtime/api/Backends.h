@@ -6,8 +6,9 @@
 
 namespace moegen::runtime {
 
-/// "emu" (the gfx950 emulator on the CPU) or "hip" (an AMD GPU through
-/// libamdhip64, first gfx950 device, own stream). "cuda" is reserved.
+/// "emu" (the gfx950 emulator on the CPU), "hip" (an AMD GPU through
+/// libamdhip64, first gfx950 device, own stream) or "cuda" (an NVIDIA GPU
+/// through libcuda, first sm_90a device, own stream).
 llvm::Expected<std::unique_ptr<Backend>> createBackend(llvm::StringRef name);
 
 } // namespace moegen::runtime

@@ -35,7 +35,7 @@ function(moegen_add_shared_library name export_name)
 endfunction()
 
 set(moegen_runtime_parts MoegenRuntime MoegenFormats MoegenSpec MoegenTemplateRules MoegenCache
-    MoegenDispatch MoegenBackend MoegenBackendEmu MoegenBackendHip)
+    MoegenDispatch MoegenBackend MoegenBackendEmu MoegenBackendHip MoegenBackendCuda)
 moegen_add_shared_library(moegen_runtime runtime WHOLE ${moegen_runtime_parts})
 moegen_add_shared_library(moegen_jit jit WHOLE MoegenJit ${moegen_runtime_parts})
 moegen_add_shared_library(moegen_reference reference WHOLE MoegenReference LIBS MoegenFormats)

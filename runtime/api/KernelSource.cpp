@@ -19,7 +19,10 @@ llvm::Expected<TargetInfo> targetInfo(const Target &target) {
 } // namespace
 
 std::string Target::id() const {
-  std::string s = "amdgcn-amd-amdhsa--" + chip;
+  // The triple of the chip's architecture: gfx950 and sm_90a keys never meet.
+  std::optional<TargetInfo> info = TargetInfo::forChip(chip, codeObjectVersion);
+  std::string triple = info ? info->triple().str() : "amdgcn-amd-amdhsa";
+  std::string s = triple + "--" + chip;
   if (!features.empty())
     s += ":" + features;
   return s + ";cov" + std::to_string(codeObjectVersion);

@@ -2,6 +2,8 @@
 
 #include "templates/quant/QuantKernel.h"
 
+#include "templates/sm90/MxSoftwareConvert.h"
+
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -17,6 +19,7 @@ struct BlockQuantizer {
   ImplicitLocOpBuilder &b;
   Arith a;
   const QuantPlan &plan;
+  const TargetInfo &target;
   Value x, q, scales;
 
   Value shrui(Value v, int64_t s) { return arith::ShRUIOp::create(b, v, a.i32(s)); }
@@ -103,6 +106,23 @@ struct BlockQuantizer {
     // in the low nibble); fp8: 2 pairs per word.
     const int64_t pairsPerWord = fp4 ? 4 : 2;
     const int64_t words = n / 2 / pairsPerWord;
+    // sm_90a has no scaled conversion: encode in software, same bytes.
+    SmallVector<Value> packed =
+        target.isNvptx() ? sm90::emitMxBlockWords(b, xf, byte, fp4) : packGfx950(xf, scale, fp4);
+    Value data =
+        vector::FromElementsOp::create(b, VectorType::get({words}, b.getI32Type()), packed);
+    // q is addressed in 32-bit words: a block is 4 (fp4) or 8 (fp8) of them.
+    Value qOff = a.add(a.mul(srcRow, a.idx(plan.rowBytes() / 4)), a.mul(blk, a.idx(words)));
+    vector::StoreOp::create(b, data, q, ValueRange{qOff}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
+    storeScale(byte, scaleRow, blk);
+  }
+
+  /// The block's words through v_cvt_scalef32_pk_{fp4,fp8}_f32.
+  SmallVector<Value> packGfx950(Value xf, Value scale, bool fp4) {
+    const int64_t n = QuantPlan::kBlock;
+    const int64_t pairsPerWord = fp4 ? 4 : 2;
+    const int64_t words = n / 2 / pairsPerWord;
     Type packedType = fp4 ? VectorType::get({8}, b.getType<Float4E2M1FNType>())
                           : VectorType::get({4}, b.getType<Float8E4M3FNType>());
     SmallVector<Value> packed;
@@ -116,20 +136,14 @@ struct BlockQuantizer {
       Value asI32 = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), word);
       packed.push_back(vector::ExtractOp::create(b, asI32, int64_t(0)));
     }
-    Value data =
-        vector::FromElementsOp::create(b, VectorType::get({words}, b.getI32Type()), packed);
-    // q is addressed in 32-bit words: a block is 4 (fp4) or 8 (fp8) of them.
-    Value qOff = a.add(a.mul(srcRow, a.idx(plan.rowBytes() / 4)), a.mul(blk, a.idx(words)));
-    vector::StoreOp::create(b, data, q, ValueRange{qOff}, /*nontemporal=*/false,
-                            llvm::MaybeAlign(16));
-    storeScale(byte, scaleRow, blk);
+    return packed;
   }
 };
 
 } // namespace
 
 gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
-                                const QuantPlan &plan) {
+                                const QuantPlan &plan, const TargetInfo &target) {
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
   KernelSignature sig = quantKernelSignature(symbol, plan);
   const bool sorted = plan.order == QuantScaleOrder::Sorted;
@@ -141,7 +155,7 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Value x = entry.getArgument(0), q = entry.getArgument(1), scales = entry.getArgument(2);
 
   Arith a{b};
-  BlockQuantizer quant{b, a, plan, x, q, scales};
+  BlockQuantizer quant{b, a, plan, target, x, q, scales};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);

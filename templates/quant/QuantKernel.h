@@ -25,9 +25,11 @@ namespace moegen {
 /// Pointers must be 16-byte aligned.
 /// Launch: plan.grid(tokens) workgroups of plan.threads threads.
 
-/// Adds the quantization kernel to `module`.
+/// Adds the quantization kernel to `module`, for gfx950 or sm_90a (where the
+/// MX encoding is done in software, templates/sm90/MxSoftwareConvert.h).
 mlir::gpu::GPUFuncOp buildQuantKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
-                                      llvm::StringRef symbol, const QuantPlan &plan);
+                                      llvm::StringRef symbol, const QuantPlan &plan,
+                                      const TargetInfo &target);
 
 } // namespace moegen
 

@@ -59,7 +59,7 @@ void printVersion(llvm::raw_ostream &os) {
 #ifdef MOEGEN_HAVE_BUILD_ID
   os << " (build " << cache::buildId() << ")";
 #endif
-  os << "\nLLVM " << LLVM_VERSION_STRING << ", targets gfx950\n";
+  os << "\nLLVM " << LLVM_VERSION_STRING << ", targets gfx950, sm_90a\n";
 }
 
 /// LLVM's parse errors name the program by argv[0] ("moegen: Unknown command

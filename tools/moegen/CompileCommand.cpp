@@ -1,10 +1,11 @@
 //===- CompileCommand.cpp - moegen compile --------------------------------===//
 //
-//   moegen compile SPEC.moe [--target gfx950] [--code-object-version 5|6]
-//                  [--set stage1.k_batch=2 ...] [-o DIR] [--dump-ir DIR] [-j N]
+//   moegen compile SPEC.moe [--target gfx950|sm_90a] [--code-object-version 5|6]
+//                  [--kernels quant_input,...] [--set stage1.k_batch=2 ...] [-o DIR]
+//                  [--dump-ir DIR] [-j N]
 //
-// Writes one .hsaco per kernel into DIR (default: the current directory) and
-// prints the resource report. An invalid spec or schedule exits non-zero
+// Writes one .hsaco (gfx950) or .ptx (sm_90a) per kernel into DIR (default:
+// the current directory) and prints the resource report. An invalid spec or schedule exits non-zero
 // with its diagnostics and writes nothing.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "compiler/spec/DslParser.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
@@ -48,18 +50,22 @@ static llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char
 
 namespace cl = llvm::cl;
 
-static cl::SubCommand command("compile",
-                              "compile a .moe layer into gfx950 code objects and print the report");
+static cl::SubCommand
+    command("compile",
+            "compile a .moe layer into gfx950 code objects (or sm_90a PTX) and print the report");
 static CommandRegistration registration(command, runCompile);
 
 static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"), cl::sub(command),
                                     cl::cat(moegenCategory()));
 static cl::opt<std::string>
-    outDirArg("o", cl::desc("directory of the .hsaco files, created (default: the current one)"),
+    outDirArg("o",
+              cl::desc("directory of the .hsaco (gfx950) or .ptx (sm_90a) files, created "
+                       "(default: the current one)"),
               cl::value_desc("dir"), cl::init("."), cl::sub(command), cl::cat(moegenCategory()));
 static SpecOverrideOption setArgs(command);
 static cl::opt<std::string> targetArg("target",
-                                      cl::desc("the chip to generate code for (default gfx950)"),
+                                      cl::desc("the chip to generate code for: gfx950 (default) "
+                                               "or sm_90a"),
                                       cl::value_desc("chip"),
                                       cl::init(TargetInfo::kDefaultChip.str()), cl::sub(command),
                                       cl::cat(moegenCategory()));
@@ -72,6 +78,12 @@ static cl::opt<std::string> dumpArg("dump-ir",
                                              "tree, LLVM IR before and after O3, ISA) into dir"),
                                     cl::value_desc("dir"), cl::sub(command),
                                     cl::cat(moegenCategory()));
+static cl::list<std::string>
+    kernelsArg("kernels",
+               cl::desc("only the kernels of these families (comma-separated, e.g. "
+                        "quant_input,quant_inter); default: every kernel of the layer"),
+               cl::value_desc("family,..."), cl::CommaSeparated, cl::sub(command),
+               cl::cat(moegenCategory()));
 static cl::opt<long long, false, PositiveParser>
     jobsArg("j", cl::desc("kernels compiled at once (default: one per hardware thread)"),
             cl::sub(command), cl::cat(moegenCategory()));
@@ -87,6 +99,17 @@ static int runCompile() {
   if (covArg != "5" && covArg != "6")
     return usageError("compile", "--code-object-version: expected 5 or 6, got '" + covArg + "'");
   options.codeObjectVersion = covArg == "5" ? 5 : 6;
+  for (const std::string &name : kernelsArg) {
+    std::optional<KernelFamily> f = parseKernelFamily(name);
+    if (!f) {
+      std::string known;
+      for (KernelFamily k : allKernelFamilies())
+        known += (known.empty() ? "" : ", ") + toString(k).str();
+      return usageError("compile", "--kernels: unknown kernel family '" + name +
+                                       "' (families: " + known + ")");
+    }
+    options.families.push_back(*f);
+  }
   if (specPath.empty())
     return usageError("compile",
                       "no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");
@@ -113,11 +136,17 @@ static int runCompile() {
         << "cannot create '" << outDir << "': " << ec.message() << "\n";
     return 1;
   }
+  std::optional<TargetInfo> target = TargetInfo::forChip(options.chip, options.codeObjectVersion);
+  std::string ext = target->codeObjectExtension().str();
   std::vector<ReportRow> rows;
   for (const CompiledKernel &k : layer->kernels) {
+    // The PTX ends with the NUL the driver wants; the file holds the text.
+    llvm::ArrayRef<char> bytes = k.code.hsaco;
+    if (target->isNvptx() && !bytes.empty() && bytes.back() == '\0')
+      bytes = bytes.drop_back();
     llvm::SmallString<256> path(outDir);
-    llvm::sys::path::append(path, k.signature.symbol + ".hsaco");
-    if (llvm::Error e = writeFileAtomically(path, k.code.hsaco)) {
+    llvm::sys::path::append(path, k.signature.symbol + "." + ext);
+    if (llvm::Error e = writeFileAtomically(path, bytes)) {
       llvm::WithColor::error(llvm::errs(), "moegen compile")
           << llvm::toString(std::move(e)) << "\n";
       return 1;
@@ -140,9 +169,19 @@ static int runCompile() {
         << " tile needs more registers than a lane has; a smaller tile "
         << "or a larger k_wave avoids it\n";
   }
-  llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ", " << options.chip
-               << ", code object v" << options.codeObjectVersion << "): " << rows.size()
-               << " kernel(s) in " << outDir << "\n";
+  llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ", " << options.chip;
+  if (target->isNvptx())
+    llvm::outs() << ", PTX";
+  else
+    llvm::outs() << ", code object v" << options.codeObjectVersion;
+  llvm::outs() << "): " << rows.size() << " kernel(s) in " << outDir << "\n";
+  if (target->isNvptx()) {
+    // Registers and spills are decided by ptxas in the driver at load.
+    for (const CompiledKernel &k : layer->kernels)
+      llvm::outs() << k.signature.symbol << "  " << k.code.hsaco.size() - 1 << " bytes of PTX  "
+                   << llvm::format("%.1f", k.compileMs) << " ms\n";
+    return 0;
+  }
   printReport(llvm::outs(), rows);
   return 0;
 }

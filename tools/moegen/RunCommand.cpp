@@ -58,6 +58,10 @@ static int runRun() {
   if (path.empty())
     return usageError("run", "no spec given; usage: moegen run SPEC.moe --tokens N --backend emu "
                              "[--seed S]");
+  if (backendName == "cuda")
+    return usageError("run", "--backend: 'cuda' runs whole layers once every kernel family has an "
+                             "sm_90a template; until then moegen-cuda-check runs the ported "
+                             "kernels (docs/sm90a.md)");
   if (backendName != "emu")
     return usageError("run", "--backend: '" + backendName +
                                  "' is not available here; backends: emu (the hip backend runs "

@@ -60,7 +60,7 @@ module attributes {p = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_b
 
 // -----
 
-// expected-error @below {{unsupported target chip 'gfx942'; moegen generates gfx950}}
+// expected-error @below {{unsupported target chip 'gfx942'; moegen generates gfx950, sm_90a}}
 module attributes {moe.target = #moe.target<chip = "gfx942">} {}
 
 // -----

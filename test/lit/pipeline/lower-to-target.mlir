@@ -7,6 +7,6 @@ module {
 
 // -----
 
-// CHECK: error: unsupported target chip 'gfx942'; moegen generates gfx950
+// CHECK: error: unsupported target chip 'gfx942'; moegen generates gfx950, sm_90a
 module attributes {moe.target = #moe.target<chip = "gfx942">} {
 }

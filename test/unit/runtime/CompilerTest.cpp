@@ -72,6 +72,10 @@ TEST(RuntimeCompiler, TheKeyCoversSpecTargetAndOptions) {
   feat.features = "sramecc+:xnack-";
   EXPECT_NE(jit.unitKey(a, Target()), jit.unitKey(a, feat));
   EXPECT_EQ(feat.id(), "amdgcn-amd-amdhsa--gfx950:sramecc+:xnack-;cov6");
+  Target hopper;
+  hopper.chip = "sm_90a";
+  EXPECT_EQ(hopper.id(), "nvptx64-nvidia-cuda--sm_90a;cov6");
+  EXPECT_NE(jit.unitKey(a, Target()), jit.unitKey(a, hopper));
   CompilerOptions o2 = o;
   o2.optLevel = 2;
   Compiler jit2(o2);

@@ -40,7 +40,7 @@ QuantPlan makePlan(DType format, int64_t cols, QuantScaleOrder order,
 llvm::Expected<BuiltKernel> compileQuant(const QuantPlan &plan) {
   std::string symbol = quantKernelSymbol(plan);
   return compileKernel(symbol, [&](mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp m) {
-    buildQuantKernel(b, m, symbol, plan);
+    buildQuantKernel(b, m, symbol, plan, TargetInfo::defaultTarget());
   });
 }
 

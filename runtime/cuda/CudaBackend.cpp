@@ -1,0 +1,261 @@
+//===- CudaBackend.cpp - The backend for NVIDIA GPUs (sm_90a) -------------===//
+
+#include "runtime/cuda/CudaBackend.h"
+
+#include "runtime/cuda/CudaApi.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+using namespace moegen::cuda;
+
+namespace moegen::runtime {
+namespace {
+
+llvm::Error cudaError(const CudaApi &api, CUresult e, const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "cuda backend: " + what + " failed: " + api.errorText(e));
+}
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend(const CudaApi &api, CUdevice device, CUcontext context, CUstream stream,
+              bool ownsStream)
+      : api(api), device(device), context(context), stream(stream), ownsStream(ownsStream) {}
+
+  ~CudaBackend() override {
+    api.cuCtxSetCurrent(context);
+    for (CUmodule m : modules)
+      api.cuModuleUnload(m);
+    for (CUdeviceptr p : allocations)
+      api.cuMemFree(p);
+    if (ownsStream)
+      api.cuStreamDestroy(stream);
+    api.cuDevicePrimaryCtxRelease(device);
+  }
+
+  llvm::StringRef name() const override { return "cuda"; }
+
+  llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
+    if (code.Hsaco.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: code bundle '%s' has no code object",
+                                     code.Name.c_str());
+    // PTX must reach the driver NUL-terminated.
+    std::vector<uint8_t> image(code.Hsaco.begin(), code.Hsaco.end());
+    if (image.back() != 0)
+      image.push_back(0);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    char errorLog[8192] = {}, infoLog[8192] = {};
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                     CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog)), infoLog,
+                      reinterpret_cast<void *>(sizeof(infoLog))};
+    CUmodule m = nullptr;
+    if (CUresult e = api.cuModuleLoadDataEx(&m, image.data(), 4, options, values);
+        e != CUDA_SUCCESS) {
+      std::string log(errorLog, strnlen(errorLog, sizeof(errorLog)));
+      return cudaError(api, e,
+                       "loading PTX '" + code.Name + "' (built for a chip this device is not?)" +
+                           (log.empty() ? "" : "; driver log:\n" + log));
+    }
+    modules.push_back(m);
+    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+  }
+
+  llvm::Expected<KernelHandle> getKernel(ModuleHandle m, llvm::StringRef symbol) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (m.Id >= modules.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuda backend: no module %u",
+                                     m.Id);
+    std::string name = symbol.str();
+    CUfunction f = nullptr;
+    if (CUresult e = api.cuModuleGetFunction(&f, modules[m.Id], name.c_str()); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuModuleGetFunction('" + name + "')");
+    functions.push_back(f);
+    KernelHandle k;
+    // The handle's module field indexes our function table.
+    k.Module = static_cast<uint32_t>(functions.size() - 1);
+    k.Symbol = name;
+    return k;
+  }
+
+  llvm::Expected<DevicePtr> allocate(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    CUdeviceptr p = 0;
+    if (CUresult e = api.cuMemAlloc(&p, bytes ? bytes : 1); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuMemAlloc(" + llvm::Twine(bytes) + ")");
+    allocations.push_back(p);
+    return static_cast<DevicePtr>(p);
+  }
+
+  llvm::Error free(DevicePtr p) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = std::find(allocations.begin(), allocations.end(), p);
+    if (it == allocations.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: free of 0x%llx, which is not an allocation",
+                                     static_cast<unsigned long long>(p));
+    allocations.erase(it);
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuMemFree(p); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuMemFree");
+    return llvm::Error::success();
+  }
+
+  llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuMemcpyHtoDAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the device");
+    return sync("copy to the device"); // the source may be reused on return
+  }
+
+  llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuMemcpyDtoHAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the host");
+    return sync("copy to the host");
+  }
+
+  llvm::Error memset(DevicePtr dst, uint8_t value, size_t bytes) override {
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuMemsetD8Async(dst, value, bytes, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "memset of " + llvm::Twine(bytes) + " bytes");
+    return llvm::Error::success();
+  }
+
+  llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t dynamicLds,
+                     llvm::ArrayRef<uint8_t> kernarg) override {
+    CUfunction f;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (k.Module >= functions.size())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "cuda backend: kernel handle '%s' is not from this backend",
+                                       k.Symbol.c_str());
+      f = functions[k.Module];
+    }
+    if (llvm::Error e = makeCurrent())
+      return e;
+    size_t size = kernarg.size();
+    void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
+                      kLaunchParamBufferSize, &size, kLaunchParamEnd};
+    if (CUresult e = api.cuLaunchKernel(f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
+                                        dynamicLds, stream, nullptr, config);
+        e != CUDA_SUCCESS)
+      return cudaError(api, e, "launch of '" + k.Symbol + "'");
+    return llvm::Error::success();
+  }
+
+  llvm::Error synchronize() override { return sync("synchronize"); }
+
+private:
+  llvm::Error makeCurrent() {
+    if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuCtxSetCurrent");
+    return llvm::Error::success();
+  }
+
+  llvm::Error sync(const llvm::Twine &what) {
+    if (CUresult e = api.cuStreamSynchronize(stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, what);
+    return llvm::Error::success();
+  }
+
+  const CudaApi &api;
+  CUdevice device;
+  CUcontext context;
+  CUstream stream;
+  bool ownsStream;
+  std::mutex mutex;
+  std::vector<CUmodule> modules;
+  std::vector<CUfunction> functions;
+  std::vector<CUdeviceptr> allocations;
+};
+
+} // namespace
+
+std::optional<std::pair<int, int>> computeCapabilityOf(llvm::StringRef chip) {
+  llvm::StringRef digits = chip;
+  if (!digits.consume_front("sm_"))
+    return std::nullopt;
+  digits.consume_back("a");
+  unsigned value = 0;
+  if (digits.size() < 2 || digits.getAsInteger(10, value))
+    return std::nullopt;
+  return std::make_pair(static_cast<int>(value / 10), static_cast<int>(value % 10));
+}
+
+llvm::Expected<std::unique_ptr<Backend>> createCudaBackend(CudaBackendOptions options) {
+  std::optional<std::pair<int, int>> want = computeCapabilityOf(options.chip);
+  if (!want)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cuda backend: '%s' is not an NVIDIA chip (sm_90a)",
+                                   options.chip.c_str());
+  auto api = loadCudaApi();
+  if (!api)
+    return api.takeError();
+  int count = 0;
+  if (CUresult e = api->cuDeviceGetCount(&count); e != CUDA_SUCCESS || count == 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "cuda backend: no CUDA device visible to '%s'%s",
+        api->libraryPath.c_str(),
+        e != CUDA_SUCCESS ? (": " + api->errorText(e)).c_str() : " (CUDA_VISIBLE_DEVICES?)");
+  std::string seen;
+  int chosen = -1;
+  for (int d = 0; d < count; ++d) {
+    CUdevice dev = 0;
+    if (CUresult e = api->cuDeviceGet(&dev, d); e != CUDA_SUCCESS)
+      return cudaError(*api, e, "cuDeviceGet(" + llvm::Twine(d) + ")");
+    int major = 0, minor = 0;
+    api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    char name[256] = {};
+    api->cuDeviceGetName(name, sizeof(name) - 1, dev);
+    bool match = std::make_pair(major, minor) == *want;
+    seen += "\n  device " + std::to_string(d) + ": " + name + " (sm_" + std::to_string(major) +
+            std::to_string(minor) + ")";
+    if (options.device >= 0 ? d == options.device && match : match && chosen < 0)
+      chosen = d;
+  }
+  if (chosen < 0) {
+    std::string which = options.device >= 0 ? "device " + std::to_string(options.device) +
+                                                  " cannot run " + options.chip
+                                            : "no device runs " + options.chip;
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cuda backend: %s among the %d CUDA device(s) of '%s':%s",
+                                   which.c_str(), count, api->libraryPath.c_str(), seen.c_str());
+  }
+  CUdevice dev = 0;
+  api->cuDeviceGet(&dev, chosen);
+  CUcontext context = nullptr;
+  if (CUresult e = api->cuDevicePrimaryCtxRetain(&context, dev); e != CUDA_SUCCESS)
+    return cudaError(*api, e, "cuDevicePrimaryCtxRetain(" + llvm::Twine(chosen) + ")");
+  if (CUresult e = api->cuCtxSetCurrent(context); e != CUDA_SUCCESS) {
+    api->cuDevicePrimaryCtxRelease(dev);
+    return cudaError(*api, e, "cuCtxSetCurrent");
+  }
+  CUstream stream = static_cast<CUstream>(options.stream);
+  bool owns = false;
+  if (!stream) {
+    if (CUresult e = api->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING); e != CUDA_SUCCESS) {
+      api->cuDevicePrimaryCtxRelease(dev);
+      return cudaError(*api, e, "cuStreamCreate");
+    }
+    owns = true;
+  }
+  return std::make_unique<CudaBackend>(*api, dev, context, stream, owns);
+}
+
+} // namespace moegen::runtime

@@ -1,0 +1,29 @@
+//===- TargetSupport.cpp - Which kernel families each target has ----------===//
+
+#include "templates/TargetSupport.h"
+
+namespace moegen {
+
+bool hasTemplateFor(KernelFamily family, const TargetInfo &target) {
+  if (!target.isNvptx())
+    return true; // gfx950 has every family
+  // sm_90a, as its templates land (docs/sm90a.md).
+  switch (family) {
+  case KernelFamily::QuantInput:
+  case KernelFamily::QuantInter:
+  case KernelFamily::Reduce: // target-neutral: vector loads, f32 adds, one RNE to bf16
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string familiesWithTemplates(const TargetInfo &target) {
+  std::string out;
+  for (KernelFamily f : allKernelFamilies())
+    if (hasTemplateFor(f, target))
+      out += (out.empty() ? "" : ", ") + toString(f).str();
+  return out.empty() ? "none" : out;
+}
+
+} // namespace moegen

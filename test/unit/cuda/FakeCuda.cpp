@@ -1,0 +1,179 @@
+//===- FakeCuda.cpp - A stand-in libcuda for the cuda backend's tests -----===//
+//
+// Implements the driver entry points the backend resolves, on host memory,
+// and records launches. A module is PTX text; its functions are the names
+// after ".entry". FAKE_CUDA_CC (default 90) is the compute capability every
+// device reports; FAKE_CUDA_DEVICES the device count (default 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct FakeModule {
+  std::string ptx;
+};
+
+struct FakeFunction {
+  std::string name;
+};
+
+struct FakeLaunch {
+  std::string name;
+  unsigned grid[3], block[3], sharedMem;
+  std::vector<unsigned char> params;
+};
+
+std::vector<FakeLaunch> launches;
+
+int envInt(const char *name, int fallback) {
+  const char *v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+} // namespace
+
+extern "C" {
+
+using CUresult = int;
+
+CUresult cuGetErrorName(CUresult e, const char **name) {
+  *name = e == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : e == 200 ? "CUDA_ERROR_INVALID_IMAGE"
+          : e == 500 ? "CUDA_ERROR_NOT_FOUND"
+                     : "CUDA_ERROR_UNKNOWN";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult e, const char **text) {
+  *text = e == 2     ? "out of memory"
+          : e == 200 ? "device kernel image is invalid"
+          : e == 500 ? "named symbol not found"
+                     : "unknown error";
+  return 0;
+}
+CUresult cuInit(unsigned) { return 0; }
+CUresult cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return 0;
+}
+CUresult cuDeviceGetCount(int *n) {
+  *n = envInt("FAKE_CUDA_DEVICES", 1);
+  return 0;
+}
+CUresult cuDeviceGet(int *d, int ordinal) {
+  *d = ordinal;
+  return 0;
+}
+CUresult cuDeviceGetName(char *name, int length, int) {
+  std::strncpy(name, "Fake H200", length);
+  return 0;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
+  int cc = envInt("FAKE_CUDA_CC", 90);
+  *value = attribute == 75 ? cc / 10 : attribute == 76 ? cc % 10 : 132;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int) {
+  static int context;
+  *ctx = &context;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+CUresult cuCtxSetCurrent(void *) { return 0; }
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *options,
+                            void **values) {
+  std::string ptx(static_cast<const char *>(image));
+  if (ptx.find(".target sm_90a") == std::string::npos) {
+    for (unsigned i = 0; i < n; ++i) // the error log, as the driver fills it
+      if (options[i] == 5)
+        std::strcpy(static_cast<char *>(values[i]), "ptxas fatal: not sm_90a PTX");
+    return 200;
+  }
+  *module = new FakeModule{ptx};
+  return 0;
+}
+CUresult cuModuleUnload(void *module) {
+  delete static_cast<FakeModule *>(module);
+  return 0;
+}
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  if (static_cast<FakeModule *>(module)->ptx.find(std::string(".entry ") + name + "(") ==
+      std::string::npos)
+    return 500;
+  *function = new FakeFunction{name}; // leaked: functions live as long as their module
+  return 0;
+}
+CUresult cuFuncGetAttribute(int *value, int, void *) {
+  *value = 0;
+  return 0;
+}
+CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, void *, void **params,
+                        void **extra) {
+  if (params || !extra || extra[0] != reinterpret_cast<void *>(1) ||
+      extra[2] != reinterpret_cast<void *>(2) || extra[4] != nullptr)
+    return 1; // CUDA_ERROR_INVALID_VALUE: only the packed buffer form is expected
+  FakeLaunch l{static_cast<FakeFunction *>(function)->name, {gx, gy, gz}, {bx, by, bz}, shared, {}};
+  auto *bytes = static_cast<unsigned char *>(extra[1]);
+  l.params.assign(bytes, bytes + *static_cast<size_t *>(extra[3]));
+  launches.push_back(std::move(l));
+  return 0;
+}
+CUresult cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
+  if (bytes > (size_t(1) << 40))
+    return 2;
+  *p = reinterpret_cast<unsigned long long>(std::malloc(bytes));
+  return 0;
+}
+CUresult cuMemFree_v2(unsigned long long p) {
+  std::free(reinterpret_cast<void *>(p));
+  return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, n);
+  return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), n);
+  return 0;
+}
+CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void *) {
+  std::memset(reinterpret_cast<void *>(dst), v, n);
+  return 0;
+}
+CUresult cuStreamCreate(void **s, unsigned) {
+  static int stream;
+  *s = &stream;
+  return 0;
+}
+CUresult cuStreamDestroy_v2(void *) { return 0; }
+CUresult cuStreamSynchronize(void *) { return 0; }
+CUresult cuEventCreate(void **e, unsigned) {
+  static int event;
+  *e = &event;
+  return 0;
+}
+CUresult cuEventDestroy_v2(void *) { return 0; }
+CUresult cuEventRecord(void *, void *) { return 0; }
+CUresult cuEventSynchronize(void *) { return 0; }
+CUresult cuEventElapsedTime(float *ms, void *, void *) {
+  *ms = 0;
+  return 0;
+}
+
+// For the test: the launches so far.
+size_t fakeCudaLaunchCount() { return launches.size(); }
+const char *fakeCudaLaunchName(size_t i) { return launches[i].name.c_str(); }
+const unsigned *fakeCudaLaunchGrid(size_t i) { return launches[i].grid; }
+const unsigned *fakeCudaLaunchBlock(size_t i) { return launches[i].block; }
+size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
+  *bytes = launches[i].params.data();
+  return launches[i].params.size();
+}
+
+} // extern "C"

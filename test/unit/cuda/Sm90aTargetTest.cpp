@@ -1,0 +1,119 @@
+//===- Sm90aTargetTest.cpp - The sm_90a target model and its refusals ------===//
+
+#include "compiler/spec/DslParser.h"
+#include "compiler/spec/TargetInfo.h"
+#include "templates/LayerPlan.h"
+#include "templates/LayerRules.h"
+#include "templates/TargetSupport.h"
+
+#include <gtest/gtest.h>
+
+using namespace moegen;
+
+namespace {
+
+const char *kSmall = R"(moe small {
+  model_dim = 256
+  inter_dim = 128
+  experts = 8
+  topk = 2
+  activation_dtype = mxfp4
+  weight_dtype = mxfp4
+  activation = situv2(beta = 4.0, linear_beta = 25.0)
+  stage1 { tile = 32x32x256 }
+  stage2 { tile = 32x128x128 }
+}
+)";
+
+MoeSpec small() {
+  auto spec = parseMoeSpec(kSmall, "small.moe");
+  if (!spec) {
+    ADD_FAILURE() << llvm::toString(spec.takeError());
+    return MoeSpec();
+  }
+  return *spec;
+}
+
+TEST(Sm90aTarget, HasHopperLimits) {
+  std::optional<TargetInfo> t = TargetInfo::forChip("sm_90a");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->isNvptx());
+  EXPECT_EQ(t->waveSize, 32);
+  EXPECT_EQ(t->ldsBytes, 227 * 1024);
+  EXPECT_EQ(t->maxThreadsPerWorkgroup, 1024);
+  EXPECT_EQ(t->triple(), "nvptx64-nvidia-cuda");
+  EXPECT_EQ(t->codeObjectExtension(), "ptx");
+  EXPECT_FALSE(TargetInfo::forChip("gfx950")->isNvptx());
+  // Plain sm_90 lacks wgmma/setmaxnreg, which the GEMMs will need.
+  EXPECT_FALSE(TargetInfo::forChip("sm_90").has_value());
+  auto e = TargetInfo::get("sm_100a");
+  ASSERT_FALSE(bool(e));
+  EXPECT_EQ(llvm::toString(e.takeError()),
+            "unsupported target chip 'sm_100a'; moegen generates gfx950, sm_90a");
+}
+
+TEST(Sm90aTarget, OnlyPortedFamiliesHaveTemplates) {
+  TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::QuantInput, sm90));
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::QuantInter, sm90));
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::Reduce, sm90));
+  EXPECT_FALSE(hasTemplateFor(KernelFamily::Finish, sm90));
+  EXPECT_FALSE(hasTemplateFor(KernelFamily::Sort, sm90));
+  EXPECT_FALSE(hasTemplateFor(KernelFamily::Stage1, sm90));
+  EXPECT_EQ(familiesWithTemplates(sm90), "quant_input, quant_inter, reduce");
+  for (KernelFamily f : allKernelFamilies())
+    EXPECT_TRUE(hasTemplateFor(f, TargetInfo::defaultTarget())) << toString(f).str();
+}
+
+TEST(Sm90aTarget, VerifierRefusesUnportedFamiliesByName) {
+  TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  ScheduleIssues issues = checkLayer(small(), sm90);
+  std::vector<std::string> refused;
+  for (const ScheduleIssue &i : issues) {
+    ASSERT_EQ(i.parameter, "target") << i.str();
+    refused.push_back(toString(i.family).str());
+  }
+  // Every kernel of the a4w4 layer but its quantizations, in launch order.
+  std::vector<std::string> unported;
+  ScheduleIssues none;
+  for (const PlannedKernel &k : planLayerKernels(small(), sm90, none))
+    if (!hasTemplateFor(k.family, sm90))
+      unported.push_back(toString(k.family).str());
+  EXPECT_EQ(refused, unported);
+  EXPECT_NE(std::find(refused.begin(), refused.end(), "sort"), refused.end());
+  EXPECT_NE(std::find(refused.begin(), refused.end(), "stage1"), refused.end());
+  EXPECT_EQ(std::find(refused.begin(), refused.end(), "quant_input"), refused.end());
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues.front().str(), "sort_count: kernel family 'sort_count' has no sm_90a template "
+                                  "yet (sm_90a has: quant_input, quant_inter, reduce)");
+  // The same layer on gfx950 is valid.
+  EXPECT_TRUE(checkLayer(small(), TargetInfo::defaultTarget()).empty());
+}
+
+TEST(Sm90aTarget, VerifierAcceptsPortedFamiliesAlone) {
+  TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  EXPECT_TRUE(checkLayer(small(), sm90, {KernelFamily::QuantInput}).empty());
+  ScheduleIssues issues = checkLayer(small(), sm90, {KernelFamily::QuantInput, KernelFamily::Sort});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].family, KernelFamily::Sort);
+}
+
+TEST(Sm90aTarget, RulesPlanAgainstTheHopperSharedMemory) {
+  // The sort's scatter keeps per-expert counters in LDS: 9000 experts fit
+  // neither 160 KiB (gfx950) nor 227 KiB (sm_90a), and the message names
+  // each chip's own limit.
+  MoeSpec spec = small();
+  spec.problem.experts = 60000;
+  auto text = [](const ScheduleIssues &issues) {
+    std::string all;
+    for (const ScheduleIssue &i : issues)
+      all += i.str() + "\n";
+    return all;
+  };
+  std::string sm90 = text(checkLayer(spec, *TargetInfo::forChip("sm_90a")));
+  std::string gfx = text(checkLayer(spec, TargetInfo::defaultTarget()));
+  EXPECT_NE(sm90.find("232448-byte limit"), std::string::npos) << sm90;
+  EXPECT_NE(gfx.find("163840-byte limit"), std::string::npos) << gfx;
+}
+
+} // namespace
