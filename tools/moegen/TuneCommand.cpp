@@ -318,8 +318,8 @@ static int runTune() {
     return usageError(name, "usage: moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out "
                             "TUNED.csv [--backend emu|hip|cuda]");
   if (backendName == "cuda")
-    return usageError(name, "--backend cuda: the cuda backend is not part of this build "
-                            "(backends: emu, hip)");
+    return usageError(name, "--backend cuda: sm_90a has no stage1/stage2 templates yet, so "
+                            "no layer runs there to tune (docs/sm90a.md; backends: emu, hip)");
   if (backendName != "emu" && backendName != "hip")
     return usageError(name, "--backend '" + backendName + "': unknown (backends: emu, hip)");
   if (backendName == "emu" && devices)
