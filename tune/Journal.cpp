@@ -8,6 +8,8 @@
 #include "llvm/Support/Format.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
 #include <cstdio>
 
 namespace moegen::tune {
@@ -31,6 +33,22 @@ std::string num(double v) {
 }
 
 bool parseDouble(llvm::StringRef s, double &v) { return !s.getAsDouble(v); }
+
+/// A time in microseconds as the tuner ranks it: finite and not negative
+/// (a NaN would break the ordering of the candidates).
+bool parseTime(llvm::StringRef s, double &v) {
+  return parseDouble(s, v) && std::isfinite(v) && v >= 0 && v < 1e12;
+}
+
+/// A fraction of compared elements.
+bool parseFraction(llvm::StringRef s, double &v) {
+  return parseDouble(s, v) && v >= 0 && v <= 1;
+}
+
+/// A token count: what a tuned row can hold.
+bool parseTokens(llvm::StringRef s, int64_t &t) {
+  return !s.getAsInteger(10, t) && t > 0 && t <= (int64_t(1) << 40);
+}
 
 } // namespace
 
@@ -103,8 +121,8 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
           e.split(v, ',');
           int64_t t;
           StageTimes st;
-          if (v.size() != 4 || v[0].getAsInteger(10, t) || !parseDouble(v[1], st.us1) ||
-              !parseDouble(v[2], st.us2) || !parseDouble(v[3], st.common))
+          if (v.size() != 4 || !parseTokens(v[0], t) || !parseTime(v[1], st.us1) ||
+              !parseTime(v[2], st.us2) || !parseTime(v[3], st.common))
             return bad();
           r.times[t] = st;
         }
@@ -115,8 +133,8 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
     } else if (f[0] == "check" && f.size() == 7) {
       int64_t t;
       CheckRecord r;
-      if (f[1].getAsInteger(10, t) || (f[3] != "pass" && f[3] != "fail") ||
-          !parseDouble(f[4], r.err1) || !parseDouble(f[5], r.err2))
+      if (!parseTokens(f[1], t) || (f[3] != "pass" && f[3] != "fail") ||
+          !parseFraction(f[4], r.err1) || !parseFraction(f[5], r.err2))
         return bad();
       r.passed = f[3] == "pass";
       r.detail = f[6].str();

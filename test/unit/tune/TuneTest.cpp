@@ -191,6 +191,39 @@ TEST(TuneJournal, RecordsSurviveAReopenAndATornLine) {
   llvm::sys::fs::remove(path);
 }
 
+// Records are read back only with the values the tuner can have written: a
+// NaN or negative time (which would break the ranking), an error fraction
+// outside [0, 1] or a token count of 0 is a malformed record at its line.
+TEST(TuneJournal, OutOfRangeValuesAreMalformed) {
+  std::string path = tempPath("journal-range");
+  {
+    auto j = tune::Journal::open(path, "run-a");
+    ASSERT_TRUE(!!j) << llvm::toString(j.takeError());
+  }
+  std::string header;
+  {
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    ASSERT_TRUE(bool(buf));
+    header = (*buf)->getBuffer().str();
+  }
+  for (const char *record : {"compile\tx\tok\t4,nan,1,1\n", "compile\tx\tok\t4,1,-2,1\n",
+                             "compile\tx\tok\t4,1,1,inf\n", "compile\tx\tok\t0,1,1,1\n",
+                             "check\t4\tx\tpass\t1.5\t0\t-\n", "check\t-3\tx\tpass\t0\t0\t-\n",
+                             "check\t4\tx\tpass\t0\tnan\t-\n"}) {
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      os << header << record;
+    }
+    auto j = tune::Journal::open(path, "run-a");
+    ASSERT_FALSE(!!j) << record;
+    EXPECT_NE(llvm::toString(j.takeError()).find(":2: malformed journal record"),
+              std::string::npos)
+        << record;
+  }
+  llvm::sys::fs::remove(path);
+}
+
 TEST(TuneRows, MergedOnlyWhenFaster) {
   auto table = dispatch::TunedTable::parse(
       "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,"
