@@ -9,18 +9,6 @@
 namespace moegen::tune {
 namespace {
 
-std::string quote(llvm::StringRef s) {
-  if (s.find_first_of(",\"\r\n") == llvm::StringRef::npos)
-    return s.str();
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"')
-      q += '"';
-    q += c;
-  }
-  return q + "\"";
-}
-
 llvm::StringMap<std::string> valuesOf(const TunedResult &r) {
   const dispatch::TunedKey &k = r.key;
   llvm::StringMap<std::string> v;
@@ -108,12 +96,12 @@ std::string mergeTunedRows(const dispatch::TunedTable *existing,
   cols.push_back("_tag");
   std::string out;
   for (size_t c = 0; c < cols.size(); ++c)
-    out += (c ? "," : "") + quote(cols[c]);
+    out += (c ? "," : "") + dispatch::csvQuote(cols[c]);
   out += "\n";
   for (const auto &row : rows) {
     for (size_t c = 0; c < cols.size(); ++c) {
       auto it = row.find(cols[c]);
-      out += (c ? "," : "") + quote(it == row.end() ? "" : it->second);
+      out += (c ? "," : "") + dispatch::csvQuote(it == row.end() ? "" : it->second);
     }
     out += "\n";
   }

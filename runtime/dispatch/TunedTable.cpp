@@ -113,6 +113,8 @@ llvm::Error readHeader(llvm::ArrayRef<Field> fields, llvm::StringRef file, unsig
   return llvm::Error::success();
 }
 
+} // namespace
+
 std::string csvQuote(llvm::StringRef s) {
   if (s.find_first_of(",\"\r\n") == llvm::StringRef::npos)
     return s.str();
@@ -124,8 +126,6 @@ std::string csvQuote(llvm::StringRef s) {
   }
   return q + "\"";
 }
-
-} // namespace
 
 llvm::ArrayRef<llvm::StringRef> tunedColumns() { return kTuned; }
 llvm::ArrayRef<llvm::StringRef> untunedColumns() { return kUntuned; }

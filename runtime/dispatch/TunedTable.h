@@ -39,6 +39,9 @@ namespace moegen::dispatch {
 llvm::ArrayRef<llvm::StringRef> tunedColumns();
 /// The columns of an untuned table.
 llvm::ArrayRef<llvm::StringRef> untunedColumns();
+/// A CSV field as written (RFC 4180): quoted when it holds a comma, a quote
+/// or a line break, with its quotes doubled.
+std::string csvQuote(llvm::StringRef s);
 /// The 14 key columns.
 llvm::ArrayRef<llvm::StringRef> keyColumns();
 
