@@ -145,8 +145,11 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
     ++j->resumed;
   }
   if (!complete) {
-    // Cut the torn record off so that the next one starts its own line.
-    std::string kept = text.substr(0, text.rfind('\n') + 1).str();
+    // Cut the torn record off so that the next one starts its own line. A
+    // header without its newline (the run stopped right after writing it)
+    // is kept whole.
+    size_t cut = text.rfind('\n');
+    std::string kept = cut == llvm::StringRef::npos ? header + "\n" : text.substr(0, cut + 1).str();
     std::error_code ec;
     {
       llvm::raw_fd_ostream os(path, ec);
