@@ -10,7 +10,7 @@
 // runtime/numerics built from the same spec. Prints one line per (kernel,
 // tokens): max abs / rel error, elements that differ, PASS or FAIL; exits 1
 // when any check fails or a kernel cannot be run. Needs neither MLIR nor
-// libLLVM.so: it is small enough to travel to a lent GPU (docs/sm90a.md).
+// libLLVM.so: it is small enough to copy to a GPU machine (docs/sm90a.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds moegen-cuda-check linked against the static LLVM support libraries
-# only (no libLLVM.so / libMLIR.so, which are too large to carry to a lent
-# GPU machine and need Debian's shared libraries), for x86-64 Linux with
+# only (no libLLVM.so / libMLIR.so, which are large and need Debian's shared
+# libraries on the GPU machine), for x86-64 Linux with
 # glibc 2.36 or later.
 #
 #   tools/cuda-check/build-static.sh OUT_DIR
