@@ -142,6 +142,20 @@ double decodeMx(const QuantPlan &plan, llvm::ArrayRef<uint8_t> q, llvm::ArrayRef
 
 /// Runs one quantization kernel for `tokens` tokens and compares it with
 /// num::quantizeMx (RoundUp) of the same bf16 values.
+/// Microseconds per launch over --repeat launches, host clock around them
+/// (after the checked run, so module load and first-launch costs are paid).
+llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::Error()> launch) {
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 0; i < repeatArg; ++i)
+    if (llvm::Error e = launch())
+      return std::move(e);
+  if (llvm::Error e = backend.synchronize())
+    return std::move(e);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+             .count() /
+         repeatArg;
+}
+
 llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const QuantPlan &plan,
                                  const KernelHandle &kernel, int64_t tokens, std::mt19937 &rng) {
   const bool sorted = plan.order == QuantScaleOrder::Sorted;
@@ -220,16 +234,10 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
 
   Stats st;
   if (repeatArg > 0) {
-    // After the checked run (module load and first-launch costs are paid).
-    auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 0; i < repeatArg; ++i)
-      if (llvm::Error e = launch())
-        return std::move(e);
-    if (llvm::Error e = backend.synchronize())
-      return std::move(e);
-    double us =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    st.usPerLaunch = us / repeatArg;
+    auto us = timeLaunches(backend, launch);
+    if (!us)
+      return us.takeError();
+    st.usPerLaunch = *us;
     // Each routed row read once (bf16) and written once (codes); one scale
     // byte per block of every valid sorted row, padding rows included.
     int64_t dataRows = sorted ? tokens * plan.topk : srcRows;
@@ -297,7 +305,7 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
   KernargPacker args;
   args.add(*drows).add(*dids).add(*dout).add(static_cast<int32_t>(tokens));
   std::array<int64_t, 3> grid = plan.grid(tokens);
-  auto launch = [&]() {
+  auto launch = [&]() -> llvm::Error {
     return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
                           {uint32_t(plan.threads), 1, 1}, 0, args.bytes());
   };
@@ -310,16 +318,10 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
     return std::move(e);
   Stats st;
   if (repeatArg > 0) {
-    auto start = std::chrono::steady_clock::now();
-    for (unsigned i = 0; i < repeatArg; ++i)
-      if (llvm::Error e = launch())
-        return std::move(e);
-    if (llvm::Error e = backend.synchronize())
-      return std::move(e);
-    st.usPerLaunch =
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-            .count() /
-        repeatArg;
+    auto us = timeLaunches(backend, launch);
+    if (!us)
+      return us.takeError();
+    st.usPerLaunch = *us;
     int64_t routed =
         llvm::count_if(ids, [&](int32_t id) { return uint32_t(id) < uint32_t(plan.experts); });
     st.bytesMoved = double(routed) * cols * 2 + double(tokens) * cols * 2 + double(slots) * 4;
