@@ -68,7 +68,8 @@ llvm::Expected<MoeSpec> specFor(const dispatch::TunedKey &k) {
       llvm::formatv("experts={0}", k.expert), llvm::formatv("topk={0}", k.topk),
       k.doweightStage1 ? "doweight=stage1" : "doweight=stage2"};
   // The example's activation keeps its parameters when the row names it.
-  llvm::StringRef act = llvm::StringRef(k.actType).drop_front(strlen("ActivationType."));
+  llvm::StringRef act = k.actType;
+  act.consume_front("ActivationType.");
   if (dispatch::aiterActivationName(spec->activation.name) != k.actType)
     sets.push_back("activation=" + act.lower());
   for (const std::string &s : sets)
@@ -179,7 +180,6 @@ int main(int argc, char **argv) {
     llvm::sort(tables);
   }
   Layers layers;
-  size_t spilling = 0, kernels = 0;
   llvm::outs() << "rows: own = the row's kernels have a moegen schedule; fallback = MoeLayer runs "
                   "aiter's heuristic or the spec's schedule for the row\n";
   llvm::outs() << llvm::format("%-30s %6s %6s %9s %8s %8s\n", "table", "rows", "own", "fallback",
@@ -199,15 +199,13 @@ int main(int argc, char **argv) {
     std::string name = llvm::sys::path::filename(path).str();
     for (const auto &[reason, n] : rep.skipped)
       llvm::outs() << "  " << name << ": " << n << " row(s) not generated: " << reason << "\n";
-    for (const auto &[symbol, what] : rep.spills)
+    for (const auto &[symbol, what] : rep.spills) {
       llvm::outs() << "  " << name << ": SPILLS " << symbol << ": " << what << "\n";
-    allKernels.insert(rep.kernels.begin(), rep.kernels.end());
-    for (const auto &[symbol, what] : rep.spills)
       allSpills.insert(symbol);
+    }
+    allKernels.insert(rep.kernels.begin(), rep.kernels.end());
   }
-  kernels = allKernels.size();
-  spilling = allSpills.size();
   llvm::outs() << llvm::formatv("\nspills: {0} of the {1} kernels that {2} layers compile to\n",
-                                spilling, kernels, layers.size());
+                                allSpills.size(), allKernels.size(), layers.size());
   return 0;
 }

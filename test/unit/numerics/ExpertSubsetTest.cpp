@@ -11,16 +11,9 @@
 
 using namespace moegen;
 using namespace moegen::num;
+using moegen::test::unwrap;
 
 namespace {
-
-template <typename T> T unwrap(llvm::Expected<T> v) {
-  if (!v) {
-    ADD_FAILURE() << llvm::toString(v.takeError());
-    return T{};
-  }
-  return std::move(*v);
-}
 
 MoeSpec subsetSpec(DType weight, GateUpLayout gateUp) {
   MoeSpec spec = test::smallSpec(DType::MXFP4, weight, FusedQuant::FP4);

@@ -13,16 +13,9 @@
 
 using namespace moegen;
 using namespace moegen::num;
+using moegen::test::unwrap;
 
 namespace {
-
-template <typename T> T unwrap(llvm::Expected<T> v) {
-  if (!v) {
-    ADD_FAILURE() << llvm::toString(v.takeError());
-    return T{};
-  }
-  return std::move(*v);
-}
 
 TEST(Reference, HandComputedBf16) {
   // a16 x bf16, silu, one token routed to expert 1 with weight 0.75.

@@ -5,6 +5,10 @@
 #include "compiler/spec/Expr.h"
 #include "compiler/spec/Spec.h"
 
+#include "llvm/Support/Error.h"
+
+#include <gtest/gtest.h>
+
 #include <cassert>
 
 namespace moegen::test {
@@ -30,6 +34,15 @@ inline MoeSpec smallSpec(DType a, DType w, FusedQuant fq, ActivationExpr act = s
   s.stage1.fusedQuant = fq;
   s.stage2.tileM = 32;
   return s;
+}
+
+/// The value, or a test failure naming the error and T{}.
+template <typename T> T unwrap(llvm::Expected<T> v) {
+  if (!v) {
+    ADD_FAILURE() << llvm::toString(v.takeError());
+    return T{};
+  }
+  return std::move(*v);
 }
 
 } // namespace moegen::test
