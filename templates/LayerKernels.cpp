@@ -38,13 +38,13 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::Reduce:
     return buildReduceKernel(b, module, symbol, *planReduce(spec, target, issues));
   case KernelFamily::Finish:
-    return buildFinishKernel(b, module, symbol, spec);
+    return buildFinishKernel(b, module, symbol, spec, target);
   case KernelFamily::Stage1:
-    return buildGemmKernel(b, module, symbol, spec,
-                           planGemm(spec, StageId::Stage1, target, issues));
+    return buildGemmKernel(b, module, symbol, spec, planGemm(spec, StageId::Stage1, target, issues),
+                           target);
   case KernelFamily::Stage2:
-    return buildGemmKernel(b, module, symbol, spec,
-                           planGemm(spec, StageId::Stage2, target, issues));
+    return buildGemmKernel(b, module, symbol, spec, planGemm(spec, StageId::Stage2, target, issues),
+                           target);
   }
   return nullptr;
 }
