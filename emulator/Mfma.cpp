@@ -26,10 +26,11 @@
 namespace moegen::emu {
 
 // The dot products are the hot part of an MFMA: on x86-64 Linux they are also
-// compiled for AVX2 and the loader picks that copy where the host has it
-// (same operations per element, so the same results).
+// compiled for AVX-512 and AVX2 and the loader picks the copy the host can
+// run. Same operations per element, so the same results: the products are
+// exact in f64, so a fused multiply-add rounds as the separate add does.
 #if defined(__x86_64__) && defined(__linux__) && defined(__clang__)
-#define MOEGEN_EMU_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#define MOEGEN_EMU_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define MOEGEN_EMU_VECTOR_CLONES
 #endif

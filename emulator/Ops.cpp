@@ -924,8 +924,15 @@ void opShuffle(const Inst &I, uint8_t *F) {
 }
 
 void opConcat(const Inst &I, uint8_t *F) {
-  uint8_t Tmp[2048];
   size_t Half = size_t(I.Aux) * I.D;
+  // The result slot rarely overlaps an operand's: copy straight into it.
+  auto Apart = [&](uint32_t Src) { return Src + Half <= I.Dst || I.Dst + 2 * Half <= Src; };
+  if (Apart(I.A) && Apart(I.B)) {
+    moveBytes(F + I.Dst, F + I.A, Half);
+    moveBytes(F + I.Dst + Half, F + I.B, Half);
+    return;
+  }
+  uint8_t Tmp[2048];
   moveBytes(Tmp, F + I.A, Half);
   moveBytes(Tmp + Half, F + I.B, Half);
   moveBytes(F + I.Dst, Tmp, 2 * Half);

@@ -164,3 +164,53 @@ TEST(EmulatorConvert, UnscaledFp8PackAndUnpack) {
                              Args().add(DBad.Addr).add(DSc.Addr).add(DQ.Addr).add(DBack.Addr)),
                       {"cvt.pk.fp8.f32", "[U]", "lane 3"});
 }
+
+// Widening covers every fp4 pair at every scale exponent: each element is the
+// exact value code x 2^(es-127) rounded once to the destination (RNE; f16 and
+// bf16 subnormals kept, overflow to inf), and a NaN scale (es = 255) gives NaN.
+TEST(EmulatorConvert, ScaledFp4WideningOfEveryByteAndScale) {
+  auto E = loadKernels("convert.ll");
+  ASSERT_TRUE(E);
+  std::vector<uint32_t> Words(64);
+  for (unsigned L = 0; L < 64; ++L)
+    Words[L] = (4 * L) | (4 * L + 1) << 8 | (4 * L + 2) << 16 | (4 * L + 3) << 24;
+  DeviceBuffer<uint32_t> DIn(*E, Words), DSc(*E, 64, 0);
+  DeviceBuffer<uint16_t> DBf(*E, 512, 0), DHf(*E, 512, 0);
+  DeviceBuffer<float> DFl(*E, 512, 0.0f);
+  auto bits = [](auto V) {
+    uint32_t B = 0;
+    std::memcpy(&B, &V, sizeof(V));
+    return B;
+  };
+  for (uint32_t Es = 0; Es < 256; ++Es) {
+    for (unsigned L = 0; L < 64; ++L)
+      DSc.Host[L] = Es << 23 | (L * 0x10101u & 0x807FFFFF); // sign and mantissa are ignored
+    ASSERT_FALSE(
+        bool(launch(*E, "cvt_fp4_widen", {1, 1, 1}, {64, 1, 1},
+                    Args().add(DIn.Addr).add(DSc.Addr).add(DBf.Addr).add(DHf.Addr).add(DFl.Addr))));
+    for (unsigned Byte = 0; Byte < 256; ++Byte)
+      for (unsigned Half = 0; Half < 2; ++Half) {
+        unsigned Idx = 2 * Byte + Half, Code = Half ? Byte >> 4 : Byte & 0xF;
+        uint16_t Bf = DBf.Host[Idx], Hf = DHf.Host[Idx];
+        float Fl = DFl.Host[Idx];
+        if (Es == 255) {
+          EXPECT_TRUE(std::isnan(Fl)) << "byte " << Byte;
+          EXPECT_EQ(Bf & 0x7FFF, 0x7FC0) << "byte " << Byte; // bf16 NaN
+          EXPECT_GT(Hf & 0x7FFF, 0x7C00) << "byte " << Byte; // f16 NaN
+          continue;
+        }
+        double Exact = std::ldexp(valueOf(4, Code), int(Es) - 127);
+        // f32 holds every finite product exactly (two significant bits,
+        // at least 2^-128), so bf16 is one RNE rounding of it.
+        float F32 = float(Exact);
+        uint32_t FB = bits(F32);
+        uint16_t WantBf = uint16_t((FB + 0x7FFF + ((FB >> 16) & 1)) >> 16);
+        if (std::isinf(F32))
+          WantBf = uint16_t(FB >> 16);
+        EXPECT_EQ(bits(Fl), FB) << "f32, byte " << Byte << " half " << Half << " es " << Es;
+        EXPECT_EQ(Bf, WantBf) << "bf16, byte " << Byte << " half " << Half << " es " << Es;
+        EXPECT_EQ(Hf, uint16_t(bits(_Float16(Exact))))
+            << "f16, byte " << Byte << " half " << Half << " es " << Es;
+      }
+  }
+}
