@@ -5,6 +5,8 @@
 #include "compiler/spec/Expr.h"
 #include "runtime/numerics/Formats.h"
 
+#include "llvm/Support/ThreadPool.h"
+
 #include <algorithm>
 #include <string>
 
@@ -49,6 +51,20 @@ private:
   int64_t current = -1;
   std::vector<float> buf;
 };
+
+/// Calls body(first, last) for ranges of whole blocks (one expert each) of
+/// the sorted rows [0, num_valid_ids), on the host's cores. Each range gets
+/// its own decoded expert, and rows are independent, so the results are the
+/// same as in one pass.
+template <typename Body> void forBlockRanges(const MoeSorting &s, Body body) {
+  const int64_t rows = s.numValidIds[0], blocks = (rows + s.blockSize - 1) / s.blockSize;
+  const unsigned threads = llvm::hardware_concurrency().compute_thread_count();
+  const int64_t perTask = std::max<int64_t>(1, blocks / (4 * static_cast<int64_t>(threads)));
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
+  for (int64_t b = 0; b < blocks; b += perTask)
+    pool.async([&, b] { body(b * s.blockSize, std::min(rows, (b + perTask) * s.blockSize)); });
+  pool.wait();
+}
 
 // Products of decoded elements are exact in f32 (at most 8 x 8 significant
 // bits), so only the summation differs between the two accumulators.
@@ -134,7 +150,6 @@ llvm::Expected<Stage1Result> referenceStage1(const MoeSpec &spec, const HostTens
   const bool doweight = spec.problem.doweightStage1;
 
   std::vector<float> a = decode(a1);
-  ExpertRows weights(w1, 2 * I);
   std::vector<float> vals(M * topk * I, 0.0f);
   Stage1Result r;
   r.pairRouted.assign(M * topk, false);
@@ -145,26 +160,34 @@ llvm::Expected<Stage1Result> referenceStage1(const MoeSpec &spec, const HostTens
       continue;
     r.sortedRowValid[pos] = true;
     const int32_t entry = sorting.sortedTokenIds[pos];
-    const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
-    const int64_t pair = token * topk + slot;
-    r.pairRouted[pair] = true;
-    const float *x = &a[token * K];
-    const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
-    const float tw = sorting.sortedWeights[pos];
-    for (int64_t n = 0; n < I; ++n) {
-      float v;
-      if (f64) {
-        double g = dot<double>(x, w + n * K, K), u = dot<double>(x, w + (I + n) * K, K);
-        double h = evalActivationF64(spec.activation, g, u);
-        v = static_cast<float>(doweight ? h * static_cast<double>(tw) : h);
-      } else {
-        float g = dot<float>(x, w + n * K, K), u = dot<float>(x, w + (I + n) * K, K);
-        float h = evalActivationF32(spec.activation, g, u);
-        v = doweight ? h * tw : h;
-      }
-      vals[pair * I + n] = v;
-    }
+    r.pairRouted[MoeSorting::tokenOf(entry) * topk + MoeSorting::slotOf(entry)] = true;
   }
+  forBlockRanges(sorting, [&](int64_t first, int64_t last) {
+    ExpertRows weights(w1, 2 * I);
+    for (int64_t pos = first; pos < last; ++pos) {
+      if (!r.sortedRowValid[pos])
+        continue;
+      const int32_t entry = sorting.sortedTokenIds[pos];
+      const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
+      const int64_t pair = token * topk + slot;
+      const float *x = &a[token * K];
+      const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
+      const float tw = sorting.sortedWeights[pos];
+      for (int64_t n = 0; n < I; ++n) {
+        float v;
+        if (f64) {
+          double g = dot<double>(x, w + n * K, K), u = dot<double>(x, w + (I + n) * K, K);
+          double h = evalActivationF64(spec.activation, g, u);
+          v = static_cast<float>(doweight ? h * static_cast<double>(tw) : h);
+        } else {
+          float g = dot<float>(x, w + n * K, K), u = dot<float>(x, w + (I + n) * K, K);
+          float h = evalActivationF32(spec.activation, g, u);
+          v = doweight ? h * tw : h;
+        }
+        vals[pair * I + n] = v;
+      }
+    }
+  });
 
   std::vector<int64_t> shape = {M, topk, I};
   r.preRound = makeF32(shape, vals);
@@ -213,33 +236,44 @@ llvm::Expected<Stage2Result> referenceStage2(const MoeSpec &spec, const HostTens
   const bool doweight = !spec.problem.doweightStage1;
 
   std::vector<float> a = decode(a2);
-  ExpertRows weights(w2, K);
   std::vector<double> slotVals(M * topk * K, 0.0);
-  std::vector<float> atomicAcc;
-  if (opts.sum == Stage2Sum::Bf16Atomic)
-    atomicAcc.assign(M * K, 0.0f);
-  for (int64_t pos = 0; pos < sorting.numValidIds[0]; ++pos) {
-    if (!sorting.isValidRow(pos))
-      continue;
-    const int32_t entry = sorting.sortedTokenIds[pos];
-    const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
-    const int64_t pair = token * topk + slot;
-    const float *x = &a[pair * I];
-    const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
-    const float tw = sorting.sortedWeights[pos];
-    for (int64_t n = 0; n < K; ++n) {
-      double y;
-      if (f64) {
-        double d = dot<double>(x, w + n * I, I);
-        y = doweight ? d * static_cast<double>(tw) : d;
-      } else {
-        float d = dot<float>(x, w + n * I, I);
-        y = doweight ? d * tw : d;
+  forBlockRanges(sorting, [&](int64_t first, int64_t last) {
+    ExpertRows weights(w2, K);
+    for (int64_t pos = first; pos < last; ++pos) {
+      if (!sorting.isValidRow(pos))
+        continue;
+      const int32_t entry = sorting.sortedTokenIds[pos];
+      const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
+      const int64_t pair = token * topk + slot;
+      const float *x = &a[pair * I];
+      const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
+      const float tw = sorting.sortedWeights[pos];
+      for (int64_t n = 0; n < K; ++n) {
+        double y;
+        if (f64) {
+          double d = dot<double>(x, w + n * I, I);
+          y = doweight ? d * static_cast<double>(tw) : d;
+        } else {
+          float d = dot<float>(x, w + n * I, I);
+          y = doweight ? d * tw : d;
+        }
+        slotVals[pair * K + n] = y;
       }
-      slotVals[pair * K + n] = y;
-      if (!atomicAcc.empty()) {
+    }
+  });
+  // The bf16 atomic sum depends on the order: sorted order, in one pass.
+  std::vector<float> atomicAcc;
+  if (opts.sum == Stage2Sum::Bf16Atomic) {
+    atomicAcc.assign(M * K, 0.0f);
+    for (int64_t pos = 0; pos < sorting.numValidIds[0]; ++pos) {
+      if (!sorting.isValidRow(pos))
+        continue;
+      const int32_t entry = sorting.sortedTokenIds[pos];
+      const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
+      const double *y = &slotVals[(token * topk + slot) * K];
+      for (int64_t n = 0; n < K; ++n) {
         float &acc = atomicAcc[token * K + n];
-        acc = roundToBf16(acc + roundToBf16(static_cast<float>(y)));
+        acc = roundToBf16(acc + roundToBf16(static_cast<float>(y[n])));
       }
     }
   }
