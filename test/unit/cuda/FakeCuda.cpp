@@ -127,7 +127,8 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
 CUresult cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
   if (bytes > (size_t(1) << 40))
     return 2;
-  *p = reinterpret_cast<unsigned long long>(std::malloc(bytes));
+  // 256-byte aligned, as the driver's allocations are.
+  *p = reinterpret_cast<unsigned long long>(std::aligned_alloc(256, (bytes + 255) / 256 * 256));
   return 0;
 }
 CUresult cuMemFree_v2(unsigned long long p) {
