@@ -69,7 +69,6 @@ static cl::opt<long long> cuNumArg("cu-num",
                                             "(default 256)"),
                                    cl::init(256));
 static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
-static cl::opt<bool> versionArg("version", cl::desc("print the version and build id"));
 
 static int fail(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "moegen-layer-check") << msg << "\n";
@@ -77,14 +76,12 @@ static int fail(const llvm::Twine &msg) {
 }
 
 int main(int argc, char **argv) {
+  // --version: the same build id as `moegen --version`'s; a cache is read
+  // only by the build that filled it.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "moegen-layer-check " << MOEGEN_VERSION << " (build " << cache::buildId() << ")\n";
+  });
   cl::ParseCommandLineOptions(argc, argv, "moegen-layer-check: whole layers from a kernel cache\n");
-  if (versionArg) {
-    // The same id as `moegen --version`'s: a cache is read only by the build
-    // that filled it.
-    llvm::outs() << "moegen-layer-check " << MOEGEN_VERSION << " (build " << cache::buildId()
-                 << ")\n";
-    return 0;
-  }
   if (specArg.empty())
     return fail("no spec given; usage: moegen-layer-check SPEC.moe --cache DIR [--backend "
                 "cuda|emu] [--tokens N,...] [--kernels F,...] [--time N]");
