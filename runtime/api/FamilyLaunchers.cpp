@@ -10,9 +10,10 @@
 #include "compiler/spec/TargetInfo.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Tensor.h"
-#include "llvm/ADT/STLExtras.h"
 #include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 namespace moegen::runtime {
 namespace {

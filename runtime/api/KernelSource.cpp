@@ -34,10 +34,9 @@ llvm::Error checkFamiliesOfLayer(const MoeSpec &spec, const TargetInfo &target,
     have.push_back(k.family);
   for (KernelFamily f : families)
     if (!llvm::is_contained(have, f))
-      return llvm::createStringError(std::errc::invalid_argument,
-                                     "layer '%s' has no '%s' kernel (it has: %s)",
-                                     spec.name.c_str(), toString(f).data(),
-                                     familyList(have).c_str());
+      return llvm::createStringError(
+          std::errc::invalid_argument, "layer '%s' has no '%s' kernel (it has: %s)",
+          spec.name.c_str(), toString(f).data(), familyList(have).c_str());
   return llvm::Error::success();
 }
 
@@ -116,8 +115,8 @@ cache::CacheKey KernelSource::unitKey(const MoeSpec &spec, const Target &target,
 
 PreparedLayer KernelSource::prepare(const MoeSpec &spec, const Target &target,
                                     llvm::ArrayRef<KernelFamily> families) const {
-  return PreparedLayer{spec, target, {families.begin(), families.end()},
-                       unitKey(spec, target, families)};
+  return PreparedLayer{
+      spec, target, {families.begin(), families.end()}, unitKey(spec, target, families)};
 }
 
 llvm::Expected<std::shared_ptr<const KernelSet>>

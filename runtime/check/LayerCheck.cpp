@@ -350,10 +350,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
                                    sorted.sortedTokenIds.size() * 4),
                                put(ws->sortedWeights, sorted.sortedWeights.data(),
                                    sorted.sortedWeights.size() * 4)),
-              llvm::joinErrors(put(ws->sortedExperts, sorted.sortedExpertIds.data(),
-                                   sorted.sortedExpertIds.size() * 4),
-                               put(ws->numValidIds, sorted.numValidIds,
-                                   sizeof(sorted.numValidIds)))))
+              llvm::joinErrors(
+                  put(ws->sortedExperts, sorted.sortedExpertIds.data(),
+                      sorted.sortedExpertIds.size() * 4),
+                  put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
         return std::move(e);
     if (ran(KernelFamily::QuantInter) && !ran(KernelFamily::Stage1) && !fused)
       if (llvm::Error e =

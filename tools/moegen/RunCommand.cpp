@@ -4,10 +4,10 @@
 //              [--set key=value ...]
 //
 // Compiles the layer (for gfx950 on emu, for sm_90a on cuda) and runs it
-// through MoeLayer (as host applications do) on the backend with inputs generated from the seed (or read from DIR, as
-// `moegen ref` writes them), and prints the decode-first error metrics
-// of each stage and of the layer against the reference. Exits non-zero when a
-// stage exceeds the tolerance its formats imply.
+// through MoeLayer (as host applications do) on the backend with inputs generated from the seed (or
+// read from DIR, as `moegen ref` writes them), and prints the decode-first error metrics of each
+// stage and of the layer against the reference. Exits non-zero when a stage exceeds the tolerance
+// its formats imply.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +45,12 @@ static cl::opt<std::string> inputsArg("inputs",
                                                "instead of generating them"),
                                       cl::value_desc("dir"), cl::sub(command),
                                       cl::cat(moegenCategory()));
-static cl::opt<std::string> backendArg("backend",
-                                       cl::desc("where the kernels run: emu (the default: the gfx950 "
-                                                "emulator) or cuda (an sm_90a GPU)"),
-                                       cl::value_desc("name"), cl::init("emu"), cl::sub(command),
-                                       cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    backendArg("backend",
+               cl::desc("where the kernels run: emu (the default: the gfx950 "
+                        "emulator) or cuda (an sm_90a GPU)"),
+               cl::value_desc("name"), cl::init("emu"), cl::sub(command),
+               cl::cat(moegenCategory()));
 static SpecOverrideOption setArgs(command);
 
 static int runRun() {

@@ -92,9 +92,10 @@ TEST(AotLayerCheck, ALayerMissingFromTheCacheNamesItsKeyAndTheDirectory) {
   auto r = runLayerCheck(smallSpec(), *emu, fromCache(dir.path));
   ASSERT_FALSE(bool(r));
   std::string msg = llvm::toString(r.takeError());
-  EXPECT_NE(msg.find("layer 'small' for amdgcn-amd-amdhsa--gfx950;cov6 is not in the kernel cache '" +
-                     dir.path),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("layer 'small' for amdgcn-amd-amdhsa--gfx950;cov6 is not in the kernel cache '" +
+               dir.path),
+      std::string::npos)
       << msg;
   EXPECT_NE(msg.find("(key "), std::string::npos) << msg;
 }
