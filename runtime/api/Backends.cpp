@@ -2,7 +2,9 @@
 
 #include "runtime/api/Backends.h"
 
+#ifdef MOEGEN_HAVE_EMU_BACKEND
 #include "runtime/backend/EmuBackend.h"
+#endif
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/hip/HipBackend.h"
 
@@ -10,7 +12,13 @@ namespace moegen::runtime {
 
 llvm::Expected<std::unique_ptr<Backend>> createBackend(llvm::StringRef name) {
   if (name == "emu")
+#ifdef MOEGEN_HAVE_EMU_BACKEND
     return createEmuBackend();
+#else
+    return llvm::createStringError(std::errc::not_supported,
+                                   "backend 'emu' is not part of this build (the static device "
+                                   "build leaves the emulator out)");
+#endif
   if (name == "hip")
     return createHipBackend();
   if (name == "cuda")

@@ -13,6 +13,8 @@
 #include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 namespace moegen::runtime {
 namespace {
 
@@ -27,18 +29,27 @@ Dim3 gemmGrid(const GemmPlan &g, const LaunchShape &s) {
 } // namespace
 
 LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target) {
+  std::vector<KernelFamily> families;
+  for (const auto &k : kernels.kernels)
+    families.push_back(k->meta.family);
+  return make(spec, families, target);
+}
+
+LayerPlan LayerPlan::make(const MoeSpec &spec, llvm::ArrayRef<KernelFamily> families,
+                          const TargetInfo &target) {
   LayerPlan p;
   p.spec = spec;
   ScheduleIssues issues; // the spec compiled: planning again cannot fail
+  auto has = [&](KernelFamily f) { return llvm::is_contained(families, f); };
   p.sort = planSort(spec, target, issues);
-  p.stage1 = kernels.find(KernelFamily::Stage1) != nullptr;
-  p.stage2 = kernels.find(KernelFamily::Stage2) != nullptr;
-  p.finish = kernels.find(KernelFamily::Finish) != nullptr;
-  if (kernels.find(KernelFamily::QuantInput))
+  p.stage1 = has(KernelFamily::Stage1);
+  p.stage2 = has(KernelFamily::Stage2);
+  p.finish = has(KernelFamily::Finish);
+  if (has(KernelFamily::QuantInput))
     p.quantInput = planInputQuant(spec, target, issues);
-  if (kernels.find(KernelFamily::QuantInter))
+  if (has(KernelFamily::QuantInter))
     p.quantInter = planInterQuant(spec, target, issues);
-  if (kernels.find(KernelFamily::Reduce))
+  if (has(KernelFamily::Reduce))
     p.reduce = planReduce(spec, target, issues);
   return p;
 }

@@ -27,6 +27,9 @@ struct LayerPlan {
   std::optional<ReducePlan> reduce;
 
   static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target);
+  /// The plan of a layer with these kernel families.
+  static LayerPlan make(const MoeSpec &spec, llvm::ArrayRef<KernelFamily> families,
+                        const TargetInfo &target);
   WorkspaceLayout layout(int64_t tokens) const;
   /// Stage 2 adds packed bf16 atomics into the (cleared) output.
   bool atomicOutput() const { return stage2 && !reduce; }

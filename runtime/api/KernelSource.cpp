@@ -16,6 +16,30 @@ llvm::Expected<TargetInfo> targetInfo(const Target &target) {
   return TargetInfo::get(target.chip, target.codeObjectVersion);
 }
 
+std::string familyList(llvm::ArrayRef<KernelFamily> families) {
+  std::string s;
+  for (KernelFamily f : families)
+    s += (s.empty() ? "" : ",") + toString(f).str();
+  return s;
+}
+
+/// Every family asked for is a kernel of the layer.
+llvm::Error checkFamiliesOfLayer(const MoeSpec &spec, const TargetInfo &target,
+                                 llvm::ArrayRef<KernelFamily> families) {
+  if (families.empty())
+    return llvm::Error::success();
+  ScheduleIssues issues;
+  std::vector<KernelFamily> have;
+  for (const PlannedKernel &k : planLayerKernels(spec, target, issues))
+    have.push_back(k.family);
+  for (KernelFamily f : families)
+    if (!llvm::is_contained(have, f))
+      return llvm::createStringError(
+          std::errc::invalid_argument, "layer '%s' has no '%s' kernel (it has: %s)",
+          spec.name.c_str(), toString(f).data(), familyList(have).c_str());
+  return llvm::Error::success();
+}
+
 } // namespace
 
 std::string Target::id() const {
@@ -38,21 +62,32 @@ KernelSource::KernelSource(KernelSourceOptions options) : opts(std::move(options
 
 KernelSource::~KernelSource() = default;
 
-llvm::Error KernelSource::verify(const MoeSpec &spec, const Target &target) const {
+llvm::Error KernelSource::verify(const MoeSpec &spec, const Target &target,
+                                 llvm::ArrayRef<KernelFamily> families) const {
   auto info = targetInfo(target);
   if (!info)
     return info.takeError();
   if (llvm::Error e = checkSpecLimits(spec))
     return e;
-  return verifyLayerRules(spec, *info);
+  if (llvm::Error e = checkFamiliesOfLayer(spec, *info, families))
+    return e;
+  return verifyLayerRules(spec, *info, families);
 }
 
-cache::CacheKey KernelSource::computeUnitKey(const MoeSpec &spec, const Target &target) const {
-  std::string identity = "opt=" + std::to_string(opts.optLevel) + "\n" + printMoeSpec(spec);
+cache::CacheKey KernelSource::computeUnitKey(const MoeSpec &spec, const Target &target,
+                                             llvm::ArrayRef<KernelFamily> families) const {
+  std::string identity = "opt=" + std::to_string(opts.optLevel) + "\n";
+  // A subset is another unit; the whole layer's identity stays as it was.
+  if (!families.empty())
+    identity += "families=" + familyList(families) + "\n";
+  identity += printMoeSpec(spec);
   return cache::makeUnitKey(target.id(), identity);
 }
 
-cache::CacheKey KernelSource::unitKey(const MoeSpec &spec, const Target &target) const {
+cache::CacheKey KernelSource::unitKey(const MoeSpec &spec, const Target &target,
+                                      llvm::ArrayRef<KernelFamily> families) const {
+  if (!families.empty()) // rare (a partial port): not memoized
+    return computeUnitKey(spec, target, families);
   size_t h =
       llvm::hash_combine(hashSpec(spec), target.chip, target.features, target.codeObjectVersion);
   auto sameTarget = [&](const Target &t) {
@@ -67,7 +102,7 @@ cache::CacheKey KernelSource::unitKey(const MoeSpec &spec, const Target &target)
         if (sameTarget(e.target) && sameSpec(e.spec, spec))
           return e.key;
   }
-  cache::CacheKey key = computeUnitKey(spec, target);
+  cache::CacheKey key = computeUnitKey(spec, target, {});
   std::lock_guard<std::mutex> lock(memoMutex);
   if (memoSize >= 4096) { // a bound for processes that see endless specs
     keyMemo.clear();
@@ -78,17 +113,20 @@ cache::CacheKey KernelSource::unitKey(const MoeSpec &spec, const Target &target)
   return key;
 }
 
-PreparedLayer KernelSource::prepare(const MoeSpec &spec, const Target &target) const {
-  return PreparedLayer{spec, target, unitKey(spec, target)};
+PreparedLayer KernelSource::prepare(const MoeSpec &spec, const Target &target,
+                                    llvm::ArrayRef<KernelFamily> families) const {
+  return PreparedLayer{
+      spec, target, {families.begin(), families.end()}, unitKey(spec, target, families)};
 }
 
-llvm::Expected<std::shared_ptr<const KernelSet>> KernelSource::getKernels(const MoeSpec &spec,
-                                                                          const Target &target) {
+llvm::Expected<std::shared_ptr<const KernelSet>>
+KernelSource::getKernels(const MoeSpec &spec, const Target &target,
+                         llvm::ArrayRef<KernelFamily> families) {
   // A hit needs only the key; the spec is copied into a PreparedLayer only on
   // a miss.
-  if (auto hit = cacheImpl->lookup(unitKey(spec, target)))
+  if (auto hit = cacheImpl->lookup(unitKey(spec, target, families)))
     return hit;
-  return getKernels(prepare(spec, target));
+  return getKernels(prepare(spec, target, families));
 }
 
 llvm::Expected<std::shared_ptr<const KernelSet>>
@@ -103,9 +141,12 @@ KernelSource::getKernels(const PreparedLayer &layer) {
   ScheduleIssues issues;
   std::vector<cache::PlannedKernel> planned;
   for (const PlannedKernel &k : planLayerKernels(layer.spec, *info, issues))
-    planned.push_back({k.family, k.signature.symbol});
+    if (layer.families.empty() || llvm::is_contained(layer.families, k.family))
+      planned.push_back({k.family, k.signature.symbol});
   if (!issues.empty())
     return verifyLayerRules(layer.spec, *info);
+  if (llvm::Error e = checkFamiliesOfLayer(layer.spec, *info, layer.families))
+    return std::move(e);
   return cacheImpl->get(layer.key, layer.target.chip, planned,
                         [&]() { return compileMissing(layer, *info, planned); });
 }

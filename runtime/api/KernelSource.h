@@ -68,6 +68,10 @@ struct KernelSourceOptions {
 struct PreparedLayer {
   MoeSpec spec;
   Target target;
+  /// Only these kernel families of the layer (empty: every kernel). A target
+  /// without templates for some families (sm_90a so far) builds, caches and
+  /// runs the others this way; the subset is part of the cache key.
+  std::vector<KernelFamily> families;
   cache::CacheKey key;
 };
 
@@ -81,13 +85,19 @@ public:
   /// Whether `spec` is a layer moegen can generate for `target`: the spec
   /// limits and every kernel template's rules. Errors name the stage, the
   /// parameter and the numbers, at the spec's file:line:col when it has one.
-  virtual llvm::Error verify(const MoeSpec &spec, const Target &target = Target()) const;
+  /// With `families`, only the rules of those kernels (and that the layer has
+  /// them) are checked.
+  virtual llvm::Error verify(const MoeSpec &spec, const Target &target = Target(),
+                             llvm::ArrayRef<KernelFamily> families = {}) const;
 
-  /// Every kernel of the layer `spec` describes, for `target`.
-  llvm::Expected<std::shared_ptr<const KernelSet>> getKernels(const MoeSpec &spec,
-                                                              const Target &target = Target());
+  /// Every kernel of the layer `spec` describes, for `target` (with
+  /// `families`: those kernels only, see PreparedLayer).
+  llvm::Expected<std::shared_ptr<const KernelSet>>
+  getKernels(const MoeSpec &spec, const Target &target = Target(),
+             llvm::ArrayRef<KernelFamily> families = {});
 
-  PreparedLayer prepare(const MoeSpec &spec, const Target &target = Target()) const;
+  PreparedLayer prepare(const MoeSpec &spec, const Target &target = Target(),
+                        llvm::ArrayRef<KernelFamily> families = {}) const;
   llvm::Expected<std::shared_ptr<const KernelSet>> getKernels(const PreparedLayer &layer);
 
   /// The kernel of one family of the layer.
@@ -95,7 +105,8 @@ public:
   getKernel(const MoeSpec &spec, const Target &target, KernelFamily family);
 
   /// The cache key of a layer (also what `moegen cache ls` shows).
-  cache::CacheKey unitKey(const MoeSpec &spec, const Target &target) const;
+  cache::CacheKey unitKey(const MoeSpec &spec, const Target &target,
+                          llvm::ArrayRef<KernelFamily> families = {}) const;
 
   CacheStats stats() const;
   cache::KernelCache &kernelCache() { return *cacheImpl; }
@@ -110,7 +121,8 @@ protected:
                  llvm::ArrayRef<cache::PlannedKernel> planned);
 
 private:
-  cache::CacheKey computeUnitKey(const MoeSpec &spec, const Target &target) const;
+  cache::CacheKey computeUnitKey(const MoeSpec &spec, const Target &target,
+                                 llvm::ArrayRef<KernelFamily> families) const;
 
   KernelSourceOptions opts;
   std::unique_ptr<cache::KernelCache> cacheImpl;

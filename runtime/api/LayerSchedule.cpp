@@ -176,7 +176,7 @@ std::vector<LayerScheduler::Candidate> LayerScheduler::candidates(int64_t tokens
 llvm::Expected<TierDispatch> LayerScheduler::choose(int64_t tokens, KernelSource &kernels) {
   std::string failures;
   for (Candidate &c : candidates(tokens)) {
-    auto set = kernels.getKernels(c.spec, options.target);
+    auto set = kernels.getKernels(c.spec, options.target, options.families);
     if (set) {
       if (!failures.empty())
         logOnce(tokens, failures + "; using " + c.origin);

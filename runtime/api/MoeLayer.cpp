@@ -6,6 +6,7 @@
 #include "runtime/api/FamilyLaunchers.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/dispatch/Tiers.h"
+#include "templates/LayerPlan.h"
 #include "templates/gemm/GemmPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -170,7 +171,7 @@ llvm::Expected<std::unique_ptr<MoeLayer>> MoeLayer::create(std::shared_ptr<Kerne
         "inter_dim=%lld experts=%lld topk=%lld (all positive, topk <= experts)",
         (long long)p.modelDim, (long long)p.interDim, (long long)p.experts, (long long)p.topk);
   // The spec's schedules are every tier's last resort: they must verify.
-  if (llvm::Error e = kernels->verify(spec, options.target))
+  if (llvm::Error e = kernels->verify(spec, options.target, options.families))
     return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
                                    "MoeLayer::create: argument 'spec': " +
                                        llvm::toString(std::move(e)));
@@ -191,7 +192,17 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     return chosen.takeError();
   r->dispatch = std::move(*chosen);
   r->dispatch.tier = tier;
-  r->plan = LayerPlan::make(r->dispatch.spec, *r->dispatch.kernels, target);
+  if (options.families.empty()) {
+    r->plan = LayerPlan::make(r->dispatch.spec, *r->dispatch.kernels, target);
+  } else {
+    // Part of the layer: the workspace is still the whole layer's, so that
+    // every region a present kernel reads exists.
+    ScheduleIssues issues;
+    std::vector<KernelFamily> all;
+    for (const PlannedKernel &k : planLayerKernels(r->dispatch.spec, target, issues))
+      all.push_back(k.family);
+    r->plan = LayerPlan::make(r->dispatch.spec, all, target);
+  }
 
   std::vector<bool> needed(static_cast<size_t>(ArgValue::Count), false);
   for (size_t i = 0; i < r->dispatch.kernels->kernels.size(); ++i) {

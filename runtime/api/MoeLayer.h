@@ -60,6 +60,11 @@ struct LayerOptions {
   std::vector<std::string> tunedTables;
   /// The tables' gfx/cu_num key columns (MI355X: gfx950, 256 CUs).
   int64_t cuNum = 256;
+  /// Only these kernel families (empty: the whole layer): a target with
+  /// templates for some families only (sm_90a so far) runs those, in launch
+  /// order. The layer is then incomplete; what the missing kernels would
+  /// write stays as the caller left it.
+  std::vector<KernelFamily> families;
 };
 
 /// Device buffers of one call, in the layouts the kernel templates read

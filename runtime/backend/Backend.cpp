@@ -7,6 +7,16 @@ namespace moegen::runtime {
 
 Backend::~Backend() = default;
 
+static llvm::Error cannotTime(const Backend &B) {
+  return llvm::createStringError(std::errc::not_supported,
+                                 "%s backend: cannot time kernels (no device events)",
+                                 B.name().str().c_str());
+}
+
+llvm::Expected<EventHandle> Backend::createEvent() { return cannotTime(*this); }
+llvm::Error Backend::recordEvent(EventHandle) { return cannotTime(*this); }
+llvm::Expected<float> Backend::elapsedMs(EventHandle, EventHandle) { return cannotTime(*this); }
+
 KernargPacker &KernargPacker::addBytes(const void *Data, size_t Size, size_t Align) {
   size_t Off = (Bytes.size() + Align - 1) / Align * Align;
   Bytes.resize(Off + Size, 0);

@@ -13,6 +13,10 @@
 //   B->launch(*K, {Gx, 1, 1}, {256, 1, 1}, /*DynamicLds=*/0, Kernarg);
 //   B->synchronize();
 //
+// Timing: events recorded in the launch order, on the same stream
+// (createEvent/recordEvent/elapsedMs). A backend that cannot time (emu: the
+// emulator's wall time says nothing about a GPU) returns an error saying so.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_BACKEND_H
 #define MOEGEN_RUNTIME_BACKEND_BACKEND_H
@@ -47,6 +51,9 @@ using DevicePtr = uint64_t;
 struct ModuleHandle {
   uint32_t Id = ~0u;
 };
+struct EventHandle {
+  uint32_t Id = ~0u;
+};
 struct KernelHandle {
   uint32_t Module = ~0u;
   std::string Symbol;
@@ -74,6 +81,15 @@ public:
                              llvm::ArrayRef<uint8_t> Kernarg) = 0;
   /// Waits for every launch; returns the first error a launch produced.
   virtual llvm::Error synchronize() = 0;
+
+  /// An event for timing, destroyed with the backend. The default says that
+  /// the backend cannot time.
+  virtual llvm::Expected<EventHandle> createEvent();
+  /// Records `E` after every launch so far.
+  virtual llvm::Error recordEvent(EventHandle E);
+  /// Milliseconds of device time from `Start` to `End`, both recorded; waits
+  /// for `End`.
+  virtual llvm::Expected<float> elapsedMs(EventHandle Start, EventHandle End);
 };
 
 /// Packs kernel arguments with the AMDGPU ABI alignment rule.

@@ -150,6 +150,13 @@ public:
     return createStringError(inconvertibleErrorCode(), Msg);
   }
 
+  // The emulator's wall time says nothing about a GPU's: no events.
+  Expected<EventHandle> createEvent() override {
+    return createStringError(std::errc::not_supported,
+                             "emu backend: cannot time kernels (it runs them on the CPU "
+                             "emulator); time on the cuda or hip backend");
+  }
+
   emu::Emulator Emu;
 
 private:

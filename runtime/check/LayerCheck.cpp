@@ -4,7 +4,6 @@
 
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/api/MoeLayer.h"
-#include "runtime/jit/Compiler.h"
 #include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
@@ -16,6 +15,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -111,6 +111,19 @@ num::CompareOptions layerTolerance(const MoeSpec &spec) {
   tol.maxMismatch = 5e-2;
   return tol;
 }
+
+static float quantile(std::vector<float> v, bool median) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  if (!median)
+    return v.front();
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
+}
+
+float LayerTiming::medianMs() const { return quantile(runsMs, true); }
+float LayerTiming::minMs() const { return quantile(runsMs, false); }
 
 bool LayerCheckResult::passed() const {
   for (const StageCheck &s : stages)
@@ -218,17 +231,28 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     if (llvm::Error e = checkTokenCount(T, options.inputsDir + "/a1"))
       return std::move(e);
 
-  // The layer as a host application runs it: compiled through the runtime's
-  // JIT (memory cache only), dispatched with the spec's own schedules, and
-  // launched by MoeLayer::run; intermediates are read from its workspace.
-  runtime::CompilerOptions jitOptions;
-  jitOptions.diskCache = false;
+  // The layer as a host application runs it: kernels from the caller's
+  // KernelSource, dispatched with the spec's own schedules, and launched by
+  // MoeLayer::run; intermediates are read from its workspace.
+  if (!options.kernels)
+    return makeError("runLayerCheck: no kernel source (LayerCheckOptions::kernels)");
+  // Timing needs events: ask before the long part, so that a backend that
+  // cannot time says so at once.
+  std::optional<std::pair<runtime::EventHandle, runtime::EventHandle>> events;
+  if (options.timedRuns > 0) {
+    auto start = backend.createEvent();
+    if (!start)
+      return start.takeError();
+    auto end = backend.createEvent();
+    if (!end)
+      return end.takeError();
+    events = {*start, *end};
+  }
   runtime::LayerOptions layerOptions;
   layerOptions.cuNum = options.cuNum;
-  std::shared_ptr<runtime::KernelSource> source = options.kernels;
-  if (!source)
-    source = std::make_shared<runtime::Compiler>(jitOptions);
-  auto layer = runtime::MoeLayer::create(source, backend, spec, layerOptions);
+  layerOptions.target = options.target;
+  layerOptions.families = options.families;
+  auto layer = runtime::MoeLayer::create(options.kernels, backend, spec, layerOptions);
   if (!layer)
     return layer.takeError();
   auto dispatch = (*layer)->dispatch(T);
@@ -242,6 +266,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto ws = (*layer)->workspaceLayout(T);
   if (!ws)
     return ws.takeError();
+  const runtime::KernelSet &kernels = *dispatch->kernels;
+  auto ran = [&](KernelFamily f) { return kernels.find(f) != nullptr; };
   // Only the routed experts' weights are kept on the host (see
   // ExpertSubset.h): read inputs are cut down to them here.
   if (in->experts.empty()) {
@@ -271,42 +297,86 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   ref->sorting = std::move(*sorting);
 
   DeviceArena dev(backend);
-  runtime::LayerArgs args;
-  args.tokens = T;
-  llvm::Error placed = llvm::Error::success();
-  auto place = [&](DevicePtr &field, llvm::Expected<DevicePtr> p) {
-    if (p)
-      field = *p;
-    else
-      placed = llvm::joinErrors(std::move(placed), p.takeError());
-  };
-  place(args.topkIds, dev.upload(in->topkIds));
-  place(args.topkWeights, dev.upload(in->topkWeights));
-  place(args.hidden, dev.upload(num::makeBf16({T, K}, in->hidden).data));
-  // The packed weights go to zeroed device buffers expert by expert: the
-  // unrouted experts stay zeros, as packWeights gives them.
   const num::PackedSizes sizes = num::packedSizes(spec);
-  place(args.w1, dev.alloc(sizes.w1));
-  place(args.w1Scale, dev.alloc(sizes.w1Scale));
-  place(args.w2, dev.alloc(sizes.w2));
-  place(args.w2Scale, dev.alloc(sizes.w2Scale));
   const uint8_t unwritten = options.poison ? 0xff : 0;
-  place(args.output, dev.alloc(T * K * 2, true, unwritten));
-  place(args.workspace, dev.alloc(ws->total, true, unwritten));
-  if (placed)
-    return std::move(placed);
-  auto sink = [&](num::PackedBuffer which, int64_t offset,
-                  llvm::ArrayRef<uint8_t> bytes) -> llvm::Error {
-    DevicePtr base = which == num::PackedBuffer::W1        ? args.w1
-                     : which == num::PackedBuffer::W1Scale ? args.w1Scale
-                     : which == num::PackedBuffer::W2      ? args.w2
-                                                           : args.w2Scale;
-    return backend.copyToDevice(base + offset, bytes.data(), bytes.size());
+  const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
+  // One set of device buffers: the inputs in the kernels' layouts, the
+  // output and the workspace. The check runs on the first; timing rotates
+  // over all of them.
+  auto placeSet = [&]() -> llvm::Expected<runtime::LayerArgs> {
+    runtime::LayerArgs args;
+    args.tokens = T;
+    llvm::Error placed = llvm::Error::success();
+    auto place = [&](DevicePtr &field, llvm::Expected<DevicePtr> p) {
+      if (p)
+        field = *p;
+      else
+        placed = llvm::joinErrors(std::move(placed), p.takeError());
+    };
+    place(args.topkIds, dev.upload(in->topkIds));
+    place(args.topkWeights, dev.upload(in->topkWeights));
+    place(args.hidden, dev.upload(num::makeBf16({T, K}, in->hidden).data));
+    // The packed weights go to zeroed device buffers expert by expert: the
+    // unrouted experts stay zeros, as packWeights gives them.
+    place(args.w1, dev.alloc(sizes.w1));
+    place(args.w1Scale, dev.alloc(sizes.w1Scale));
+    place(args.w2, dev.alloc(sizes.w2));
+    place(args.w2Scale, dev.alloc(sizes.w2Scale));
+    place(args.output, dev.alloc(T * K * 2, true, unwritten));
+    place(args.workspace, dev.alloc(ws->total, true, unwritten));
+    if (placed)
+      return std::move(placed);
+    args.workspaceBytes = ws->total;
+    auto sink = [&](num::PackedBuffer which, int64_t offset,
+                    llvm::ArrayRef<uint8_t> bytes) -> llvm::Error {
+      DevicePtr base = which == num::PackedBuffer::W1        ? args.w1
+                       : which == num::PackedBuffer::W1Scale ? args.w1Scale
+                       : which == num::PackedBuffer::W2      ? args.w2
+                                                             : args.w2Scale;
+      return backend.copyToDevice(base + offset, bytes.data(), bytes.size());
+    };
+    if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, experts, sink))
+      return std::move(e);
+    // What a kernel that does not run would have written, from the
+    // reference: the sorting (every later kernel reads it) and, for the
+    // inter-stage quantization, stage 1's output (bf16 rows by (token, slot)).
+    auto put = [&](const runtime::WorkspaceRegion &r, const void *data, size_t bytes) {
+      return backend.copyToDevice(args.workspace + r.offset, data, std::min(bytes, r.bytes));
+    };
+    const num::MoeSorting &sorted = ref->sorting;
+    if (!ran(KernelFamily::Sort))
+      if (llvm::Error e = llvm::joinErrors(
+              llvm::joinErrors(put(ws->sortedIds, sorted.sortedTokenIds.data(),
+                                   sorted.sortedTokenIds.size() * 4),
+                               put(ws->sortedWeights, sorted.sortedWeights.data(),
+                                   sorted.sortedWeights.size() * 4)),
+              llvm::joinErrors(
+                  put(ws->sortedExperts, sorted.sortedExpertIds.data(),
+                      sorted.sortedExpertIds.size() * 4),
+                  put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
+        return std::move(e);
+    if (ran(KernelFamily::QuantInter) && !ran(KernelFamily::Stage1) && !fused)
+      if (llvm::Error e =
+              put(ws->stage1Out, ref->stage1.out.data.data(), ref->stage1.out.data.size()))
+        return std::move(e);
+    return args;
   };
-  if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, experts, sink))
-    return std::move(e);
+  const size_t setBytes = in->topkIds.size() * 4 + in->topkWeights.size() * 4 + T * K * 2 +
+                          sizes.w1 + sizes.w1Scale + sizes.w2 + sizes.w2Scale + T * K * 2 +
+                          ws->total;
+  int copies = 1;
+  if (options.timedRuns > 0)
+    copies = static_cast<int>(
+        std::clamp<size_t>(options.rotateBytes / std::max<size_t>(setBytes, 1) + 1, 2, 64));
+  std::vector<runtime::LayerArgs> sets;
+  for (int c = 0; c < copies; ++c) {
+    auto set = placeSet();
+    if (!set)
+      return set.takeError();
+    sets.push_back(*set);
+  }
+  const runtime::LayerArgs &args = sets[0];
   in->w1 = {}; // stage 2 is re-checked below; stage 1 is done with its weights
-  args.workspaceBytes = ws->total;
   if (llvm::Error e = (*layer)->run(args))
     return std::move(e);
   if (llvm::Error e = backend.synchronize())
@@ -318,16 +388,45 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto words = [&](const runtime::WorkspaceRegion &r) {
     return dev.download<int32_t>(args.workspace + r.offset, r.bytes / 4);
   };
-  const runtime::KernelSet &kernels = *dispatch->kernels;
-  const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
   const DType interFormat = spec.formats.activation;
   LayerCheckResult result;
   result.tokens = T;
   num::CompareOptions exact;
   exact.rtol = exact.atol = 0;
 
+  // Timing, after the check (which ran on the first set): warmup, then each
+  // run between two events, rotating over the sets.
+  auto finishWithTiming = [&](LayerCheckResult r) -> llvm::Expected<LayerCheckResult> {
+    if (!events)
+      return r;
+    LayerTiming timing;
+    timing.copies = copies;
+    timing.copyBytes = setBytes;
+    for (int i = 0; i < options.warmupRuns; ++i)
+      if (llvm::Error e = (*layer)->run(sets[i % copies]))
+        return std::move(e);
+    for (int i = 0; i < options.timedRuns; ++i) {
+      if (llvm::Error e = backend.recordEvent(events->first))
+        return std::move(e);
+      if (llvm::Error e = (*layer)->run(sets[(options.warmupRuns + i) % copies]))
+        return std::move(e);
+      if (llvm::Error e = backend.recordEvent(events->second))
+        return std::move(e);
+      auto ms = backend.elapsedMs(events->first, events->second);
+      if (!ms)
+        return ms.takeError();
+      timing.runsMs.push_back(*ms);
+    }
+    if (llvm::Error e = backend.synchronize())
+      return std::move(e);
+    r.timing = std::move(timing);
+    return r;
+  };
+
   // --- sort ------------------------------------------------------------------
-  {
+  if (!ran(KernelFamily::Sort)) {
+    result.notRun.push_back("sort");
+  } else {
     const num::MoeSorting &want = ref->sorting;
     auto nv = words(ws->numValidIds);
     auto ids = words(ws->sortedIds);
@@ -368,7 +467,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
 
   // --- stage 1 -----------------------------------------------------------------
   num::HostTensor kernelS1;
-  {
+  if (!ran(KernelFamily::Stage1) && (fused || !ran(KernelFamily::QuantInter))) {
+    result.notRun.push_back("stage1");
+  } else {
     auto rows = region(ws->stage1Out);
     if (!rows)
       return rows.takeError();
@@ -387,11 +488,15 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       kernelS1.shape = {T, topk, I};
       kernelS1.data = std::move(*rows);
     }
-    num::CompareOptions tol = stageTolerance(interFormat, fused);
-    auto cmp = num::compareTensors(ref->stage1.out, kernelS1, ref->stage1.pairRouted, tol);
-    if (!cmp)
-      return cmp.takeError();
-    result.stages.push_back({"stage1", *cmp, tol});
+    if (ran(KernelFamily::Stage1)) {
+      num::CompareOptions tol = stageTolerance(interFormat, fused);
+      auto cmp = num::compareTensors(ref->stage1.out, kernelS1, ref->stage1.pairRouted, tol);
+      if (!cmp)
+        return cmp.takeError();
+      result.stages.push_back({"stage1", *cmp, tol});
+    } else {
+      result.notRun.push_back("stage1"); // its output is the reference's, placed above
+    }
   }
 
   // --- inter-stage quantization, exactly the host's of the same values --------
@@ -422,6 +527,15 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   }
 
   // --- stage 2, judged alone: the reference applied to the kernels' stage-2 A --
+  // It needs every kernel before it; the layer needs them all.
+  bool whole = true;
+  for (KernelFamily f : {KernelFamily::Sort, KernelFamily::Stage1, KernelFamily::Stage2})
+    whole = whole && ran(f);
+  if (!whole) {
+    result.notRun.push_back("stage2");
+    result.notRun.push_back("layer");
+    return finishWithTiming(std::move(result));
+  }
   num::HostTensor kernelOut;
   kernelOut.format = num::ElemFormat::BF16;
   kernelOut.shape = {T, K};
@@ -465,7 +579,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       return cmp.takeError();
     result.stages.push_back({"layer", *cmp, tol});
   }
-  return result;
+  return finishWithTiming(std::move(result));
 }
 
 } // namespace moegen

@@ -1,8 +1,9 @@
 //===- LayerCheck.h - Run a layer and check every stage ---------*- C++ -*-===//
 //
-// Runs a layer the way a host application does -- compiled by the runtime's
-// JIT, launched by MoeLayer::run with the spec's schedules -- on
-// deterministic inputs, then reads every intermediate back through the
+// Runs a layer the way a host application does -- kernels from a
+// KernelSource (the JIT, or a prefilled cache), launched by MoeLayer::run
+// with the spec's schedules -- on deterministic inputs, then reads every
+// intermediate back through the
 // workspace layout and compares it, decode-first, with the reference built
 // from the same spec:
 //   sort    exact (ids, weights, expert ids, num_valid_ids)
@@ -13,23 +14,32 @@
 //           input (so the stage is judged alone)
 //   layer   the kernels' output against the reference layer
 // Tolerances derive from the formats (stageTolerance). This is what
-// `moegen run`, the kernel test matrix and the schedule property test use.
+// `moegen run`, `moegen-layer-check` (on a GPU, from a prefilled cache), the
+// kernel test matrix and the schedule property test use. MLIR-free: the
+// caller chooses the KernelSource.
+//
+// A layer restricted to some families (LayerCheckOptions::families) checks
+// the stages whose kernels ran: quant1 with quant_input, stage1 with stage1,
+// quant2 with quant_inter, sort, stage2 and layer with their kernels and
+// every kernel before them. What a missing kernel would have written is the
+// reference's, placed in the workspace before the run: the sorting, and
+// stage 1's output when quant_inter runs without stage1.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_CHECK_LAYERCHECK_H
 #define MOEGEN_RUNTIME_CHECK_LAYERCHECK_H
 
+#include "compiler/spec/KernelFamily.h"
 #include "compiler/spec/Spec.h"
+#include "runtime/api/KernelSource.h"
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
 
 #include <memory>
+#include <optional>
 
 namespace moegen {
-namespace runtime {
-class KernelSource;
-} // namespace runtime
 
 struct LayerCheckOptions {
   int64_t tokens = 16;
@@ -46,8 +56,30 @@ struct LayerCheckOptions {
   /// should write but does not then fails the comparison instead of
   /// passing as a zero. What the layer must clear it clears itself.
   bool poison = false;
-  /// Where the layer's kernels come from; null: the JIT, memory cache only.
+  /// Where the layer's kernels come from (required): the JIT
+  /// (runtime::Compiler) or a prefilled cache (runtime::KernelSource).
   std::shared_ptr<runtime::KernelSource> kernels;
+  /// What the kernels are generated for (sm_90a on the cuda backend).
+  runtime::Target target;
+  /// Only these kernel families (LayerOptions::families); empty: all.
+  std::vector<KernelFamily> families;
+  /// After the check: this many timed runs of the whole layer (0: none),
+  /// after `warmupRuns`, each between two backend events, with the inputs,
+  /// output and workspace rotated over enough copies to exceed `rotateBytes`
+  /// (the GPU's L2; 50 MB on an H200) so that no run finds the previous
+  /// one's data in the cache. Needs a backend that can time (not emu).
+  int timedRuns = 0;
+  int warmupRuns = 3;
+  size_t rotateBytes = size_t(50) << 20;
+};
+
+/// The timed runs of a layer (LayerCheckOptions::timedRuns).
+struct LayerTiming {
+  std::vector<float> runsMs; // in run order
+  int copies = 0;            // input sets the runs rotated over
+  size_t copyBytes = 0;      // device bytes of one set
+  float medianMs() const;
+  float minMs() const;
 };
 
 /// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and
@@ -63,6 +95,9 @@ struct StageCheck {
 struct LayerCheckResult {
   int64_t tokens = 0;
   std::vector<StageCheck> stages;
+  /// Stages not checked because their kernels were not part of the run.
+  std::vector<std::string> notRun;
+  std::optional<LayerTiming> timing;
   bool passed() const;
   /// One line per stage: metrics and PASS/FAIL.
   std::string table() const;
@@ -76,8 +111,10 @@ num::CompareOptions stageTolerance(DType format, bool quantized);
 /// land a code away, so the bound is the intermediate format's.
 num::CompareOptions layerTolerance(const MoeSpec &spec);
 
-/// Compiles `spec` (memory cache only), runs it on `backend` and checks every
-/// stage. Errors: the inputs, compilation, or a kernel fault on the backend.
+/// Gets the kernels of `spec` from options.kernels, runs the layer on
+/// `backend` and checks every stage (then times it, if asked). Errors: the
+/// inputs, the kernels, a kernel fault on the backend, or timing asked of a
+/// backend that cannot time.
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, runtime::Backend &backend,
                                                const LayerCheckOptions &options);
 

@@ -32,6 +32,8 @@ public:
       api.cuModuleUnload(m);
     for (CUdeviceptr p : allocations)
       api.cuMemFree(p);
+    for (CUevent e : events)
+      api.cuEventDestroy(e);
     if (ownsStream)
       api.cuStreamDestroy(stream);
     api.cuDevicePrimaryCtxRelease(device);
@@ -160,11 +162,58 @@ public:
 
   llvm::Error synchronize() override { return sync("synchronize"); }
 
+  llvm::Expected<EventHandle> createEvent() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    CUevent event = nullptr;
+    if (CUresult e = api.cuEventCreate(&event, CU_EVENT_DEFAULT); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuEventCreate");
+    events.push_back(event);
+    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
+  }
+
+  llvm::Error recordEvent(EventHandle h) override {
+    auto event = lookupEvent(h);
+    if (!event)
+      return event.takeError();
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuEventRecord(*event, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuEventRecord");
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
+    auto from = lookupEvent(start);
+    if (!from)
+      return from.takeError();
+    auto to = lookupEvent(end);
+    if (!to)
+      return to.takeError();
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    if (CUresult e = api.cuEventSynchronize(*to); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuEventSynchronize");
+    float ms = 0;
+    if (CUresult e = api.cuEventElapsedTime(&ms, *from, *to); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuEventElapsedTime");
+    return ms;
+  }
+
 private:
   llvm::Error makeCurrent() {
     if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuCtxSetCurrent");
     return llvm::Error::success();
+  }
+
+  llvm::Expected<CUevent> lookupEvent(EventHandle h) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (h.Id >= events.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: event %u is not from this backend", h.Id);
+    return events[h.Id];
   }
 
   llvm::Error sync(const llvm::Twine &what) {
@@ -182,6 +231,7 @@ private:
   std::vector<CUmodule> modules;
   std::vector<CUfunction> functions;
   std::vector<CUdeviceptr> allocations;
+  std::vector<CUevent> events;
 };
 
 } // namespace

@@ -27,6 +27,7 @@ using hipModule_t = struct ihipModule_t *;
 using hipFunction_t = struct ihipModuleSymbol_t *;
 using hipStream_t = struct ihipStream_t *;
 using hipDeviceptr_t = void *;
+using hipEvent_t = struct ihipEvent_t *;
 constexpr hipError_t hipSuccess = 0;
 constexpr unsigned hipStreamNonBlocking = 1;
 /// The `extra` argument of hipModuleLaunchKernel: a packed kernarg buffer.

@@ -40,6 +40,8 @@ public:
       api.hipModuleUnload(m);
     for (void *p : allocations)
       api.hipFree(p);
+    for (hipEvent_t e : events)
+      api.hipEventDestroy(e);
     if (ownsStream)
       api.hipStreamDestroy(stream);
   }
@@ -148,7 +150,49 @@ public:
 
   llvm::Error synchronize() override { return sync("synchronize"); }
 
+  llvm::Expected<EventHandle> createEvent() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    api.hipSetDevice(device);
+    hipEvent_t event = nullptr;
+    if (hipError_t e = api.hipEventCreate(&event); e != hipSuccess)
+      return hipError(api, e, "hipEventCreate");
+    events.push_back(event);
+    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
+  }
+
+  llvm::Error recordEvent(EventHandle h) override {
+    auto event = lookupEvent(h);
+    if (!event)
+      return event.takeError();
+    if (hipError_t e = api.hipEventRecord(*event, stream); e != hipSuccess)
+      return hipError(api, e, "hipEventRecord");
+    return llvm::Error::success();
+  }
+
+  llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
+    auto from = lookupEvent(start);
+    if (!from)
+      return from.takeError();
+    auto to = lookupEvent(end);
+    if (!to)
+      return to.takeError();
+    if (hipError_t e = api.hipEventSynchronize(*to); e != hipSuccess)
+      return hipError(api, e, "hipEventSynchronize");
+    float ms = 0;
+    if (hipError_t e = api.hipEventElapsedTime(&ms, *from, *to); e != hipSuccess)
+      return hipError(api, e, "hipEventElapsedTime");
+    return ms;
+  }
+
 private:
+  llvm::Expected<hipEvent_t> lookupEvent(EventHandle h) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (h.Id >= events.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "hip backend: event %u is not from this backend", h.Id);
+    return events[h.Id];
+  }
+
   llvm::Error sync(const llvm::Twine &what) {
     if (hipError_t e = api.hipStreamSynchronize(stream); e != hipSuccess)
       return hipError(api, e, what);
@@ -163,6 +207,7 @@ private:
   std::vector<hipModule_t> modules;
   std::vector<hipFunction_t> functions;
   std::vector<void *> allocations;
+  std::vector<hipEvent_t> events;
 };
 
 } // namespace

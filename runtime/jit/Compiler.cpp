@@ -53,14 +53,23 @@ CompileOptions compileOptions(const Target &target, int optLevel) {
 
 } // namespace
 
-llvm::Error Compiler::verify(const MoeSpec &spec, const Target &target) const {
-  return verifyLayer(spec, compileOptions(target, options().optLevel));
+llvm::Error Compiler::verify(const MoeSpec &spec, const Target &target,
+                             llvm::ArrayRef<KernelFamily> families) const {
+  // The families must be the layer's (the base class says so by name).
+  if (!families.empty())
+    if (llvm::Error e = KernelSource::verify(spec, target, families))
+      return e;
+  CompileOptions options = compileOptions(target, this->options().optLevel);
+  options.families.assign(families.begin(), families.end());
+  return verifyLayer(spec, options);
 }
 
 llvm::Expected<std::vector<KernelBinary>>
 Compiler::compileMissing(const PreparedLayer &layer, const TargetInfo &,
                          llvm::ArrayRef<cache::PlannedKernel>) {
-  auto compiled = compileLayer(layer.spec, compileOptions(layer.target, options().optLevel));
+  CompileOptions options = compileOptions(layer.target, this->options().optLevel);
+  options.families = layer.families;
+  auto compiled = compileLayer(layer.spec, options);
   if (!compiled)
     return compiled.takeError();
   std::string description = layer.spec.name + " for " + layer.target.id();

@@ -28,7 +28,8 @@ public:
 
   /// KernelSource::verify and the `moe` dialect's verifiers, through
   /// moe-verify-schedule: what compiling would check first.
-  llvm::Error verify(const MoeSpec &spec, const Target &target = Target()) const override;
+  llvm::Error verify(const MoeSpec &spec, const Target &target = Target(),
+                     llvm::ArrayRef<KernelFamily> families = {}) const override;
 
 protected:
   llvm::Expected<std::vector<KernelBinary>>

@@ -13,7 +13,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["moegen", "moegen-opt", "moegen-cuda-check"], [config.moegen_tools_dir]
+    ["moegen", "moegen-opt", "moegen-cuda-check", "moegen-layer-check", "moegen-test-prefill"],
+    [config.moegen_tools_dir],
 )
 llvm_config.add_tool_substitutions(["split-file", "not", "count"], [config.llvm_tools_dir])
 config.substitutions.append(("%examples", os.path.join(config.moegen_src_root, "examples")))

@@ -1,12 +1,13 @@
 //===- RunCommand.cpp - moegen run ----------------------------------------===//
 //
-//   moegen run SPEC.moe --tokens N --backend emu [--seed S] [--inputs DIR] [--set key=value ...]
+//   moegen run SPEC.moe --tokens N --backend emu|cuda [--seed S] [--inputs DIR]
+//              [--set key=value ...]
 //
-// Compiles the layer and runs it through MoeLayer (as host applications do)
-// on the backend with inputs generated from the seed (or read from DIR, as
-// `moegen ref` writes them), and prints the decode-first error metrics
-// of each stage and of the layer against the reference. Exits non-zero when a
-// stage exceeds the tolerance its formats imply.
+// Compiles the layer (for gfx950 on emu, for sm_90a on cuda) and runs it
+// through MoeLayer (as host applications do) on the backend with inputs generated from the seed (or
+// read from DIR, as `moegen ref` writes them), and prints the decode-first error metrics of each
+// stage and of the layer against the reference. Exits non-zero when a stage exceeds the tolerance
+// its formats imply.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/check/LayerCheck.h"
+#include "runtime/cuda/CudaBackend.h"
+#include "runtime/jit/Compiler.h"
 
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
@@ -42,10 +45,12 @@ static cl::opt<std::string> inputsArg("inputs",
                                                "instead of generating them"),
                                       cl::value_desc("dir"), cl::sub(command),
                                       cl::cat(moegenCategory()));
-static cl::opt<std::string> backendArg("backend",
-                                       cl::desc("where the kernels run: emu (the default)"),
-                                       cl::value_desc("name"), cl::init("emu"), cl::sub(command),
-                                       cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    backendArg("backend",
+               cl::desc("where the kernels run: emu (the default: the gfx950 "
+                        "emulator) or cuda (an sm_90a GPU)"),
+               cl::value_desc("name"), cl::init("emu"), cl::sub(command),
+               cl::cat(moegenCategory()));
 static SpecOverrideOption setArgs(command);
 
 static int runRun() {
@@ -58,14 +63,11 @@ static int runRun() {
   if (path.empty())
     return usageError("run", "no spec given; usage: moegen run SPEC.moe --tokens N --backend emu "
                              "[--seed S]");
-  if (backendName == "cuda")
-    return usageError("run", "--backend: 'cuda' runs whole layers once every kernel family has an "
-                             "sm_90a template; until then moegen-cuda-check runs the ported "
-                             "kernels (docs/sm90a.md)");
-  if (backendName != "emu")
+  if (backendName != "emu" && backendName != "cuda")
     return usageError("run", "--backend: '" + backendName +
-                                 "' is not available here; backends: emu (the hip backend runs "
-                                 "through the runtime API on a gfx950)");
+                                 "' is not available here; backends: emu, cuda (the hip backend "
+                                 "runs through the runtime API on a gfx950)");
+  const bool cuda = backendName == "cuda";
   if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
     return usageError("run", llvm::toString(std::move(e)));
 
@@ -81,17 +83,32 @@ static int runRun() {
   if (options.inputsDir.empty())
     if (llvm::Error e = checkHostMemory(*spec, options.tokens, physicalMemoryBytes()))
       return fail(std::move(e));
+  // The cuda backend runs sm_90a code: a family without an sm_90a template
+  // is refused here, by name (templates/TargetSupport).
   CompileOptions compileOptions;
+  if (cuda)
+    compileOptions.chip = options.target.chip = "sm_90a";
   if (llvm::Error e = verifyLayer(*spec, compileOptions)) {
     llvm::errs() << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
+  runtime::CompilerOptions jitOptions;
+  jitOptions.diskCache = false;
+  options.kernels = std::make_shared<runtime::Compiler>(jitOptions);
   // Workgroups spread over the host's cores: with atomic stage-2 reduction
   // the order of the bf16 additions then varies from run to run, which the
   // stage-2 check allows for (any order the hardware could pick).
   emu::Options emuOptions;
   emuOptions.Threads = llvm::heavyweight_hardware_concurrency().compute_thread_count();
-  std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend(emuOptions);
+  std::unique_ptr<runtime::Backend> backend;
+  if (cuda) {
+    auto b = runtime::createCudaBackend();
+    if (!b)
+      return fail(b.takeError());
+    backend = std::move(*b);
+  } else {
+    backend = runtime::createEmuBackend(emuOptions);
+  }
   auto result = runLayerCheck(*spec, *backend, options);
   if (!result)
     return fail(result.takeError());

@@ -72,11 +72,22 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
 
   KernargPacker args;
   args.add(uint64_t(*p)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(37));
+  auto start = (*b)->createEvent(), end = (*b)->createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool((*b)->recordEvent(*start)));
   ASSERT_FALSE(bool((*b)->launch(*k, {5, 1, 1}, {256, 1, 1}, 0, args.bytes())));
+  ASSERT_FALSE(bool((*b)->recordEvent(*end)));
   ASSERT_FALSE(bool((*b)->synchronize()));
   auto count = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
   ASSERT_NE(count, nullptr);
   ASSERT_EQ(count(), 1u);
+  // The fake's clock advances 1.5 ms per launch: one launch between the events.
+  auto ms = (*b)->elapsedMs(*start, *end);
+  ASSERT_TRUE(bool(ms)) << llvm::toString(ms.takeError());
+  EXPECT_EQ(*ms, 1.5f);
+  auto reversed = (*b)->elapsedMs(*end, *start);
+  ASSERT_TRUE(bool(reversed));
+  EXPECT_EQ(*reversed, -1.5f);
   EXPECT_STREQ(fake.fn<const char *(*)(size_t)>("fakeCudaLaunchName")(0), "moe_quant_mxfp4_c256");
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid")(0)[0], 5u);
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchBlock")(0)[0], 256u);
@@ -107,6 +118,23 @@ TEST(CudaFake, PtxTheDriverRejectsCarriesItsLog) {
   EXPECT_NE(msg.find("loading PTX 'old'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("CUDA_ERROR_INVALID_IMAGE"), std::string::npos) << msg;
   EXPECT_NE(msg.find("driver log:\nptxas fatal: not sm_90a PTX"), std::string::npos) << msg;
+}
+
+TEST(CudaFake, EventsNeedRecordingAndComeFromTheBackend) {
+  FakeDriver fake;
+  auto b = createCudaBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  auto start = (*b)->createEvent(), end = (*b)->createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool((*b)->recordEvent(*start)));
+  auto unrecorded = (*b)->elapsedMs(*start, *end);
+  ASSERT_FALSE(bool(unrecorded));
+  EXPECT_NE(llvm::toString(unrecorded.takeError()).find("cuEventElapsedTime failed"),
+            std::string::npos);
+  auto foreign = (*b)->elapsedMs(*start, EventHandle{7});
+  ASSERT_FALSE(bool(foreign));
+  EXPECT_NE(llvm::toString(foreign.takeError()).find("event 7 is not from this backend"),
+            std::string::npos);
 }
 
 TEST(CudaFake, OnlyComputeCapability90RunsSm90a) {

@@ -81,3 +81,12 @@ TEST(EmuBackend, LaunchErrorsReachSynchronize) {
   emu::test::expectErrorContains(B->getKernel(*Mod, "nope").takeError(), {"no kernel named"});
   emu::test::expectErrorContains(B->loadCode(CodeBundle{}).takeError(), {"no LLVM bitcode"});
 }
+
+TEST(EmuBackend, CannotTimeAndSaysSo) {
+  auto B = createEmuBackend();
+  emu::test::expectErrorContains(B->createEvent().takeError(),
+                                 {"emu backend: cannot time kernels", "cuda or hip backend"});
+  emu::test::expectErrorContains(B->recordEvent(EventHandle{0}), {"emu backend: cannot time"});
+  emu::test::expectErrorContains(B->elapsedMs(EventHandle{0}, EventHandle{1}).takeError(),
+                                 {"emu backend: cannot time"});
+}

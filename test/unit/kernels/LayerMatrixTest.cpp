@@ -11,6 +11,7 @@
 #include "compiler/spec/DslParser.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/check/LayerCheck.h"
+#include "runtime/jit/Compiler.h"
 
 #include <gtest/gtest.h>
 
@@ -49,6 +50,9 @@ TEST_P(LayerMatrix, MatchesReference) {
   LayerCheckOptions options;
   options.tokens = c.tokens;
   options.seed = 7;
+  runtime::CompilerOptions jit;
+  jit.diskCache = false; // memory only
+  options.kernels = std::make_shared<runtime::Compiler>(jit);
   auto result = runLayerCheck(*spec, *backend, options);
   ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
   EXPECT_TRUE(result->passed()) << printMoeSpec(*spec) << result->table();

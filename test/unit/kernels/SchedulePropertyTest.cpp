@@ -19,6 +19,7 @@
 #include "compiler/spec/DslParser.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/check/LayerCheck.h"
+#include "runtime/jit/Compiler.h"
 #include "templates/LayerRules.h"
 
 #include <gtest/gtest.h>
@@ -189,6 +190,9 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
     options.seed = drawn;
     // Few CUs make the persistent GEMM grids loop over several M tiles.
     options.cuNum = d.cuNum;
+    runtime::CompilerOptions jit;
+    jit.diskCache = false; // memory only
+    options.kernels = std::make_shared<runtime::Compiler>(jit);
     auto result = runLayerCheck(*spec, *backend, options);
     ASSERT_TRUE(static_cast<bool>(result))
         << "accepted, but did not compile or run: " << llvm::toString(result.takeError());

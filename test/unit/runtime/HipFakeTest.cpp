@@ -100,7 +100,12 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   args.output = llvm::cantFail(hip.allocate(4 * spec->problem.modelDim * 2));
   args.workspace = llvm::cantFail(hip.allocate(ws->total));
   args.workspaceBytes = ws->total;
+  // The layer's launches between two events (the fake's clock: 2 ms each).
+  auto start = hip.createEvent(), end = hip.createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool(hip.recordEvent(*start)));
   ASSERT_FALSE(bool((*layer)->run(args)));
+  ASSERT_FALSE(bool(hip.recordEvent(*end)));
   ASSERT_FALSE(bool(hip.synchronize()));
 
   auto d = (*layer)->dispatch(4);
@@ -109,6 +114,9 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   // kernels) have empty grids and are not launched.
   int n = fake<int (*)()>("fakeHipLaunchCount")();
   ASSERT_EQ(n, int(d->kernels->kernels.size()) - 2);
+  auto ms = hip.elapsedMs(*start, *end);
+  ASSERT_TRUE(bool(ms)) << llvm::toString(ms.takeError());
+  EXPECT_EQ(*ms, 2.0f * n);
   EXPECT_EQ(d->kernels->kernels[0]->meta.symbol, "moe_sort_count_e896_k16");
   EXPECT_EQ(d->kernels->kernels[1]->meta.symbol, "moe_sort_scan_e896");
   auto name = fake<const char *(*)(int)>("fakeHipLaunchName");
@@ -143,6 +151,22 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   llvm::Error twice = hip.free(*idsDev);
   ASSERT_TRUE(bool(twice));
   EXPECT_NE(llvm::toString(std::move(twice)).find("not an allocation"), std::string::npos);
+}
+
+TEST_F(HipFake, EventsNeedRecordingAndComeFromTheBackend) {
+  auto b = createHipBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  auto start = (*b)->createEvent(), end = (*b)->createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool((*b)->recordEvent(*start)));
+  auto unrecorded = (*b)->elapsedMs(*start, *end);
+  ASSERT_FALSE(bool(unrecorded));
+  EXPECT_NE(llvm::toString(unrecorded.takeError()).find("hipEventElapsedTime failed"),
+            std::string::npos);
+  auto foreign = (*b)->recordEvent(EventHandle{99});
+  ASSERT_TRUE(bool(foreign));
+  EXPECT_NE(llvm::toString(std::move(foreign)).find("event 99 is not from this backend"),
+            std::string::npos);
 }
 
 } // namespace

@@ -1,0 +1,180 @@
+//===- LayerCheckMain.cpp - moegen-layer-check: whole layers from a cache -===//
+//
+//   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
+//                      [--kernels FAMILY,...] [--time N] [--seed S] [--set key=value ...]
+//
+// Runs a layer the way a deployment does: its kernels come from the prefilled
+// kernel cache DIR (`moegen cache prefill`, or a JIT run, of the same moegen
+// build: the cache keys carry the build id), MoeLayer::run launches them on
+// the backend (cuda: the first sm_90a GPU; emu: the gfx950 emulator), and
+// every stage is compared with the reference exactly as `moegen run` does
+// (runtime/check/LayerCheck.h). --kernels runs only those families (a target
+// that has templates for some families only); the stages of the others are
+// listed as not run. --time N then times N runs of the whole layer between
+// device events, inputs rotated over copies larger than the L2, and prints the
+// median and the minimum. Exits 1 when a stage fails or the layer cannot run.
+//
+// MLIR-free and without the compiler: tools/layer-check/build-static.sh links
+// it without libLLVM.so, to be copied to a GPU machine with the cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/spec/DslParser.h"
+#include "compiler/spec/SpecLimits.h"
+#include "runtime/api/KernelSource.h"
+#include "runtime/cache/CacheKey.h"
+#include "runtime/check/LayerCheck.h"
+#include "runtime/cuda/CudaBackend.h"
+#ifdef MOEGEN_HAVE_EMU_BACKEND
+#include "runtime/backend/EmuBackend.h"
+#endif
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace moegen;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> specArg(cl::Positional, cl::desc("<spec.moe>"));
+static cl::opt<std::string> cacheArg("cache",
+                                     cl::desc("the prefilled kernel cache (as for "
+                                              "$MOEGEN_CACHE_DIR); nothing is compiled"),
+                                     cl::value_desc("dir"));
+static cl::opt<std::string> backendArg("backend",
+                                       cl::desc("cuda (the default: the first sm_90a GPU) or emu "
+                                                "(the gfx950 emulator)"),
+                                       cl::value_desc("name"), cl::init("cuda"));
+static cl::list<int64_t> tokensArg("tokens", cl::desc("token counts (default 16)"),
+                                   cl::CommaSeparated);
+static cl::list<std::string> kernelsArg("kernels",
+                                        cl::desc("only these kernel families (default: all)"),
+                                        cl::CommaSeparated, cl::value_desc("family,..."));
+static cl::opt<unsigned> timeArg("time",
+                                 cl::desc("time this many runs of the layer after the check "
+                                          "(device events; not on emu)"),
+                                 cl::init(0));
+static cl::opt<unsigned> warmupArg("warmup", cl::desc("untimed runs before --time's (default 3)"),
+                                   cl::init(3));
+static cl::opt<unsigned long long> rotateArg("rotate-bytes",
+                                             cl::desc("timed runs rotate over input copies "
+                                                      "larger than this (default: 50 MiB, the "
+                                                      "H200's L2)"),
+                                             cl::init(50ull << 20));
+static cl::opt<unsigned long long> seedArg("seed", cl::desc("seed of the inputs (default 0)"),
+                                           cl::init(0));
+static cl::opt<long long> cuNumArg("cu-num",
+                                   cl::desc("the device's CU/SM count the layer launches for "
+                                            "(default 256)"),
+                                   cl::init(256));
+static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "moegen-layer-check") << msg << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  // --version: the same build id as `moegen --version`'s; a cache is read
+  // only by the build that filled it.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "moegen-layer-check " << MOEGEN_VERSION << " (build " << cache::buildId() << ")\n";
+  });
+  cl::ParseCommandLineOptions(argc, argv, "moegen-layer-check: whole layers from a kernel cache\n");
+  if (specArg.empty())
+    return fail("no spec given; usage: moegen-layer-check SPEC.moe --cache DIR [--backend "
+                "cuda|emu] [--tokens N,...] [--kernels F,...] [--time N]");
+  if (cacheArg.empty())
+    return fail("--cache: the prefilled kernel cache directory is required (this tool "
+                "compiles nothing)");
+  const std::string backendName = backendArg;
+  if (backendName != "cuda" && backendName != "emu")
+    return fail("--backend: '" + backendName + "' is not a backend here; backends: cuda, emu");
+#ifndef MOEGEN_HAVE_EMU_BACKEND
+  if (backendName == "emu")
+    return fail("--backend: this build has no emu backend (the static device build leaves the "
+                "emulator out)");
+#endif
+
+  LayerCheckOptions options;
+  options.seed = seedArg;
+  options.cuNum = cuNumArg;
+  options.timedRuns = static_cast<int>(timeArg);
+  options.warmupRuns = static_cast<int>(warmupArg);
+  options.rotateBytes = rotateArg;
+  options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
+  for (const std::string &name : kernelsArg) {
+    std::optional<KernelFamily> f = parseKernelFamily(name);
+    if (!f) {
+      std::string known;
+      for (KernelFamily k : allKernelFamilies())
+        known += (known.empty() ? "" : ", ") + toString(k).str();
+      return fail("--kernels: unknown kernel family '" + name + "' (families: " + known + ")");
+    }
+    options.families.push_back(*f);
+  }
+  std::vector<int64_t> tokenCounts(tokensArg.begin(), tokensArg.end());
+  if (tokenCounts.empty())
+    tokenCounts.push_back(16);
+  for (int64_t t : tokenCounts)
+    if (llvm::Error e = checkTokenCount(t, "--tokens"))
+      return fail(llvm::toString(std::move(e)));
+
+  auto spec = loadMoeSpec(specArg, std::vector<std::string>(setArgs.begin(), setArgs.end()));
+  if (!spec)
+    return fail(llvm::toString(spec.takeError()));
+
+  // The ahead-of-time source: a layer missing from the cache is an error
+  // naming its key and the directory.
+  runtime::KernelSourceOptions sourceOptions;
+  sourceOptions.cacheDir = cacheArg;
+  options.kernels = std::make_shared<runtime::KernelSource>(sourceOptions);
+
+  std::unique_ptr<runtime::Backend> backend;
+  if (backendName == "cuda") {
+    auto b = runtime::createCudaBackend();
+    if (!b)
+      return fail(llvm::toString(b.takeError()));
+    backend = std::move(*b);
+  } else {
+#ifdef MOEGEN_HAVE_EMU_BACKEND
+    backend = runtime::createEmuBackend();
+#endif
+  }
+
+  bool ok = true;
+  for (int64_t tokens : tokenCounts) {
+    options.tokens = tokens;
+    auto result = runLayerCheck(*spec, *backend, options);
+    if (!result) {
+      fail(spec->name + ", " + llvm::Twine(tokens) +
+           " tokens: " + llvm::toString(result.takeError()));
+      ok = false;
+      continue;
+    }
+    llvm::outs() << spec->name << " on " << backendName << " (" << options.target.chip << "), "
+                 << result->tokens << " tokens, seed " << options.seed << ", kernels from "
+                 << cacheArg << "\n";
+    if (!result->stages.empty())
+      llvm::outs() << result->table();
+    else
+      llvm::outs() << "no stage compared\n";
+    if (!result->notRun.empty()) {
+      llvm::outs() << "not run:";
+      for (const std::string &s : result->notRun)
+        llvm::outs() << " " << s;
+      llvm::outs() << "\n";
+    }
+    if (result->timing) {
+      const LayerTiming &t = *result->timing;
+      llvm::outs() << llvm::format("time: %zu runs over %d copies of %.1f MB: median %.4f ms, "
+                                   "min %.4f ms\n",
+                                   t.runsMs.size(), t.copies, t.copyBytes / 1e6, t.medianMs(),
+                                   t.minMs());
+    }
+    // A partial layer may compare nothing (reduce alone); it still ran.
+    ok = ok && (result->stages.empty() || result->passed());
+  }
+  return ok ? 0 : 1;
+}
