@@ -53,6 +53,22 @@ std::optional<KernelFamily> parseKernelFamily(llvm::StringRef name) {
   return std::nullopt;
 }
 
+llvm::Expected<std::vector<KernelFamily>> parseKernelFamilies(llvm::ArrayRef<std::string> names) {
+  std::vector<KernelFamily> out;
+  for (const std::string &name : names) {
+    std::optional<KernelFamily> f = parseKernelFamily(name);
+    if (!f) {
+      std::string known;
+      for (const FamilyInfo &k : kFamilies)
+        known += (known.empty() ? "" : ", ") + k.name.str();
+      return llvm::createStringError("unknown kernel family '" + name + "' (families: " + known +
+                                     ")");
+    }
+    out.push_back(*f);
+  }
+  return out;
+}
+
 StageId servedStage(KernelFamily family) { return kFamilies[static_cast<size_t>(family)].served; }
 
 } // namespace moegen

@@ -13,9 +13,12 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace moegen {
 
@@ -44,6 +47,10 @@ llvm::StringRef toString(KernelFamily family);
 
 /// The family named `name`, or nullopt.
 std::optional<KernelFamily> parseKernelFamily(llvm::StringRef name);
+
+/// The families named, in the order given; an unknown name is an error that
+/// lists the known ones: "unknown kernel family 'x' (families: sort_count, ...)".
+llvm::Expected<std::vector<KernelFamily>> parseKernelFamilies(llvm::ArrayRef<std::string> names);
 
 /// The stage whose schedule a family serves, and where its diagnostics point:
 /// stage 1 for the sorting kernels, input quantization and the split-K finish; stage 2 for

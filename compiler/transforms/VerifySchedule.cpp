@@ -11,19 +11,10 @@ namespace moegen {
 
 mlir::FailureOr<std::vector<KernelFamily>> parseFamiliesOption(mlir::ModuleOp module,
                                                                llvm::ArrayRef<std::string> names) {
-  std::vector<KernelFamily> out;
-  for (const std::string &name : names) {
-    std::optional<KernelFamily> f = parseKernelFamily(name);
-    if (!f) {
-      std::string known;
-      for (KernelFamily k : allKernelFamilies())
-        known += (known.empty() ? "" : ", ") + toString(k).str();
-      return module.emitError() << "unknown kernel family '" << name << "' (families: " << known
-                                << ")";
-    }
-    out.push_back(*f);
-  }
-  return out;
+  auto families = parseKernelFamilies(names);
+  if (!families)
+    return module.emitError() << llvm::toString(families.takeError());
+  return std::move(*families);
 }
 
 namespace {

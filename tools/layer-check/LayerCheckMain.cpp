@@ -104,16 +104,10 @@ int main(int argc, char **argv) {
   options.warmupRuns = static_cast<int>(warmupArg);
   options.rotateBytes = rotateArg;
   options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
-  for (const std::string &name : kernelsArg) {
-    std::optional<KernelFamily> f = parseKernelFamily(name);
-    if (!f) {
-      std::string known;
-      for (KernelFamily k : allKernelFamilies())
-        known += (known.empty() ? "" : ", ") + toString(k).str();
-      return fail("--kernels: unknown kernel family '" + name + "' (families: " + known + ")");
-    }
-    options.families.push_back(*f);
-  }
+  auto families = parseKernelFamilies(kernelsArg);
+  if (!families)
+    return fail("--kernels: " + llvm::toString(families.takeError()));
+  options.families = std::move(*families);
   std::vector<int64_t> tokenCounts(tokensArg.begin(), tokensArg.end());
   if (tokenCounts.empty())
     tokenCounts.push_back(16);

@@ -99,17 +99,10 @@ static int runCompile() {
   if (covArg != "5" && covArg != "6")
     return usageError("compile", "--code-object-version: expected 5 or 6, got '" + covArg + "'");
   options.codeObjectVersion = covArg == "5" ? 5 : 6;
-  for (const std::string &name : kernelsArg) {
-    std::optional<KernelFamily> f = parseKernelFamily(name);
-    if (!f) {
-      std::string known;
-      for (KernelFamily k : allKernelFamilies())
-        known += (known.empty() ? "" : ", ") + toString(k).str();
-      return usageError("compile", "--kernels: unknown kernel family '" + name +
-                                       "' (families: " + known + ")");
-    }
-    options.families.push_back(*f);
-  }
+  auto families = parseKernelFamilies(kernelsArg);
+  if (!families)
+    return usageError("compile", "--kernels: " + llvm::toString(families.takeError()));
+  options.families = std::move(*families);
   if (specPath.empty())
     return usageError("compile",
                       "no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");

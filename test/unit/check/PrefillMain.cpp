@@ -40,14 +40,13 @@ int main(int argc, char **argv) {
   if (positional.size() > 3) {
     llvm::SmallVector<llvm::StringRef> names;
     llvm::SplitString(positional[3], names, ",");
-    for (llvm::StringRef n : names) {
-      std::optional<KernelFamily> f = parseKernelFamily(n);
-      if (!f) {
-        llvm::errs() << "unknown kernel family '" << n << "'\n";
-        return 1;
-      }
-      families.push_back(*f);
+    auto parsed = parseKernelFamilies(
+        llvm::to_vector(llvm::map_range(names, [](llvm::StringRef n) { return n.str(); })));
+    if (!parsed) {
+      llvm::errs() << llvm::toString(parsed.takeError()) << "\n";
+      return 1;
     }
+    families = std::move(*parsed);
   }
   runtime::CompilerOptions options;
   options.cacheDir = positional[1];
