@@ -39,15 +39,15 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::Reduce:
     return buildReduceKernel(b, module, symbol, *planReduce(spec, target, issues));
   case KernelFamily::Finish:
-    return buildFinishKernel(b, module, symbol, spec);
+    return buildFinishKernel(b, module, symbol, spec, target);
   case KernelFamily::Stage1:
   case KernelFamily::Stage2: {
     StageId stage = k.family == KernelFamily::Stage1 ? StageId::Stage1 : StageId::Stage2;
     GemmPlan plan = planGemm(spec, stage, target, issues);
     // sm_90a: mma.sync on operands dequantized to bf16 (Sm90GemmKernel.h).
     if (target.isNvptx())
-      return buildSm90GemmKernel(b, module, symbol, spec, plan);
-    return buildGemmKernel(b, module, symbol, spec, plan);
+      return buildSm90GemmKernel(b, module, symbol, spec, plan, target);
+    return buildGemmKernel(b, module, symbol, spec, plan, target);
   }
   }
   return nullptr;

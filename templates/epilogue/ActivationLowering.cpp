@@ -13,9 +13,20 @@ using namespace mlir;
 namespace moegen {
 namespace {
 
+/// A call of the LLVM intrinsic `name` on f32 operands. convert-gpu-to-nvvm
+/// turns the LLVM dialect's math ops (fabs, copysign, sqrt, ...) into
+/// libdevice calls, which moegen does not link; an intrinsic call passes
+/// through to the NVPTX backend, which has instructions for these.
+Value callIntrinsic(ImplicitLocOpBuilder &b, StringRef name, ValueRange operands) {
+  return LLVM::CallIntrinsicOp::create(b, operands.front().getType(), b.getStringAttr(name),
+                                       operands)
+      .getResult(0);
+}
+
 struct Emitter {
   ImplicitLocOpBuilder &b;
   const ActivationExpr &act;
+  const TargetInfo &target;
   Value gate, up;
 
   Value cst(double v) {
@@ -27,10 +38,28 @@ struct Emitter {
   // afn: a reciprocal-based division (v_rcp_f32) instead of the IEEE sequence;
   // the activation is compared with a tolerance anyway.
   Value div(Value x, Value y) { return arith::DivFOp::create(b, x, y, arith::FastMathFlags::afn); }
-  // v_exp_f32 / v_log_f32 (the target's own approximations; no device library).
-  Value exp2(Value x) { return ROCDL::ROCDLExp2::create(b, x.getType(), x); }
-  Value fabs(Value x) { return LLVM::FAbsOp::create(b, x.getType(), x); }
+  // The target's own approximations, no device library: v_exp_f32 / v_log_f32 on gfx950,
+  // ex2.approx.f32 / lg2.approx.f32 on sm_90a (2 ulp, subnormals kept).
+  Value exp2(Value x) {
+    if (target.isNvptx())
+      return callIntrinsic(b, "llvm.nvvm.ex2.approx.f32", x);
+    return ROCDL::ROCDLExp2::create(b, x.getType(), x);
+  }
+  Value log2(Value x) {
+    if (target.isNvptx())
+      return callIntrinsic(b, "llvm.nvvm.lg2.approx.f", x);
+    return ROCDL::ROCDLLog::create(b, x.getType(), x);
+  }
+  // v_sqrt_f32 on gfx950, sqrt.rn.f32 on sm_90a.
+  Value sqrt(Value x) {
+    if (target.isNvptx())
+      return callIntrinsic(b, "llvm.sqrt.f32", x);
+    return ROCDL::ROCDLSqrt::create(b, x.getType(), x);
+  }
+  Value fabs(Value x) { return emitFAbs(b, target, x); }
   Value copysign(Value mag, Value sign) {
+    if (target.isNvptx())
+      return callIntrinsic(b, "llvm.copysign.f32", {mag, sign});
     return LLVM::CopySignOp::create(b, mag.getType(), mag, sign);
   }
 
@@ -84,11 +113,11 @@ struct Emitter {
     case ExprFunc::Exp:
       return exp(a);
     case ExprFunc::Log:
-      return mul(ROCDL::ROCDLLog::create(b, a.getType(), a), cst(M_LN2));
+      return mul(log2(a), cst(M_LN2));
     case ExprFunc::Erf:
       return erf(a);
     case ExprFunc::Sqrt:
-      return ROCDL::ROCDLSqrt::create(b, a.getType(), a);
+      return sqrt(a);
     case ExprFunc::Abs:
       return fabs(a);
     // NaN-propagating, as the reference's min/max.
@@ -103,8 +132,15 @@ struct Emitter {
 
 } // namespace
 
-Value emitActivation(ImplicitLocOpBuilder &b, const ActivationExpr &act, Value gate, Value up) {
-  return Emitter{b, act, gate, up}.emit(*act.body);
+Value emitFAbs(ImplicitLocOpBuilder &b, const TargetInfo &target, Value x) {
+  if (target.isNvptx())
+    return callIntrinsic(b, "llvm.fabs.f32", x);
+  return LLVM::FAbsOp::create(b, x.getType(), x);
+}
+
+Value emitActivation(ImplicitLocOpBuilder &b, const ActivationExpr &act, const TargetInfo &target,
+                     Value gate, Value up) {
+  return Emitter{b, act, target, gate, up}.emit(*act.body);
 }
 
 } // namespace moegen

@@ -2,8 +2,9 @@
 //
 // Emits the activation expression of a spec as f32 arith/LLVM ops, the same
 // tree the reference evaluates. Transcendentals are built from exp2/log2 and
-// reciprocals (what the hardware has: v_exp_f32, v_log_f32, v_rcp_f32), so
-// no device library is needed:
+// reciprocals (what the hardware has: v_exp_f32, v_log_f32, v_rcp_f32 on
+// gfx950; ex2.approx, lg2.approx, rcp.approx on sm_90a), so no device library
+// is needed:
 //   exp(x)     = exp2(x log2 e)                   (exp2, log2: v_exp_f32, v_log_f32)
 //   sigmoid(x) = 1 / (1 + exp2(-x log2 e))
 //   tanh(x)    = sign(x) (1 - t) / (1 + t),  t = exp2(-2 |x| log2 e)
@@ -17,14 +18,19 @@
 #define MOEGEN_TEMPLATES_EPILOGUE_ACTIVATIONLOWERING_H
 
 #include "compiler/spec/Expr.h"
+#include "compiler/spec/TargetInfo.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace moegen {
 
-/// act(gate, up) for f32 values.
+/// |x| for an f32 value, in a form `target`'s lowering keeps (no libdevice
+/// call on sm_90a).
+mlir::Value emitFAbs(mlir::ImplicitLocOpBuilder &b, const TargetInfo &target, mlir::Value x);
+
+/// act(gate, up) for f32 values, with `target`'s transcendental instructions.
 mlir::Value emitActivation(mlir::ImplicitLocOpBuilder &b, const ActivationExpr &act,
-                           mlir::Value gate, mlir::Value up);
+                           const TargetInfo &target, mlir::Value gate, mlir::Value up);
 
 } // namespace moegen
 

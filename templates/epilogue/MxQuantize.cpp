@@ -2,6 +2,8 @@
 
 #include "templates/epilogue/MxQuantize.h"
 
+#include "templates/sm90/MxSoftwareConvert.h"
+
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -53,7 +55,15 @@ Value emitRoundUpScale(ImplicitLocOpBuilder &b, Value amaxBits, bool fp4) {
   return nanToFF(b, amaxBits, e);
 }
 
-Value emitFp4Byte(ImplicitLocOpBuilder &b, Value lo, Value hi, Value e) {
+Value emitFp4Byte(ImplicitLocOpBuilder &b, const TargetInfo &target, Value lo, Value hi, Value e) {
+  if (target.isNvptx()) {
+    Value inv = sm90::emitInverseScale(b, e);
+    Value loCode = sm90::emitE2m1Code(b, arith::MulFOp::create(b, lo, inv));
+    Value hiCode = sm90::emitE2m1Code(b, arith::MulFOp::create(b, hi, inv));
+    Value byte = arith::OrIOp::create(b, arith::AndIOp::create(b, loCode, i32(b, 0xF)),
+                                      arith::ShLIOp::create(b, hiCode, i32(b, 4)));
+    return arith::TruncIOp::create(b, b.getI8Type(), byte);
+  }
   Value src =
       vector::FromElementsOp::create(b, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
   Value packed = amdgpu::PackedScaledTruncOp::create(
@@ -62,7 +72,12 @@ Value emitFp4Byte(ImplicitLocOpBuilder &b, Value lo, Value hi, Value e) {
   return vector::ExtractOp::create(b, bytes, ArrayRef<int64_t>{0});
 }
 
-Value emitFp8Byte(ImplicitLocOpBuilder &b, Value v, Value e) {
+Value emitFp8Byte(ImplicitLocOpBuilder &b, const TargetInfo &target, Value v, Value e) {
+  if (target.isNvptx()) {
+    // The software encoding saturates at 448 itself.
+    Value code = sm90::emitE4m3Code(b, arith::MulFOp::create(b, v, sm90::emitInverseScale(b, e)));
+    return arith::TruncIOp::create(b, b.getI8Type(), code);
+  }
   // v_cvt_scalef32_pk_fp8_f32 divides by the scale but does not saturate:
   // clamp to 448 * 2^(e-127) = 1.75 * 2^(e+8-127) first, built from bits so
   // that e = 0 is exact too.

@@ -10,6 +10,8 @@
 #ifndef MOEGEN_TEMPLATES_EPILOGUE_MXQUANTIZE_H
 #define MOEGEN_TEMPLATES_EPILOGUE_MXQUANTIZE_H
 
+#include "compiler/spec/TargetInfo.h"
+
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace moegen {
@@ -24,12 +26,14 @@ mlir::Value emitEpilogueScale(mlir::ImplicitLocOpBuilder &b, mlir::Value amaxBit
 mlir::Value emitRoundUpScale(mlir::ImplicitLocOpBuilder &b, mlir::Value amaxBits, bool fp4);
 
 /// Two f32 values (elements 2j and 2j+1) to one fp4x2 byte, divided by
-/// 2^(e-127) with round-to-nearest-even and saturation at 6.
-mlir::Value emitFp4Byte(mlir::ImplicitLocOpBuilder &b, mlir::Value lo, mlir::Value hi,
-                        mlir::Value e);
+/// 2^(e-127) with round-to-nearest-even and saturation at 6: the scaled
+/// conversion on gfx950, the software encoding (templates/sm90) on sm_90a.
+mlir::Value emitFp4Byte(mlir::ImplicitLocOpBuilder &b, const TargetInfo &target, mlir::Value lo,
+                        mlir::Value hi, mlir::Value e);
 
 /// One f32 value to an e4m3fn byte, divided by 2^(e-127), clamped to 448.
-mlir::Value emitFp8Byte(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::Value e);
+mlir::Value emitFp8Byte(mlir::ImplicitLocOpBuilder &b, const TargetInfo &target, mlir::Value v,
+                        mlir::Value e);
 
 } // namespace moegen
 

@@ -13,7 +13,7 @@ using arith::CmpIPredicate;
 namespace moegen {
 
 gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
-                                 const MoeSpec &spec) {
+                                 const MoeSpec &spec, const TargetInfo &target) {
   const StageSchedule &s = spec.stage1;
   const int64_t I = spec.problem.interDim, topk = spec.problem.topk;
   const int64_t colBlocks = I / 32;
@@ -64,7 +64,7 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
       g = g ? arith::AddFOp::create(b, g, gk) : gk;
       u = u ? arith::AddFOp::create(b, u, uk) : uk;
     }
-    Value v = emitActivation(b, spec.activation, g, u);
+    Value v = emitActivation(b, spec.activation, target, g, u);
     if (weight)
       v = arith::MulFOp::create(b, v, weight);
     vals.push_back(v);
@@ -77,15 +77,15 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
   } else {
     Value amax = a.f32(0.0f);
     for (Value v : vals)
-      amax = arith::MaximumFOp::create(b, amax, LLVM::FAbsOp::create(b, f32, v));
+      amax = arith::MaximumFOp::create(b, amax, emitFAbs(b, target, v));
     Value e = emitRoundUpScale(b, arith::BitcastOp::create(b, i32, amax), fp4);
     if (fp4) {
       for (int64_t c = 0; c < 32; c += 2)
-        store(emitFp4Byte(b, vals[c], vals[c + 1], e), out,
+        store(emitFp4Byte(b, target, vals[c], vals[c + 1], e), out,
               a.add(rowBase, a.add(a.mul(cb, a.idx(16)), a.idx(c / 2))));
     } else {
       for (int64_t c = 0; c < 32; ++c)
-        store(emitFp8Byte(b, vals[c], e), out,
+        store(emitFp8Byte(b, target, vals[c], e), out,
               a.add(rowBase, a.add(a.mul(cb, a.idx(32)), a.idx(c))));
     }
     store(arith::TruncIOp::create(b, i8, e), outScale,

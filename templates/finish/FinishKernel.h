@@ -27,7 +27,8 @@
 namespace moegen {
 
 mlir::gpu::GPUFuncOp buildFinishKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
-                                       llvm::StringRef symbol, const MoeSpec &spec);
+                                       llvm::StringRef symbol, const MoeSpec &spec,
+                                       const TargetInfo &target);
 
 /// The e8m0 byte of a block's amax (f32 bits as i32) with the RoundUp rule:
 /// the smallest power of two s with max * 2^s >= amax, where max is 6 (fp4)

@@ -26,6 +26,7 @@ struct GemmBuilder {
   Arith a;
   const MoeSpec &spec;
   const GemmPlan &p;
+  const TargetInfo &target;
   const StageSchedule &s;
   bool stage1;
   int64_t K, N, I, topk;
@@ -41,8 +42,10 @@ struct GemmBuilder {
   Value laneWeightRow, laneWeightBytes;
   Value ldsA; // A tiles, then the k_wave reduction scratch
 
-  GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p)
-      : b(b), a{b}, spec(spec), p(p), s(p.schedule), stage1(p.stage == StageId::Stage1) {
+  GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p,
+              const TargetInfo &target)
+      : b(b), a{b}, spec(spec), p(p), target(target), s(p.schedule),
+        stage1(p.stage == StageId::Stage1) {
     K = p.k;
     N = p.n;
     I = spec.problem.interDim;
@@ -512,7 +515,7 @@ struct GemmBuilder {
         for (int64_t nt = 0; nt < nTiles; ++nt) {
           Value v;
           if (stage1)
-            v = emitActivation(b, spec.activation, element(acc[accIndex(mt, nt, 0)], r),
+            v = emitActivation(b, spec.activation, target, element(acc[accIndex(mt, nt, 0)], r),
                                element(acc[accIndex(mt, nt, 1)], r));
           else
             v = element(acc[accIndex(mt, nt, 0)], r);
@@ -559,7 +562,7 @@ struct GemmBuilder {
     for (int64_t cb = 0; cb < nTiles / tilesPerBlock; ++cb) {
       Value amax;
       for (int64_t h = 0; h < tilesPerBlock; ++h) {
-        Value v = LLVM::FAbsOp::create(b, f32(), vals[tilesPerBlock * cb + h]);
+        Value v = emitFAbs(b, target, vals[tilesPerBlock * cb + h]);
         amax = amax ? arith::MaximumFOp::create(b, amax, v) : v;
       }
       for (int32_t off = M / 2; off >= 1; off /= 2) // across the M lanes of the row
@@ -571,13 +574,13 @@ struct GemmBuilder {
         Value col = a.add(a.add(firstCol, a.idx(h * M)), laneRow);
         if (fp4) {
           // Columns 2j and 2j+1 sit in adjacent lanes; the even one stores.
-          Value byte = emitFp4Byte(b, v, shuffleXor(v, 1), e);
+          Value byte = emitFp4Byte(b, target, v, shuffleXor(v, 1), e);
           Value cond = arith::AndIOp::create(b, row.valid, isEven);
           ifThen(cond, [&] {
             store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
           });
         } else {
-          Value byte = emitFp8Byte(b, v, e);
+          Value byte = emitFp8Byte(b, target, v, e);
           ifThen(row.valid, [&] { store(byte, out, a.add(a.mul(pair, a.idx(I)), col)); });
         }
       }
@@ -658,7 +661,8 @@ struct GemmBuilder {
 } // namespace
 
 gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
-                               const MoeSpec &spec, const GemmPlan &plan) {
+                               const MoeSpec &spec, const GemmPlan &plan,
+                               const TargetInfo &target) {
   MLIRContext *ctx = b.getContext();
   bool stage1 = plan.stage == StageId::Stage1;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
@@ -673,7 +677,7 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   SmallVector<MemRefType> lds = {ldsBufferType(ctx, i8, plan.ldsAllocBytes)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds);
-  GemmBuilder(b, spec, plan).build(func);
+  GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }
 

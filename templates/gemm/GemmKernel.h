@@ -48,7 +48,7 @@ namespace moegen {
 
 mlir::gpu::GPUFuncOp buildGemmKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
                                      llvm::StringRef symbol, const MoeSpec &spec,
-                                     const GemmPlan &plan);
+                                     const GemmPlan &plan, const TargetInfo &target);
 
 } // namespace moegen
 

@@ -40,6 +40,7 @@ struct Sm90GemmBuilder {
   const GemmPlan &p;
   const StageSchedule &s;
   const Sm90GemmLayout &l;
+  const TargetInfo &target;
   bool stage1;
   int64_t K, N, I, topk, halves, groupThreads;
 
@@ -47,8 +48,9 @@ struct Sm90GemmBuilder {
       outScale, tokens;
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
 
-  Sm90GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p)
-      : b(b), a{b}, spec(spec), p(p), s(p.schedule), l(p.sm90),
+  Sm90GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p,
+                  const TargetInfo &target)
+      : b(b), a{b}, spec(spec), p(p), s(p.schedule), l(p.sm90), target(target),
         stage1(p.stage == StageId::Stage1) {
     K = p.k;
     N = p.n;
@@ -371,7 +373,7 @@ struct Sm90GemmBuilder {
           std::array<Value, 2> v;
           for (int64_t c = 0; c < 2; ++c) {
             int64_t r = 2 * hr + c;
-            v[c] = stage1 ? emitActivation(b, spec.activation, acc[accIndex(mt, nt, 0, r)],
+            v[c] = stage1 ? emitActivation(b, spec.activation, target, acc[accIndex(mt, nt, 0, r)],
                                            acc[accIndex(mt, nt, 1, r)])
                           : acc[accIndex(mt, nt, 0, r)];
             if (weight)
@@ -413,7 +415,7 @@ struct Sm90GemmBuilder {
       Value amax;
       for (int64_t h = 0; h < 4; ++h)
         for (Value v : vals[4 * cb + h]) {
-          Value m = LLVM::FAbsOp::create(b, f32(), v);
+          Value m = emitFAbs(b, target, v);
           amax = amax ? arith::MaximumFOp::create(b, amax, m) : m;
         }
       for (int32_t off : {1, 2}) // across the quad
@@ -425,13 +427,13 @@ struct Sm90GemmBuilder {
         const std::array<Value, 2> &v = vals[4 * cb + h];
         ifThen(row.valid, [&] {
           if (fp4) {
-            Value byte = emitFp4Byte(b, v[0], v[1], e);
+            Value byte = emitFp4Byte(b, target, v[0], v[1], e);
             store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
             return;
           }
           Value base = a.add(a.mul(pair, a.idx(I)), col);
-          store(emitFp8Byte(b, v[0], e), out, base);
-          store(emitFp8Byte(b, v[1], e), out, a.add(base, a.idx(1)));
+          store(emitFp8Byte(b, target, v[0], e), out, base);
+          store(emitFp8Byte(b, target, v[1], e), out, a.add(base, a.idx(1)));
         });
       }
       // The quad's first lane writes the scale at the row's sorted position
@@ -501,7 +503,8 @@ struct Sm90GemmBuilder {
 } // namespace
 
 gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                                   StringRef symbol, const MoeSpec &spec, const GemmPlan &plan) {
+                                   StringRef symbol, const MoeSpec &spec, const GemmPlan &plan,
+                                   const TargetInfo &target) {
   MLIRContext *ctx = b.getContext();
   bool stage1 = plan.stage == StageId::Stage1;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
@@ -517,7 +520,7 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, shared);
   func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(16));
-  Sm90GemmBuilder(b, spec, plan).build(func);
+  Sm90GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }
 

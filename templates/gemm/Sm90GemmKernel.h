@@ -35,7 +35,8 @@ namespace moegen {
 
 mlir::gpu::GPUFuncOp buildSm90GemmKernel(mlir::ImplicitLocOpBuilder &b,
                                          mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
-                                         const MoeSpec &spec, const GemmPlan &plan);
+                                         const MoeSpec &spec, const GemmPlan &plan,
+                                         const TargetInfo &target);
 
 } // namespace moegen
 

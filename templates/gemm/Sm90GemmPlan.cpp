@@ -34,8 +34,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
                      " registers the sm_90a mma.sync kernel keeps per thread");
   if (stage1 && s.kBatch > 1)
     fail("k_batch", "k_batch=" + str(s.kBatch) +
-                        " makes stage1 write split-K partials for the finish kernel, which has "
-                        "no sm_90a template yet; use k_batch=1 on sm_90a");
+                        " splits stage1 into partials for the finish kernel, which the sm_90a "
+                        "stage1 does not write yet; use k_batch=1 on sm_90a");
   l.aRows = s.tileM;
   l.bRows = halves * s.tileN;
   l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;

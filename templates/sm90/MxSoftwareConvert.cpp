@@ -81,13 +81,17 @@ Value emitE4m3Code(ImplicitLocOpBuilder &b, Value v) {
   return a.bitOr(code, signBit(a, v, 7));
 }
 
+Value emitInverseScale(ImplicitLocOpBuilder &b, Value scaleByte) {
+  Arith a{b};
+  // 1 / 2^(byte - 127) = 2^(127 - byte): biased exponent 254 - byte.
+  Value biased = arith::MaxSIOp::create(b, a.sub(a.i32(254), scaleByte), a.i32(1));
+  return arith::BitcastOp::create(b, b.getF32Type(), a.shl(biased, a.i32(23)));
+}
+
 llvm::SmallVector<Value> emitMxBlockWords(ImplicitLocOpBuilder &b, Value block, Value scaleByte,
                                           bool fp4) {
   Arith a{b};
-  // 1 / 2^(byte - 127) = 2^(127 - byte): biased exponent 254 - byte, exact
-  // for bytes 0..253 (all a finite block's RoundUp scale can be).
-  Value biased = arith::MaxSIOp::create(b, a.sub(a.i32(254), scaleByte), a.i32(1));
-  Value inv = arith::BitcastOp::create(b, b.getF32Type(), a.shl(biased, a.i32(23)));
+  Value inv = emitInverseScale(b, scaleByte);
   const int64_t n = 32;
   llvm::SmallVector<Value> codes;
   for (int64_t i = 0; i < n; ++i) {

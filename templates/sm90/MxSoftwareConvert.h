@@ -22,6 +22,10 @@ mlir::Value emitE2m1Code(mlir::ImplicitLocOpBuilder &b, mlir::Value v);
 /// 0x7F (sign kept).
 mlir::Value emitE4m3Code(mlir::ImplicitLocOpBuilder &b, mlir::Value v);
 
+/// 2^(127 - scaleByte) as f32 (scaleByte an i32): the exact reciprocal of an
+/// e8m0 scale for bytes 0..253, all a finite block's scale can be.
+mlir::Value emitInverseScale(mlir::ImplicitLocOpBuilder &b, mlir::Value scaleByte);
+
 /// The 32 elements of `block` (vector<32xf32>) divided by the e8m0 scale
 /// `scaleByte` (i32, 0..254; 255 yields codes of no meaning, as the scale
 /// decodes to NaN) and encoded: 4 i32 words of fp4x2 (element 2j in the low

@@ -57,10 +57,10 @@ TEST(Sm90aTarget, OnlyPortedFamiliesHaveTemplates) {
   EXPECT_TRUE(hasTemplateFor(KernelFamily::QuantInput, sm90));
   EXPECT_TRUE(hasTemplateFor(KernelFamily::QuantInter, sm90));
   EXPECT_TRUE(hasTemplateFor(KernelFamily::Reduce, sm90));
-  EXPECT_FALSE(hasTemplateFor(KernelFamily::Finish, sm90));
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::Finish, sm90));
   EXPECT_FALSE(hasTemplateFor(KernelFamily::Sort, sm90));
   EXPECT_FALSE(hasTemplateFor(KernelFamily::Stage1, sm90));
-  EXPECT_EQ(familiesWithTemplates(sm90), "quant_input, quant_inter, reduce");
+  EXPECT_EQ(familiesWithTemplates(sm90), "quant_input, finish, quant_inter, reduce");
   for (KernelFamily f : allKernelFamilies())
     EXPECT_TRUE(hasTemplateFor(f, TargetInfo::defaultTarget())) << toString(f).str();
 }
@@ -85,7 +85,7 @@ TEST(Sm90aTarget, VerifierRefusesUnportedFamiliesByName) {
   EXPECT_EQ(std::find(refused.begin(), refused.end(), "quant_input"), refused.end());
   ASSERT_FALSE(issues.empty());
   EXPECT_EQ(issues.front().str(), "sort_count: kernel family 'sort_count' has no sm_90a template "
-                                  "yet (sm_90a has: quant_input, quant_inter, reduce)");
+                                  "yet (sm_90a has: quant_input, finish, quant_inter, reduce)");
   // The same layer on gfx950 is valid.
   EXPECT_TRUE(checkLayer(small(), TargetInfo::defaultTarget()).empty());
 }
