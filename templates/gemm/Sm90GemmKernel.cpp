@@ -28,8 +28,8 @@ constexpr int64_t kStride = Sm90GemmLayout::kRowStride;
 struct StageUnit {
   Value global; // A: element (bf16) or byte offset at K = 0; B: byte offset at K = 0
   Value scaleRow;
-  Value valid;  // A only: a routed row (padding rows stage zeros)
-  Value shared; // i32 index of the unit within the K-group's staging
+  Value valid;   // A only: a routed row (padding rows stage zeros)
+  Value shared;  // i32 index of the unit within the K-group's staging
   Value inRange; // null when every thread has this unit
 };
 
@@ -126,9 +126,9 @@ struct Sm90GemmBuilder {
       row = a.select(ri.valid, row, a.idx(0));
       StageUnit su;
       // bf16 A is addressed in elements, MX A in bytes.
-      su.global = p.aFormat == DType::BF16
-                      ? a.add(a.mul(row, a.idx(K)), a.mul(u, a.idx(8)))
-                      : a.add(a.mul(row, a.idx(aRowBytes())), a.mul(u, a.idx(unitBytes(p.aFormat))));
+      su.global = p.aFormat == DType::BF16 ? a.add(a.mul(row, a.idx(K)), a.mul(u, a.idx(8)))
+                                           : a.add(a.mul(row, a.idx(aRowBytes())),
+                                                   a.mul(u, a.idx(unitBytes(p.aFormat))));
       su.scaleRow = stage1 ? a.select(ri.valid, ri.token, a.idx(0)) : ri.sortedPos;
       su.valid = ri.valid;
       su.shared = a.add(a.mul(r, a.idx(kStride / 4)), a.mul(u, a.idx(4)));
@@ -167,8 +167,8 @@ struct Sm90GemmBuilder {
     for (int64_t e = 0; e < 8; ++e) {
       Value word = words[fp4 ? 0 : e / 4];
       int64_t bits = fp4 ? 4 : 8, shift = fp4 ? 4 * e : 8 * (e % 4);
-      Value code = arith::AndIOp::create(
-          b, arith::ShRUIOp::create(b, word, a.i32(shift)), a.i32((1 << bits) - 1));
+      Value code = arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, a.i32(shift)),
+                                         a.i32((1 << bits) - 1));
       Value v = fp4 ? sm90::emitE2m1ToF32(b, code) : sm90::emitE4m3ToF32(b, code);
       v = arith::MulFOp::create(b, v, scale);
       vals.push_back(arith::TruncFOp::create(b, b.getBF16Type(), v));
@@ -197,8 +197,8 @@ struct Sm90GemmBuilder {
         bf = vload(v8bf16, mem, a.add(u.global, a.mul(kb, a.idx(kChunk))), 16);
       } else {
         Value off = a.add(u.global, a.mul(kb, a.idx(4 * 256))); // 4 chunks of 8 per block
-        bf = vector::BitCastOp::create(
-            b, v8bf16, vload(VectorType::get({16}, b.getI8Type()), mem, off, 16));
+        bf = vector::BitCastOp::create(b, v8bf16,
+                                       vload(VectorType::get({16}, b.getI8Type()), mem, off, 16));
       }
     } else {
       bool fp4 = format == DType::MXFP4;
@@ -272,8 +272,7 @@ struct Sm90GemmBuilder {
           Value base = a.add(a.add(groupBase, a.mul(row, a.idx(kStride / 4))), colWord);
           SmallVector<Value, 2> bFrag = {lds32(base), lds32(a.add(base, a.idx(4)))};
           for (int64_t mt = 0; mt < l.mTiles; ++mt)
-            mma(aFrags[mt], bFrag,
-                MutableArrayRef<Value>(acc).slice(accIndex(mt, nt, half, 0), 4));
+            mma(aFrags[mt], bFrag, MutableArrayRef<Value>(acc).slice(accIndex(mt, nt, half, 0), 4));
         }
     }
   }
@@ -282,8 +281,8 @@ struct Sm90GemmBuilder {
     SmallVector<StageUnit> aUnits = planAUnits();
     SmallVector<StageUnit> bUnits = planBUnits();
     Value groupBase = a.mul(waveK, a.idx(l.stagingBytes / 4));
-    Value kBlock0 = a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))),
-                           a.idx(kChunk));
+    Value kBlock0 =
+        a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))), a.idx(kChunk));
     Value zero = a.f32(0.0f);
     SmallVector<Value> init(l.accRegs, zero);
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kPerWave / kChunk), a.idx(1), init);
@@ -359,7 +358,41 @@ struct Sm90GemmBuilder {
         ValueRange{arith::TruncFOp::create(b, bf, x), arith::TruncFOp::create(b, bf, y)});
   }
 
+  /// Stage 1 with k_batch > 1: the pre-activation gate/up sums of this
+  /// split, f32 [T*topk, 2I] (FinishKernel.h): added atomically into one
+  /// buffer, or stored into split bid.z's own buffer (deterministic mode).
+  void storePartials(ArrayRef<Value> acc) {
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    bool atomic = s.kBatchMode == KBatchMode::Atomic;
+    Value splitBase =
+        atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
+    for (int64_t mt = 0; mt < l.mTiles; ++mt)
+      for (int64_t hr = 0; hr < 2; ++hr) {
+        GemmRowInfo row = rowInfo(a.add(a.idx(mt * 16 + 8 * hr), quadRow));
+        Value rowBase =
+            a.add(splitBase, a.mul(a.add(a.mul(row.token, a.idx(topk)), row.slot), a.idx(2 * I)));
+        ifThen(row.valid, [&] {
+          for (int64_t nt = 0; nt < l.nTiles; ++nt)
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t c = 0; c < 2; ++c) {
+                Value col =
+                    a.add(a.add(colBase, a.idx(nt * 8 + half * I + c)), a.mul(quadCol, a.idx(2)));
+                Value v = acc[accIndex(mt, nt, half, 2 * hr + c)];
+                Value index = a.add(rowBase, col);
+                if (atomic)
+                  LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd,
+                                            elementPtr(out, f32(), index), v,
+                                            LLVM::AtomicOrdering::monotonic, "device", 4);
+                else
+                  store(v, out, index);
+              }
+        });
+      }
+  }
+
   void epilogue(ArrayRef<Value> acc) {
+    if (stage1 && s.kBatch > 1)
+      return storePartials(acc);
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
     bool applyWeight = stage1 == spec.problem.doweightStage1;
     for (int64_t mt = 0; mt < l.mTiles; ++mt)
@@ -483,8 +516,7 @@ struct Sm90GemmBuilder {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(tiles.getBody());
       bidM = tiles.getInductionVar();
-      Value sortBlock =
-          p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
+      Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
       expert = a.toIndex(load(sortedExperts, sortBlock));
       ifThen(a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts)), [&] {
         SmallVector<Value> acc = reduceKWaves(mainLoop());
@@ -509,7 +541,9 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   bool stage1 = plan.stage == StageId::Stage1;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
   Type aElem = isMX(plan.aFormat) ? i8 : bf16;
-  Type outElem = stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8 : bf16;
+  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
+                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
+                                                                          : bf16;
   SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};
   if (stage1)
     elems.push_back(i8);

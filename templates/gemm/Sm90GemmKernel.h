@@ -22,7 +22,8 @@
 // shared memory in group order, then the epilogue of GemmKernel.h runs on
 // the mma.sync accumulator layout: stage 1 activation (and weight), bf16
 // rows or fused MX quantization (in-epilogue scale rule); stage 2 weight,
-// then packed bf16x2 atomic adds (reduce=atomic) or per-slot bf16 rows.
+// then packed bf16x2 atomic adds (reduce=atomic) or per-slot bf16 rows;
+// stage 1 with k_batch > 1 writes f32 gate/up partials for the finish kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMKERNEL_H

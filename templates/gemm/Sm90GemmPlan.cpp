@@ -28,14 +28,10 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.nTiles = l.nPerWarp / 8;
   l.accRegs = l.mTiles * l.nTiles * 4 * halves;
   if (l.accRegs > Sm90GemmLayout::kMaxAccRegs)
-    fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) + " gives each of " +
-                     str(p.nWaves) + " warps " + str(l.accRegs) +
-                     " f32 accumulators, over the " + str(Sm90GemmLayout::kMaxAccRegs) +
+    fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) + " gives each of " + str(p.nWaves) +
+                     " warps " + str(l.accRegs) + " f32 accumulators, over the " +
+                     str(Sm90GemmLayout::kMaxAccRegs) +
                      " registers the sm_90a mma.sync kernel keeps per thread");
-  if (stage1 && s.kBatch > 1)
-    fail("k_batch", "k_batch=" + str(s.kBatch) +
-                        " splits stage1 into partials for the finish kernel, which the sm_90a "
-                        "stage1 does not write yet; use k_batch=1 on sm_90a");
   l.aRows = s.tileM;
   l.bRows = halves * s.tileN;
   l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
@@ -44,8 +40,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.sharedBytes = std::max(s.kWave * l.stagingBytes, l.reductionBytes);
   if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
-                    str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) +
-                    ", k_wave reduction " + str(l.reductionBytes) + "), over the " +
+                    str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
+                    str(l.reductionBytes) + "), over the " +
                     str(Sm90GemmLayout::kStaticSharedBytes) +
                     "-byte static shared memory of the sm_90a GEMM");
   return l;

@@ -15,7 +15,6 @@
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
 #define MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
 
-#include "llvm/ADT/Twine.h" // ScheduleIssue.h concatenates a StringRef
 #include "templates/ScheduleIssue.h"
 
 #include <cstdint>
@@ -36,12 +35,12 @@ struct Sm90GemmLayout {
   /// would spill.
   static constexpr int64_t kMaxAccRegs = 128;
 
-  int64_t nPerWarp = 0;    // output columns of one warp (per stage-1 half)
-  int64_t mTiles = 0;      // 16-row MMA tiles per warp
-  int64_t nTiles = 0;      // 8-column MMA tiles per warp and half
-  int64_t accRegs = 0;     // f32 accumulators per thread
-  int64_t aRows = 0;       // staged A rows per K-group (tile_m)
-  int64_t bRows = 0;       // staged weight rows per K-group (tile_n, twice in stage 1)
+  int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
+  int64_t mTiles = 0;         // 16-row MMA tiles per warp
+  int64_t nTiles = 0;         // 8-column MMA tiles per warp and half
+  int64_t accRegs = 0;        // f32 accumulators per thread
+  int64_t aRows = 0;          // staged A rows per K-group (tile_m)
+  int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
   int64_t stagingBytes = 0;   // per K-group
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction

@@ -106,7 +106,8 @@ public:
       : backend(backend), spec(spec), opts(opts), target(target), set(set),
         launchers(launchers), dev{backend, {}} {}
 
-  llvm::Expected<std::vector<StageLine>> run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels);
+  llvm::Expected<std::vector<StageLine>> run(int64_t T,
+                                             llvm::ArrayRef<runtime::KernelHandle *> kernels);
 
 private:
   Backend &backend;
@@ -125,9 +126,10 @@ private:
                                                        int64_t T);
 };
 
-llvm::Expected<std::function<llvm::Error()>>
-GemmCase::prepare(KernelFamily family, const runtime::KernelHandle &kernel,
-                  const runtime::WorkspaceLayout &ws, int64_t T) {
+llvm::Expected<std::function<llvm::Error()>> GemmCase::prepare(KernelFamily family,
+                                                               const runtime::KernelHandle &kernel,
+                                                               const runtime::WorkspaceLayout &ws,
+                                                               int64_t T) {
   auto launch = launchers[size_t(family)](spec, set, target);
   if (!launch)
     return launch.takeError();
@@ -225,10 +227,9 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
     std::vector<uint8_t> scales = num::e8m0Shuffle(in->a1.scales, T, K / 32);
     put = llvm::joinErrors(std::move(put),
                            dev.put(region(ws.inputQ), in->a1.data.data(), in->a1.data.size()));
-    put = llvm::joinErrors(
-        std::move(put),
-        dev.put(region(ws.inputQScale), scales.data(),
-                std::min<size_t>(scales.size(), ws.inputQScale.bytes)));
+    put = llvm::joinErrors(std::move(put),
+                           dev.put(region(ws.inputQScale), scales.data(),
+                                   std::min<size_t>(scales.size(), ws.inputQScale.bytes)));
   } else {
     num::HostTensor hidden = num::makeBf16({T, K}, in->hidden);
     auto h = dev.alloc(hidden.data.size(), 0);
@@ -240,8 +241,10 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   if (put)
     return std::move(put);
   const num::PackedSizes sizes = num::packedSizes(spec);
-  for (auto [v, bytes] : {std::pair{ArgValue::W1, sizes.w1}, {ArgValue::W1Scale, sizes.w1Scale},
-                          {ArgValue::W2, sizes.w2}, {ArgValue::W2Scale, sizes.w2Scale}}) {
+  for (auto [v, bytes] : {std::pair{ArgValue::W1, sizes.w1},
+                          {ArgValue::W1Scale, sizes.w1Scale},
+                          {ArgValue::W2, sizes.w2},
+                          {ArgValue::W2Scale, sizes.w2Scale}}) {
     auto p = dev.alloc(bytes, 0);
     if (!p)
       return p.takeError();
@@ -333,13 +336,13 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   for (float v : num::decode(ref2->perSlot))
     largest = std::max(largest, std::fabs(double(v)));
   num::CompareOptions tol2 = num::stage2Tolerance(atomic, topk, largest);
-  num::HostTensor got2{num::ElemFormat::BF16, perSlot ? std::vector<int64_t>{T, topk, K}
-                                                      : std::vector<int64_t>{T, K},
-                       std::move(*s2Out), {}};
+  num::HostTensor got2{num::ElemFormat::BF16,
+                       perSlot ? std::vector<int64_t>{T, topk, K} : std::vector<int64_t>{T, K},
+                       std::move(*s2Out),
+                       {}};
   got2 = pickTokens(got2, picked, perSlot ? topk : 1);
-  auto cmp2 = perSlot
-                  ? num::compareTensors(ref2->perSlot, got2, ref1->pairRouted, tol2)
-                  : num::compareTensors(ref2->out, got2, {}, tol2);
+  auto cmp2 = perSlot ? num::compareTensors(ref2->perSlot, got2, ref1->pairRouted, tol2)
+                      : num::compareTensors(ref2->out, got2, {}, tol2);
   if (!cmp2)
     return cmp2.takeError();
   lines[1].cmp = *cmp2;
