@@ -6,6 +6,7 @@
 
 #include "templates/finish/FinishKernel.h"
 #include "templates/gemm/GemmKernel.h"
+#include "templates/gemm/Sm90GemmKernel.h"
 #include "templates/quant/QuantKernel.h"
 #include "templates/reduce/ReduceKernel.h"
 #include "templates/sort/SortKernel.h"
@@ -40,11 +41,14 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::Finish:
     return buildFinishKernel(b, module, symbol, spec, target);
   case KernelFamily::Stage1:
-    return buildGemmKernel(b, module, symbol, spec, planGemm(spec, StageId::Stage1, target, issues),
-                           target);
-  case KernelFamily::Stage2:
-    return buildGemmKernel(b, module, symbol, spec, planGemm(spec, StageId::Stage2, target, issues),
-                           target);
+  case KernelFamily::Stage2: {
+    StageId stage = k.family == KernelFamily::Stage1 ? StageId::Stage1 : StageId::Stage2;
+    GemmPlan plan = planGemm(spec, stage, target, issues);
+    // sm_90a: mma.sync on operands dequantized to bf16 (Sm90GemmKernel.h).
+    if (target.isNvptx())
+      return buildSm90GemmKernel(b, module, symbol, spec, plan, target);
+    return buildGemmKernel(b, module, symbol, spec, plan, target);
+  }
   }
   return nullptr;
 }

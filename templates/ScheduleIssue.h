@@ -4,6 +4,8 @@
 
 #include "compiler/spec/KernelFamily.h"
 
+#include "llvm/ADT/Twine.h"
+
 #include <string>
 #include <vector>
 

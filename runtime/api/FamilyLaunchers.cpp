@@ -102,6 +102,24 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   return w;
 }
 
+std::optional<ArgValue> commonArgBinding(llvm::StringRef name) {
+  static const std::pair<llvm::StringRef, ArgValue> kCommon[] = {
+      {"topk_ids", ArgValue::TopkIds},
+      {"topk_weights", ArgValue::TopkWeights},
+      {"sorted_ids", ArgValue::SortedIds},
+      {"sorted_weights", ArgValue::SortedWeights},
+      {"sorted_experts", ArgValue::SortedExperts},
+      {"num_valid_ids", ArgValue::NumValidIds},
+      {"chunk_counts", ArgValue::SortCounts},
+      {"expert_totals", ArgValue::SortTotals},
+      {"tokens", ArgValue::Tokens},
+  };
+  for (const auto &[n, v] : kCommon)
+    if (n == name)
+      return v;
+  return std::nullopt;
+}
+
 FamilyLaunchers builtinLaunchers() {
   FamilyLaunchers t;
   // The sorting kernels: per token chunk, per expert, per token chunk; the

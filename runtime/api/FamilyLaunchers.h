@@ -35,6 +35,10 @@ struct LayerPlan {
   bool atomicOutput() const { return stage2 && !reduce; }
 };
 
+/// What an argument name every family binds alike ("sorted_ids",
+/// "num_valid_ids", "tokens", ...) is bound to; nullopt for other names.
+std::optional<ArgValue> commonArgBinding(llvm::StringRef name);
+
 /// A launcher per family, indexed by KernelFamily.
 using FamilyLaunchers = std::array<FamilyLauncher, kNumKernelFamilies>;
 

@@ -25,19 +25,6 @@ llvm::Error argError(const llvm::Twine &msg) {
                                  "MoeLayer::run: " + msg);
 }
 
-/// Argument names every family binds alike.
-const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
-    {"topk_ids", ArgValue::TopkIds},
-    {"topk_weights", ArgValue::TopkWeights},
-    {"sorted_ids", ArgValue::SortedIds},
-    {"sorted_weights", ArgValue::SortedWeights},
-    {"sorted_experts", ArgValue::SortedExperts},
-    {"num_valid_ids", ArgValue::NumValidIds},
-    {"chunk_counts", ArgValue::SortCounts},
-    {"expert_totals", ArgValue::SortTotals},
-    {"tokens", ArgValue::Tokens},
-};
-
 /// The alignment a pointer value must have: its element size, 16 where the
 /// kernels load 16-byte vectors.
 size_t alignmentOf(ArgValue v) {
@@ -229,9 +216,8 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
       for (const auto &[name, v] : family->bindings)
         if (name == a.name)
           value = v;
-      for (const auto &[name, v] : kCommonBindings)
-        if (!value && name == a.name)
-          value = v;
+      if (!value)
+        value = commonArgBinding(a.name);
       if (!value)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "MoeLayer: argument '%s' of kernel %s has no binding",

@@ -39,8 +39,14 @@ struct KernelSet {
   std::vector<CacheKey> keys;
   std::vector<std::shared_ptr<const KernelBinary>> kernels;
 
-  /// The kernel of a family, or null.
-  std::shared_ptr<const KernelBinary> find(KernelFamily family) const;
+  /// The kernel of a family, or null. Inline: tools that only plan a
+  /// layer's launches (tools/cuda-check) link no cache.
+  std::shared_ptr<const KernelBinary> find(KernelFamily family) const {
+    for (const auto &k : kernels)
+      if (k->meta.family == family)
+        return k;
+    return nullptr;
+  }
 };
 
 /// One kernel a unit will produce, known before compiling it.

@@ -80,38 +80,6 @@ StageCheck exactCheck(llvm::StringRef name, int64_t mismatches, int64_t compared
 
 } // namespace
 
-num::CompareOptions stageTolerance(DType format, bool quantized) {
-  num::CompareOptions o;
-  if (!quantized) {
-    // bf16 output: one rounding (2^-8 relative) plus f32 accumulation order
-    // and the activation's hardware exp/rcp.
-    o.rtol = 2e-2;
-    o.atol = 1e-3;
-    o.maxMismatch = 1e-3;
-    o.maxCosineDiff = 1e-4;
-    return o;
-  }
-  // A quantized output can land one code away when the value before
-  // rounding sits at a rounding boundary: allow it on a small fraction.
-  bool fp4 = format == DType::MXFP4;
-  o.rtol = fp4 ? 0.34 : 0.13;
-  o.atol = 1e-6;
-  o.maxMismatch = 2e-2;
-  o.maxCosineDiff = fp4 ? 1e-2 : 1e-3;
-  return o;
-}
-
-num::CompareOptions layerTolerance(const MoeSpec &spec) {
-  bool fused = spec.stage1.fusedQuant != FusedQuant::None;
-  DType inter = spec.formats.activation;
-  num::CompareOptions tol = stageTolerance(inter, fused);
-  tol.maxCosineDiff = fused ? (inter == DType::MXFP4 ? 1e-2 : 1e-3) : 1e-4;
-  tol.rtol = fused ? 0.25 : 5e-2;
-  tol.atol = 1e-2;
-  tol.maxMismatch = 5e-2;
-  return tol;
-}
-
 static float quantile(std::vector<float> v, bool median) {
   if (v.empty())
     return 0;
@@ -555,16 +523,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     auto ref2 = num::referenceStage2(keptSpec, kernelA2, *keptSorting, in->w2, opts);
     if (!ref2)
       return ref2.takeError();
-    num::CompareOptions tol = stageTolerance(DType::BF16, false);
-    if (atomic) {
-      // Atomics add in an order the hardware picks; every partial sum is a
-      // bf16, so each of the topk additions may round differently by half
-      // an ulp of the largest contribution.
-      double largest = 0;
-      for (float v : num::decode(ref2->perSlot))
-        largest = std::max(largest, std::fabs(double(v)));
-      tol.atol = std::max(tol.atol, topk * std::ldexp(largest, -8));
-    }
+    double largest = 0;
+    for (float v : num::decode(ref2->perSlot))
+      largest = std::max(largest, std::fabs(double(v)));
+    num::CompareOptions tol = num::stage2Tolerance(atomic, topk, largest);
     auto cmp = num::compareTensors(ref2->out, kernelOut, {}, tol);
     if (!cmp)
       return cmp.takeError();

@@ -35,6 +35,7 @@
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
+#include "runtime/numerics/StageTolerance.h"
 
 #include <memory>
 #include <optional>
@@ -103,13 +104,10 @@ struct LayerCheckResult {
   std::string table() const;
 };
 
-/// The comparison tolerance of a stage output in `format` (what one rounding
-/// step of the format, plus f32 accumulation-order noise, can explain).
-num::CompareOptions stageTolerance(DType format, bool quantized);
-
-/// The tolerance of the whole layer's output: a quantized intermediate may
-/// land a code away, so the bound is the intermediate format's.
-num::CompareOptions layerTolerance(const MoeSpec &spec);
+/// The stage tolerances live with the comparison (runtime/numerics), so that
+/// checks without MLIR use them too.
+using num::layerTolerance;
+using num::stageTolerance;
 
 /// Gets the kernels of `spec` from options.kernels, runs the layer on
 /// `backend` and checks every stage (then times it, if asked). Errors: the

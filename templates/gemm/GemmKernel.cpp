@@ -4,6 +4,7 @@
 
 #include "templates/epilogue/ActivationLowering.h"
 #include "templates/epilogue/MxQuantize.h"
+#include "templates/gemm/GemmRows.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -77,18 +78,10 @@ struct GemmBuilder {
     return arith::BitcastOp::create(b, b.getType<Float8E8M0FNUType>(), byte);
   }
 
-  struct RowInfo {
-    Value sortedPos, token, slot, valid;
-  };
+  using RowInfo = GemmRowInfo;
   RowInfo rowInfo(Value rowInTile) {
-    RowInfo r;
-    r.sortedPos = a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile);
-    Value fused = a.toIndex(load(sortedIds, r.sortedPos));
-    r.token = andI(fused, 0xFFFFFF);
-    r.slot = shr(fused, 24);
-    r.valid = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, r.token, tokens),
-                                    a.cmp(CmpIPredicate::ult, r.slot, a.idx(topk)));
-    return r;
+    return emitGemmRowInfo(a, sortedIds, a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile), tokens,
+                           topk);
   }
 
   /// The weight row (in w's row order) of output column n of a stage-1 half

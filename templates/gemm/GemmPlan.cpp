@@ -176,6 +176,13 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("waves_per_eu",
            "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " + str(target.maxWavesPerEU));
 
+  if (target.isNvptx()) {
+    // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
+    p.sm90 = planSm90Gemm(p, issues);
+    p.ldsBytes = p.ldsAllocBytes = p.sm90.sharedBytes;
+    return p;
+  }
+
   // LDS.
   p.aTileRowBytes = s.tileK * halfBytesPerElement(p.aFormat) / 2;
   p.ldsRowStride = p.aTileRowBytes + 16;

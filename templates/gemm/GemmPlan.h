@@ -16,6 +16,8 @@
 #include "templates/KernelSignature.h"
 
 #include "templates/ScheduleIssue.h"
+#include "templates/gemm/Sm90GemmPlan.h"
+
 #include <array>
 
 namespace moegen {
@@ -62,6 +64,9 @@ struct GemmPlan {
   // other way round: an M tile reads exactly one expert.
   int64_t sortBlockM = 0;
   int64_t mTilesPerSortBlock = 1;
+  /// sm_90a only (planSm90Gemm): the mma.sync kernel's shared-memory plan;
+  /// ldsBytes and ldsAllocBytes are its sharedBytes there.
+  Sm90GemmLayout sm90;
 
   /// Workgroups along M (grid.y) for `sortBlocks` sorted blocks: one per M
   /// tile, the worst case.

@@ -2,7 +2,8 @@
 //
 //   moegen-cuda-check SPEC.moe --ptx DIR [--tokens N,...] [--seed S] [--set k=v ...]
 //
-// Runs the sm_90a kernels of a layer (quantizations and the top-k reduction)
+// Runs the sm_90a kernels of a layer (quantizations, the top-k reduction and
+// the GEMM stages, GemmCheck.h)
 // that `moegen compile --target sm_90a --kernels ...` wrote into DIR
 // (<symbol>.ptx) on the first sm_90a device,
 // through the cuda backend, on random inputs, and compares every output
@@ -23,6 +24,7 @@
 #include "runtime/numerics/Sorting.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
+#include "tools/cuda-check/GemmCheck.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -429,12 +431,25 @@ int run() {
       llvm::outs() << "\n";
     }
   }
+  // The GEMM stages (GemmCheck.h).
+  GemmCheckOptions gemm;
+  gemm.tokens = tokenCounts;
+  gemm.seed = seedArg;
+  gemm.readPtx = readPtx;
+  auto time = [&](llvm::function_ref<llvm::Error()> launch) {
+    return timeLaunches(**backend, launch);
+  };
+  if (repeatArg > 0)
+    gemm.time = time;
+  GemmCheckSummary gemms = checkGemmStages(**backend, *spec, gemm, llvm::outs());
+  ran += gemms.checked;
+  ok &= gemms.ok;
   if (ran == 0) {
     llvm::errs() << "moegen-cuda-check: no kernel of the layer with an sm_90a template has its "
                     "PTX in '"
                  << ptxArg
                  << "' (quant_input, quant_inter need MX activations, reduce needs "
-                    "stage2.reduce = reduce)\n";
+                    "stage2.reduce = reduce; stage1 and stage2 are checked together)\n";
     return 1;
   }
   return ok ? 0 : 1;

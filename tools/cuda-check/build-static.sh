@@ -16,14 +16,19 @@ cxx=${CXX:-clang++-22}
 mkdir -p "$out/obj"
 
 sources=(
-  tools/cuda-check/CudaCheck.cpp
+  tools/cuda-check/CudaCheck.cpp tools/cuda-check/GemmCheck.cpp runtime/api/FamilyLaunchers.cpp
   runtime/cuda/CudaApi.cpp runtime/cuda/CudaBackend.cpp runtime/backend/Backend.cpp
   compiler/spec/Expr.cpp compiler/spec/Builtins.cpp compiler/spec/Spec.cpp
   compiler/spec/DslLexer.cpp compiler/spec/DslParser.cpp compiler/spec/DslPrinter.cpp
   compiler/spec/InputFile.cpp compiler/spec/TargetInfo.cpp compiler/spec/KernelFamily.cpp
-  templates/quant/QuantPlan.cpp templates/reduce/ReducePlan.cpp
+  templates/quant/QuantPlan.cpp templates/reduce/ReducePlan.cpp templates/gemm/GemmPlan.cpp
+  templates/gemm/Sm90GemmPlan.cpp templates/sort/SortPlan.cpp templates/finish/FinishPlan.cpp
+  templates/LayerPlan.cpp templates/TargetSupport.cpp
   runtime/numerics/Formats.cpp runtime/numerics/Tensor.cpp runtime/numerics/MxQuant.cpp
-  runtime/numerics/Preshuffle.cpp runtime/numerics/Sorting.cpp
+  runtime/numerics/Preshuffle.cpp runtime/numerics/Sorting.cpp runtime/numerics/Compare.cpp
+  runtime/numerics/StageTolerance.cpp runtime/numerics/Reference.cpp
+  runtime/numerics/InputGen.cpp runtime/numerics/KernelLayouts.cpp
+  runtime/numerics/ExpertSubset.cpp
 )
 objects=()
 for s in "${sources[@]}"; do

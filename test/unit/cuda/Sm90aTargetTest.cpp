@@ -59,8 +59,10 @@ TEST(Sm90aTarget, OnlyPortedFamiliesHaveTemplates) {
   EXPECT_TRUE(hasTemplateFor(KernelFamily::Reduce, sm90));
   EXPECT_TRUE(hasTemplateFor(KernelFamily::Finish, sm90));
   EXPECT_FALSE(hasTemplateFor(KernelFamily::Sort, sm90));
-  EXPECT_FALSE(hasTemplateFor(KernelFamily::Stage1, sm90));
-  EXPECT_EQ(familiesWithTemplates(sm90), "quant_input, finish, quant_inter, reduce");
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::Stage1, sm90));
+  EXPECT_TRUE(hasTemplateFor(KernelFamily::Stage2, sm90));
+  EXPECT_EQ(familiesWithTemplates(sm90),
+            "quant_input, stage1, finish, quant_inter, stage2, reduce");
   for (KernelFamily f : allKernelFamilies())
     EXPECT_TRUE(hasTemplateFor(f, TargetInfo::defaultTarget())) << toString(f).str();
 }
@@ -81,11 +83,13 @@ TEST(Sm90aTarget, VerifierRefusesUnportedFamiliesByName) {
       unported.push_back(toString(k.family).str());
   EXPECT_EQ(refused, unported);
   EXPECT_NE(std::find(refused.begin(), refused.end(), "sort"), refused.end());
-  EXPECT_NE(std::find(refused.begin(), refused.end(), "stage1"), refused.end());
+  EXPECT_EQ(std::find(refused.begin(), refused.end(), "stage1"), refused.end());
+  EXPECT_EQ(std::find(refused.begin(), refused.end(), "stage2"), refused.end());
   EXPECT_EQ(std::find(refused.begin(), refused.end(), "quant_input"), refused.end());
   ASSERT_FALSE(issues.empty());
   EXPECT_EQ(issues.front().str(), "sort_count: kernel family 'sort_count' has no sm_90a template "
-                                  "yet (sm_90a has: quant_input, finish, quant_inter, reduce)");
+                                  "yet (sm_90a has: quant_input, stage1, finish, quant_inter, "
+                                  "stage2, reduce)");
   // The same layer on gfx950 is valid.
   EXPECT_TRUE(checkLayer(small(), TargetInfo::defaultTarget()).empty());
 }

@@ -1,0 +1,35 @@
+//===- GemmRows.h - Sorted rows and weight rows of the GEMM kernels -*- C++ -*-===//
+//
+// What both builds of the stage-1/stage-2 GEMM (GemmKernel.h for gfx950,
+// Sm90GemmKernel.h for sm_90a) read the same way: a sorted row's token,
+// top-k slot and validity from sorted_token_ids, and the row of w that holds
+// an output column.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_TEMPLATES_GEMM_GEMMROWS_H
+#define MOEGEN_TEMPLATES_GEMM_GEMMROWS_H
+
+#include "compiler/spec/Spec.h"
+#include "templates/KernelBuilder.h"
+
+namespace moegen {
+
+struct GemmRowInfo {
+  mlir::Value sortedPos, token, slot;
+  /// A routed row: token < tokens and slot < topk (padding rows are not).
+  mlir::Value valid;
+};
+
+/// The row at `sortedPos` of sorted_ids (i32, token in the low 24 bits, slot
+/// in the high 8).
+GemmRowInfo emitGemmRowInfo(Arith &a, mlir::Value sortedIds, mlir::Value sortedPos,
+                            mlir::Value tokens, int64_t topk);
+
+/// The row of w (in its row order) that computes output column `n` of stage
+/// 2, or of stage-1 half `half` (0 gate, 1 up): gate/up separated, n or
+/// I + n; interleaved (GUGU, 16-row groups), 32 (n / 16) + 16 half + n % 16.
+mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Value n, int half);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_GEMM_GEMMROWS_H

@@ -1,0 +1,50 @@
+//===- Sm90GemmPlan.cpp - The sm_90a GEMM's shared-memory plan ------------===//
+
+#include "templates/gemm/Sm90GemmPlan.h"
+
+#include "templates/gemm/GemmPlan.h"
+
+#include <algorithm>
+#include <string>
+
+namespace moegen {
+
+Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
+  const StageSchedule &s = p.schedule;
+  KernelFamily family = gemmFamily(p.stage);
+  auto fail = [&](const char *param, const std::string &msg) {
+    issues.push_back({family, param, msg});
+  };
+  auto str = [](int64_t v) { return std::to_string(v); };
+  Sm90GemmLayout l;
+  bool stage1 = p.stage == StageId::Stage1;
+  int64_t halves = stage1 ? 2 : 1;
+  if (p.nWaves > 0 && s.tileN % p.nWaves == 0)
+    l.nPerWarp = s.tileN / p.nWaves;
+  if (l.nPerWarp == 0 || l.nPerWarp % 8 != 0)
+    fail("tile_n", "tile_n=" + str(s.tileN) + " over " + str(p.nWaves) +
+                       " warps is not a multiple of the mma.sync N=8 per warp on sm_90a");
+  l.mTiles = s.tileM / 16;
+  l.nTiles = l.nPerWarp / 8;
+  l.accRegs = l.mTiles * l.nTiles * 4 * halves;
+  if (l.accRegs > Sm90GemmLayout::kMaxAccRegs)
+    fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) + " gives each of " + str(p.nWaves) +
+                     " warps " + str(l.accRegs) + " f32 accumulators, over the " +
+                     str(Sm90GemmLayout::kMaxAccRegs) +
+                     " registers the sm_90a mma.sync kernel keeps per thread");
+  l.aRows = s.tileM;
+  l.bRows = halves * s.tileN;
+  l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
+  int64_t warps = p.nWaves * s.kWave;
+  l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
+  l.sharedBytes = std::max(s.kWave * l.stagingBytes, l.reductionBytes);
+  if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
+    fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
+                    str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
+                    str(l.reductionBytes) + "), over the " +
+                    str(Sm90GemmLayout::kStaticSharedBytes) +
+                    "-byte static shared memory of the sm_90a GEMM");
+  return l;
+}
+
+} // namespace moegen

@@ -1,0 +1,54 @@
+//===- Sm90GemmPlan.h - The sm_90a GEMM's shared-memory plan ----*- C++ -*-===//
+//
+// The sm_90a build of the stage-1/stage-2 GEMM (Sm90GemmKernel.h) keeps the
+// schedule's meaning -- tile_m x tile_n output tiles, nWaves warps splitting
+// tile_n, k_wave warp groups and k_batch workgroups splitting K -- and the
+// gfx950 rules (GemmPlan.h), and adds its own: warps of 32 lanes issue
+// mma.sync m16n8k16 (bf16 in, f32 accumulators), so each warp's columns
+// must be a multiple of 8, and its accumulators (4 f32 per 16x8 tile) must
+// fit in registers. Each K-group stages its A rows and weight rows, dequantized
+// to bf16, one 32-wide K block (one MX scale block) at a time in static shared
+// memory (under 48 KiB); after the main loop the same allocation holds the
+// k_wave reduction. MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
+#define MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
+
+#include "templates/ScheduleIssue.h"
+
+#include <cstdint>
+
+namespace moegen {
+
+struct GemmPlan;
+
+struct Sm90GemmLayout {
+  /// K elements staged per main-loop step: one MX scale block.
+  static constexpr int64_t kChunk = 32;
+  /// Bytes per staged row: 32 bf16 plus 16 bytes of padding, so the eight
+  /// rows one fragment load touches fall in distinct shared-memory banks.
+  static constexpr int64_t kRowStride = 80;
+  /// Static shared memory per block without the opt-in of dynamic memory.
+  static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+  /// Accumulator registers a thread may hold (f32), beyond which the tile
+  /// would spill.
+  static constexpr int64_t kMaxAccRegs = 128;
+
+  int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
+  int64_t mTiles = 0;         // 16-row MMA tiles per warp
+  int64_t nTiles = 0;         // 8-column MMA tiles per warp and half
+  int64_t accRegs = 0;        // f32 accumulators per thread
+  int64_t aRows = 0;          // staged A rows per K-group (tile_m)
+  int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
+  int64_t stagingBytes = 0;   // per K-group
+  int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
+  int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
+};
+
+/// The layout of `plan` on sm_90a; appends every sm_90a rule it breaks.
+Sm90GemmLayout planSm90Gemm(const GemmPlan &plan, ScheduleIssues &issues);
+
+} // namespace moegen
+
+#endif // MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
