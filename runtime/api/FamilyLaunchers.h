@@ -38,6 +38,11 @@ using FamilyLaunchers = std::array<FamilyLauncher, kNumKernelFamilies>;
 /// moegen's launcher of every family.
 FamilyLaunchers builtinLaunchers();
 
+/// What the argument `name` of a family's kernel binds to: the launch's own
+/// binding, else the one every family shares ("topk_ids", "sorted_ids",
+/// "chunk_counts", "tokens", ...); nullopt for neither.
+std::optional<ArgValue> bindingOf(const FamilyLaunch &launch, llvm::StringRef name);
+
 } // namespace moegen::runtime
 
 #endif // MOEGEN_RUNTIME_API_FAMILYLAUNCHERS_H

@@ -24,19 +24,6 @@ llvm::Error argError(const llvm::Twine &msg) {
                                  "MoeLayer::run: " + msg);
 }
 
-/// Argument names every family binds alike.
-const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
-    {"topk_ids", ArgValue::TopkIds},
-    {"topk_weights", ArgValue::TopkWeights},
-    {"sorted_ids", ArgValue::SortedIds},
-    {"sorted_weights", ArgValue::SortedWeights},
-    {"sorted_experts", ArgValue::SortedExperts},
-    {"num_valid_ids", ArgValue::NumValidIds},
-    {"chunk_counts", ArgValue::SortCounts},
-    {"expert_totals", ArgValue::SortTotals},
-    {"tokens", ArgValue::Tokens},
-};
-
 /// The alignment a pointer value must have: its element size, 16 where the
 /// kernels load 16-byte vectors.
 size_t alignmentOf(ArgValue v) {
@@ -214,13 +201,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     launch.blockSize = static_cast<uint32_t>(k.meta.blockSize);
     uint32_t offset = 0;
     for (const cache::ArgInfo &a : k.meta.args) {
-      std::optional<ArgValue> value;
-      for (const auto &[name, v] : family->bindings)
-        if (name == a.name)
-          value = v;
-      for (const auto &[name, v] : kCommonBindings)
-        if (!value && name == a.name)
-          value = v;
+      std::optional<ArgValue> value = bindingOf(*family, a.name);
       if (!value)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "MoeLayer: argument '%s' of kernel %s has no binding",

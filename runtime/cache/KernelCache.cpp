@@ -7,13 +7,6 @@
 
 namespace moegen::cache {
 
-std::shared_ptr<const KernelBinary> KernelSet::find(KernelFamily family) const {
-  for (const auto &k : kernels)
-    if (k->meta.family == family)
-      return k;
-  return nullptr;
-}
-
 /// One unit's result. `done` flips once; after that `value`/`error` are
 /// immutable and read without the mutex.
 struct KernelCache::Slot {

@@ -2,7 +2,8 @@
 //
 //   moegen-cuda-check SPEC.moe --ptx DIR [--tokens N,...] [--seed S] [--set k=v ...]
 //
-// Runs the sm_90a kernels of a layer (quantizations and the top-k reduction)
+// Runs the sm_90a kernels of a layer (sorting, quantizations and the top-k
+// reduction; the sorting in SortCheck.cpp)
 // that `moegen compile --target sm_90a --kernels ...` wrote into DIR
 // (<symbol>.ptx) on the first sm_90a device,
 // through the cuda backend, on random inputs, and compares every output
@@ -23,6 +24,7 @@
 #include "runtime/numerics/Sorting.h"
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
+#include "tools/cuda-check/SortCheck.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -429,12 +431,16 @@ int run() {
       llvm::outs() << "\n";
     }
   }
+  cudacheck::SortCheckResult sort = cudacheck::checkSort(**backend, *spec, target, tokenCounts,
+                                                         repeatArg, rng, readPtx, llvm::outs());
+  ran += sort.ran;
+  ok &= sort.ok;
   if (ran == 0) {
     llvm::errs() << "moegen-cuda-check: no kernel of the layer with an sm_90a template has its "
                     "PTX in '"
                  << ptxArg
-                 << "' (quant_input, quant_inter need MX activations, reduce needs "
-                    "stage2.reduce = reduce)\n";
+                 << "' (sort_count, sort_scan and sort are in every layer; quant_input, "
+                    "quant_inter need MX activations, reduce needs stage2.reduce = reduce)\n";
     return 1;
   }
   return ok ? 0 : 1;

@@ -16,12 +16,14 @@ cxx=${CXX:-clang++-22}
 mkdir -p "$out/obj"
 
 sources=(
-  tools/cuda-check/CudaCheck.cpp
+  tools/cuda-check/CudaCheck.cpp tools/cuda-check/SortCheck.cpp
+  runtime/api/FamilyLaunchers.cpp runtime/cache/KernelSet.cpp
   runtime/cuda/CudaApi.cpp runtime/cuda/CudaBackend.cpp runtime/backend/Backend.cpp
   compiler/spec/Expr.cpp compiler/spec/Builtins.cpp compiler/spec/Spec.cpp
   compiler/spec/DslLexer.cpp compiler/spec/DslParser.cpp compiler/spec/DslPrinter.cpp
   compiler/spec/InputFile.cpp compiler/spec/TargetInfo.cpp compiler/spec/KernelFamily.cpp
-  templates/quant/QuantPlan.cpp templates/reduce/ReducePlan.cpp
+  templates/quant/QuantPlan.cpp templates/reduce/ReducePlan.cpp templates/sort/SortPlan.cpp
+  templates/gemm/GemmPlan.cpp templates/finish/FinishPlan.cpp
   runtime/numerics/Formats.cpp runtime/numerics/Tensor.cpp runtime/numerics/MxQuant.cpp
   runtime/numerics/Preshuffle.cpp runtime/numerics/Sorting.cpp
 )
