@@ -306,10 +306,11 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       });
   // A chunk's part in one step; a single workgroup's in at most
   // SortPlan::kSingleEntries / kChunkEntries steps.
-  sort::forStrided(b, partBegin, partEnd, a.idx(plan.waveSize * plan.partPerLane()), [&](Value from) {
-    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane), partEnd,
-                       partBegin, plan.waveSize, plan.partPerLane());
-  });
+  sort::forStrided(b, partBegin, partEnd, a.idx(plan.waveSize * plan.partPerLane()),
+                   [&](Value from) {
+                     sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane),
+                                        partEnd, partBegin, plan.waveSize, plan.partPerLane());
+                   });
   gpu::BarrierOp::create(b);
   emitLayout(b, a, plan, s, tid, chunk, chunks, single);
   gpu::BarrierOp::create(b); // segment starts written, histograms read

@@ -42,13 +42,13 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
     issues.push_back({KernelFamily::Sort, "topk",
                       "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
   if (p.scatterLdsBytes() > limit)
-    issues.push_back(
-        {KernelFamily::Sort, "lds",
-         "experts=" + std::to_string(p.experts) + " need " + std::to_string(p.scatterLdsBytes()) +
-             " bytes of LDS, over the " + std::to_string(limit) + "-byte limit of " + target.chip +
-             (limit < target.ldsBytes ? " (static shared memory; " : " (") + "at most " +
-             std::to_string(p.maxExperts(limit)) + " experts with " + std::to_string(p.threads) +
-             " threads)"});
+    issues.push_back({KernelFamily::Sort, "lds",
+                      "experts=" + std::to_string(p.experts) + " need " +
+                          std::to_string(p.scatterLdsBytes()) + " bytes of LDS, over the " +
+                          std::to_string(limit) + "-byte limit of " + target.chip +
+                          (limit < target.ldsBytes ? " (static shared memory; " : " (") +
+                          "at most " + std::to_string(p.maxExperts(limit)) + " experts with " +
+                          std::to_string(p.threads) + " threads)"});
   return p;
 }
 

@@ -163,9 +163,9 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
   }
   auto launchAll = [&]() -> llvm::Error {
     for (const Ready &r : ready)
-      if (llvm::Error e = backend.launch(r.kernel->handle, r.grid,
-                                         {uint32_t(r.kernel->signature.blockSize), 1, 1}, 0,
-                                         r.args.bytes()))
+      if (llvm::Error e =
+              backend.launch(r.kernel->handle, r.grid,
+                             {uint32_t(r.kernel->signature.blockSize), 1, 1}, 0, r.args.bytes()))
         return e;
     return llvm::Error::success();
   };
@@ -180,11 +180,11 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
   auto copy = [&](void *dst, const WorkspaceRegion &region, int64_t bytes) {
     return backend.copyToHost(dst, *dWs + region.offset, size_t(bytes));
   };
-  if (llvm::Error e = llvm::joinErrors(
-          llvm::joinErrors(copy(gotIds.data(), ws.sortedIds, rows * 4),
-                           copy(gotW.data(), ws.sortedWeights, rows * 4)),
-          llvm::joinErrors(copy(gotExperts.data(), ws.sortedExperts, blocks * 4),
-                           copy(valid.data(), ws.numValidIds, 8))))
+  if (llvm::Error e =
+          llvm::joinErrors(llvm::joinErrors(copy(gotIds.data(), ws.sortedIds, rows * 4),
+                                            copy(gotW.data(), ws.sortedWeights, rows * 4)),
+                           llvm::joinErrors(copy(gotExperts.data(), ws.sortedExperts, blocks * 4),
+                                            copy(valid.data(), ws.numValidIds, 8))))
     return std::move(e);
 
   CaseResult res;
@@ -208,8 +208,8 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
           .str();
     });
     res.add(std::memcmp(&gotW[i], &want->sortedWeights[i], 4) == 0, [&] {
-      return "sorted weight " + std::to_string(i) + ": got " + std::to_string(gotW[i]) +
-             ", want " + std::to_string(want->sortedWeights[i]);
+      return "sorted weight " + std::to_string(i) + ": got " + std::to_string(gotW[i]) + ", want " +
+             std::to_string(want->sortedWeights[i]);
     });
   }
   for (int64_t b = 0; b < used / plan.blockM; ++b)

@@ -28,8 +28,8 @@ namespace moegen::cudacheck {
 using PtxReader = llvm::function_ref<llvm::Expected<std::vector<char>>(llvm::StringRef symbol)>;
 
 struct SortCheckResult {
-  int ran = 0;     // (tokens, routing) cases run
-  bool ok = true;  // every case passed and every kernel loaded
+  int ran = 0;        // (tokens, routing) cases run
+  bool ok = true;     // every case passed and every kernel loaded
   bool found = false; // the three kernels' PTX was there
 };
 

@@ -118,7 +118,7 @@ TEST(Sorting, DropsIdsOutsideTheExpertsWhenAsked) {
   ASSERT_TRUE(!!s) << llvm::toString(s.takeError());
   const int32_t pad = (2 << 24) | 3;
   std::vector<int32_t> want(3 * 2 + 4 * 2 - 2, pad);
-  want[0] = 0;            // token 0 slot 0
+  want[0] = 0;             // token 0 slot 0
   want[1] = (1 << 24) | 1; // token 1 slot 1
   EXPECT_EQ(s->sortedTokenIds, want);
   EXPECT_EQ(s->sortedWeights[0], 0.25f);
