@@ -179,7 +179,8 @@ Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const So
   Type i1 = b.getI1Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
   Value spare = a.idx(plan.experts), laneI32 = a.toI32(lane), none = a.i32(plan.waveSize);
   // A do-while (the step in the condition region): the loop's exit is its
-  // back edge. A first step without pending lanes only touches spare slots.
+  // back edge. A first step without pending lanes only touches spare slots
+  // (sm_90a: only reads one).
   auto loop = scf::WhileOp::create(b, TypeRange{i1, i32}, ValueRange{valid, a.i32(0)});
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&loop.getBefore(), {}, {i1, i32}, {b.getLoc(), b.getLoc()});
