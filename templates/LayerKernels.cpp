@@ -31,7 +31,7 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::SortScan:
     return buildSortScanKernel(b, module, symbol, planSort(spec, target, issues));
   case KernelFamily::Sort:
-    return buildSortKernel(b, module, symbol, planSort(spec, target, issues));
+    return buildSortKernel(b, module, symbol, planSort(spec, target, issues), target);
   case KernelFamily::QuantInput:
     return buildQuantKernel(b, module, symbol, *planInputQuant(spec, target, issues), target);
   case KernelFamily::QuantInter:

@@ -12,6 +12,9 @@ bool hasTemplateFor(KernelFamily family, const TargetInfo &target) {
   case KernelFamily::QuantInput:
   case KernelFamily::QuantInter:
   case KernelFamily::Reduce: // target-neutral: vector loads, f32 adds, one RNE to bf16
+  case KernelFamily::SortCount:
+  case KernelFamily::SortScan:
+  case KernelFamily::Sort: // warp32 plan, vote.sync ballot and warp barriers (SortPlan, SortKernel)
   case KernelFamily::Stage1: // mma.sync on bf16-dequantized operands (Sm90GemmKernel.h)
   case KernelFamily::Stage2:
   case KernelFamily::Finish: // f32 loads, the activation and MX encoding in NVVM forms

@@ -13,6 +13,7 @@ std::optional<TargetInfo> TargetInfo::forChip(llvm::StringRef chip, int64_t code
   if (chip == kDefaultChip) {
     // 160 KiB of LDS per workgroup on gfx950 (64 KiB on gfx942).
     t.ldsBytes = 163840;
+    t.staticLdsBytes = t.ldsBytes;
     return t;
   }
   if (chip == kHopperChip) {
@@ -23,6 +24,7 @@ std::optional<TargetInfo> TargetInfo::forChip(llvm::StringRef chip, int64_t code
     t.arch = TargetArch::Nvptx;
     t.waveSize = 32;
     t.ldsBytes = 227 * 1024;
+    t.staticLdsBytes = 48 * 1024;
     t.maxThreadsPerWorkgroup = 1024;
     t.maxWavesPerEU = 16;
     t.simdsPerCU = 4;

@@ -26,6 +26,19 @@ Dim3 gemmGrid(const GemmPlan &g, const LaunchShape &s) {
   return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups));
 }
 
+/// Argument names every family binds alike.
+const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
+    {"topk_ids", ArgValue::TopkIds},
+    {"topk_weights", ArgValue::TopkWeights},
+    {"sorted_ids", ArgValue::SortedIds},
+    {"sorted_weights", ArgValue::SortedWeights},
+    {"sorted_experts", ArgValue::SortedExperts},
+    {"num_valid_ids", ArgValue::NumValidIds},
+    {"chunk_counts", ArgValue::SortCounts},
+    {"expert_totals", ArgValue::SortTotals},
+    {"tokens", ArgValue::Tokens},
+};
+
 } // namespace
 
 LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target) {
@@ -102,22 +115,15 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   return w;
 }
 
-std::optional<ArgValue> commonArgBinding(llvm::StringRef name) {
-  static const std::pair<llvm::StringRef, ArgValue> kCommon[] = {
-      {"topk_ids", ArgValue::TopkIds},
-      {"topk_weights", ArgValue::TopkWeights},
-      {"sorted_ids", ArgValue::SortedIds},
-      {"sorted_weights", ArgValue::SortedWeights},
-      {"sorted_experts", ArgValue::SortedExperts},
-      {"num_valid_ids", ArgValue::NumValidIds},
-      {"chunk_counts", ArgValue::SortCounts},
-      {"expert_totals", ArgValue::SortTotals},
-      {"tokens", ArgValue::Tokens},
-  };
-  for (const auto &[n, v] : kCommon)
+std::optional<ArgValue> bindingOf(const FamilyLaunch &launch, llvm::StringRef name) {
+  std::optional<ArgValue> value;
+  for (const auto &[n, v] : launch.bindings)
     if (n == name)
-      return v;
-  return std::nullopt;
+      value = v;
+  for (const auto &[n, v] : kCommonBindings)
+    if (!value && n == name)
+      value = v;
+  return value;
 }
 
 FamilyLaunchers builtinLaunchers() {

@@ -35,15 +35,16 @@ struct LayerPlan {
   bool atomicOutput() const { return stage2 && !reduce; }
 };
 
-/// What an argument name every family binds alike ("sorted_ids",
-/// "num_valid_ids", "tokens", ...) is bound to; nullopt for other names.
-std::optional<ArgValue> commonArgBinding(llvm::StringRef name);
-
 /// A launcher per family, indexed by KernelFamily.
 using FamilyLaunchers = std::array<FamilyLauncher, kNumKernelFamilies>;
 
 /// moegen's launcher of every family.
 FamilyLaunchers builtinLaunchers();
+
+/// What the argument `name` of a family's kernel binds to: the launch's own
+/// binding, else the one every family shares ("topk_ids", "sorted_ids",
+/// "chunk_counts", "tokens", ...); nullopt for neither.
+std::optional<ArgValue> bindingOf(const FamilyLaunch &launch, llvm::StringRef name);
 
 } // namespace moegen::runtime
 

@@ -212,12 +212,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     launch.blockSize = static_cast<uint32_t>(k.meta.blockSize);
     uint32_t offset = 0;
     for (const cache::ArgInfo &a : k.meta.args) {
-      std::optional<ArgValue> value;
-      for (const auto &[name, v] : family->bindings)
-        if (name == a.name)
-          value = v;
-      if (!value)
-        value = commonArgBinding(a.name);
+      std::optional<ArgValue> value = bindingOf(*family, a.name);
       if (!value)
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "MoeLayer: argument '%s' of kernel %s has no binding",

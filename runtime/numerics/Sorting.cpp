@@ -21,7 +21,7 @@ bool MoeSorting::isValidRow(int64_t pos) const {
 
 llvm::Expected<MoeSorting> sortMoe(llvm::ArrayRef<int32_t> topkIds,
                                    llvm::ArrayRef<float> topkWeights, int64_t tokens, int64_t topk,
-                                   int64_t experts, int64_t blockSize) {
+                                   int64_t experts, int64_t blockSize, OutsideIds outside) {
   if (tokens < 0 || tokens >= (1 << 24))
     return llvm::createStringError("moe sorting: token count %lld outside [0, 2^24)",
                                    static_cast<long long>(tokens));
@@ -44,6 +44,8 @@ llvm::Expected<MoeSorting> sortMoe(llvm::ArrayRef<int32_t> topkIds,
   std::vector<int64_t> count(experts, 0);
   for (int64_t i = 0; i < pairs; ++i) {
     int32_t e = topkIds[i];
+    if ((e < 0 || e >= experts) && outside == OutsideIds::Drop)
+      continue;
     if (e < 0 || e >= experts)
       return llvm::createStringError("moe sorting: topk id %d of token %lld slot %lld is outside "
                                      "[0, %lld)",
@@ -84,6 +86,8 @@ llvm::Expected<MoeSorting> sortMoe(llvm::ArrayRef<int32_t> topkIds,
   std::vector<int64_t> fill = start;
   for (int64_t i = 0; i < pairs; ++i) {
     int64_t e = topkIds[i], token = i / topk, slot = i % topk;
+    if (e < 0 || e >= experts)
+      continue; // dropped (OutsideIds::Drop; Refuse returned above)
     int64_t p = fill[e]++;
     s.sortedTokenIds[p] = static_cast<int32_t>((slot << 24) | token);
     s.sortedWeights[p] = topkWeights[i];

@@ -43,11 +43,20 @@ struct MoeSorting {
   static int64_t slotOf(int32_t entry) { return static_cast<uint32_t>(entry) >> 24; }
 };
 
+/// What sortMoe does with a top-k id outside [0, experts).
+enum class OutsideIds : uint8_t {
+  Refuse, // an error
+  Drop,   // the entry is neither counted nor placed (a masked slot, -1, or
+          // another rank's expert), as the sorting kernels do; its
+          // reverseSorted stays -1
+};
+
 /// Sorts topkIds [M, topk] (expert ids in [0, experts)) with topkWeights
 /// [M, topk]. Errors name the offending (token, slot) and value.
 llvm::Expected<MoeSorting> sortMoe(llvm::ArrayRef<int32_t> topkIds,
                                    llvm::ArrayRef<float> topkWeights, int64_t tokens, int64_t topk,
-                                   int64_t experts, int64_t blockSize);
+                                   int64_t experts, int64_t blockSize,
+                                   OutsideIds outside = OutsideIds::Refuse);
 
 /// Sizes aiter allocates: M*topk + E*block - topk, and its block count.
 int64_t maxNumTokensPadded(int64_t tokens, int64_t topk, int64_t experts, int64_t blockSize);

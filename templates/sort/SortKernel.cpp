@@ -4,6 +4,7 @@
 #include "templates/sort/SortKernelCommon.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -162,31 +163,67 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
 /// expert (an LDS atomic min of lane ids per expert) takes its expert's next
 /// row; a lane is thus placed in the step of its rank among the lanes of its
 /// expert, which keeps (token, slot) order. Steps: the largest number of
-/// lanes that share an expert. The loop body has no branch: every lane
-/// touches LDS (lanes with nothing to do use the row's spare slot), so the
-/// wave's lanes stay together at each LDS access.
+/// lanes that share an expert, until a ballot finds no lane pending.
+///
+/// gfx950 (wave64, lanes in lockstep): the loop body has no branch, every
+/// lane touches LDS (lanes with nothing to do use the row's spare slot), so
+/// the wave's lanes stay together at each LDS access.
+/// sm_90a (warp32, independent thread scheduling: the lanes of a warp are
+/// not in lockstep and only a warp barrier orders their shared-memory
+/// accesses): warp barriers separate the claims from the owner reads, the
+/// owner reads from the winners' updates, and those from the next step; only
+/// pending lanes claim and only winners update, so no two lanes write one
+/// address in a step.
 Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const SortPlan &plan,
-               Value histRow, Value lane, Value id, Value valid) {
+               const TargetInfo &target, Value histRow, Value lane, Value id, Value valid) {
   Type i1 = b.getI1Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
-  Value spare = a.idx(plan.experts), laneI32 = a.toI32(lane), none = a.i32(64);
+  Value spare = a.idx(plan.experts), laneI32 = a.toI32(lane), none = a.i32(plan.waveSize);
   // A do-while (the step in the condition region): the loop's exit is its
-  // back edge. A first step without pending lanes only touches spare slots.
+  // back edge. A first step without pending lanes only touches spare slots
+  // (sm_90a: only reads one).
   auto loop = scf::WhileOp::create(b, TypeRange{i1, i32}, ValueRange{valid, a.i32(0)});
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&loop.getBefore(), {}, {i1, i32}, {b.getLoc(), b.getLoc()});
   Value pending = before->getArgument(0);
   Value at = a.add(histRow, a.select(pending, a.toIndex(id), spare));
-  memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::minu, laneI32, s.owner, ValueRange{at});
-  Value owner = memref::LoadOp::create(b, s.owner, at);
-  Value wins = arith::AndIOp::create(b, pending, a.cmp(CmpIPredicate::eq, owner, laneI32));
-  Value mine = a.add(histRow, a.select(wins, a.toIndex(id), spare));
-  Value row = memref::LoadOp::create(b, s.hist, mine);
-  memref::StoreOp::create(b, a.add(row, a.i32(1)), s.hist, mine);
-  memref::StoreOp::create(b, none, s.owner, mine); // the expert's next step is open
-  Value left = arith::XOrIOp::create(b, pending, wins);
-  Value any = a.cmp(CmpIPredicate::ne, ROCDL::BallotOp::create(b, i64, left),
-                    arith::ConstantIntOp::create(b, 0, 64));
-  scf::ConditionOp::create(b, any, ValueRange{left, a.select(wins, row, before->getArgument(1))});
+  Value left, row, any;
+  if (target.isNvptx()) {
+    Value fullMask = a.i32(-1);
+    auto warpBarrier = [&] { NVVM::SyncWarpOp::create(b, fullMask); };
+    ifThen(b, pending, [&] {
+      memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::minu, laneI32, s.owner, ValueRange{at});
+    });
+    warpBarrier();
+    Value owner = memref::LoadOp::create(b, s.owner, at);
+    Value wins = arith::AndIOp::create(b, pending, a.cmp(CmpIPredicate::eq, owner, laneI32));
+    warpBarrier();
+    row = ifElse(
+        b, wins, 1,
+        [&] {
+          Value next = memref::LoadOp::create(b, s.hist, at);
+          memref::StoreOp::create(b, a.add(next, a.i32(1)), s.hist, at);
+          memref::StoreOp::create(b, none, s.owner, at); // the expert's next step is open
+          return std::vector<Value>{next};
+        },
+        [&] { return std::vector<Value>{before->getArgument(1)}; })[0];
+    left = arith::XOrIOp::create(b, pending, wins);
+    warpBarrier();
+    Value ballot = NVVM::VoteSyncOp::create(b, i32, fullMask, left, NVVM::VoteSyncKind::ballot);
+    any = a.cmp(CmpIPredicate::ne, ballot, a.i32(0));
+  } else {
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::minu, laneI32, s.owner, ValueRange{at});
+    Value owner = memref::LoadOp::create(b, s.owner, at);
+    Value wins = arith::AndIOp::create(b, pending, a.cmp(CmpIPredicate::eq, owner, laneI32));
+    Value mine = a.add(histRow, a.select(wins, a.toIndex(id), spare));
+    Value next = memref::LoadOp::create(b, s.hist, mine);
+    memref::StoreOp::create(b, a.add(next, a.i32(1)), s.hist, mine);
+    memref::StoreOp::create(b, none, s.owner, mine); // the expert's next step is open
+    left = arith::XOrIOp::create(b, pending, wins);
+    any = a.cmp(CmpIPredicate::ne, ROCDL::BallotOp::create(b, i64, left),
+                arith::ConstantIntOp::create(b, 0, 64));
+    row = a.select(wins, next, before->getArgument(1));
+  }
+  scf::ConditionOp::create(b, any, ValueRange{left, row});
   Block *after = b.createBlock(&loop.getAfter(), {}, {i1, i32}, {b.getLoc(), b.getLoc()});
   scf::YieldOp::create(b, after->getArguments());
   return loop.getResult(1);
@@ -195,7 +232,7 @@ Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const So
 } // namespace
 
 gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
-                               const SortPlan &plan) {
+                               const SortPlan &plan, const TargetInfo &target) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t waves = plan.waves();
@@ -221,7 +258,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   s.buf = func.getWorkgroupAttributions()[3];
 
   Arith a{b};
-  Value c1 = a.idx(1), c64 = a.idx(64);
+  Value c1 = a.idx(1), cWave = a.idx(plan.waveSize);
   Value experts = a.idx(plan.experts), threads = a.idx(plan.threads);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
@@ -238,25 +275,25 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
   sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads, [&](Value i) {
     memref::StoreOp::create(b, a.i32(0), s.hist, i);
-    memref::StoreOp::create(b, a.i32(64), s.owner, i); // no lane
+    memref::StoreOp::create(b, a.i32(plan.waveSize), s.owner, i); // no lane
   });
   gpu::BarrierOp::create(b);
 
   // Wave w takes the w-th contiguous part of the chunk's entries.
-  Value wave = a.divu(tid, c64), lane = a.remu(tid, c64);
+  Value wave = a.divu(tid, cWave), lane = a.remu(tid, cWave);
   Value n = a.sub(range.end, range.begin);
   Value part = a.divu(a.add(n, a.idx(waves - 1)), a.idx(waves));
   Value partBegin = a.add(range.begin, arith::MinUIOp::create(b, a.mul(wave, part), n));
   Value partEnd = a.add(range.begin, arith::MinUIOp::create(b, a.mul(a.add(wave, c1), part), n));
   Value histRow = a.mul(wave, a.idx(plan.histRow()));
-  // The placing walks the wave's part 64 entries at a time, in entry order;
+  // The placing walks the wave's part a wave of entries at a time, in entry order;
   // each round loads the next round's ids and weights before placing its
   // own, so that their latency hides behind the placing, and the first
   // round's load here behind the counting and the layout. Past the part a
   // lane loads the part's first entry (there whenever a round runs).
-  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(63)), c64);
+  Value rounds = a.divu(a.add(a.sub(partEnd, partBegin), a.idx(plan.waveSize - 1)), cWave);
   Value topk = a.idx(plan.topk);
-  auto entryOf = [&](Value r) { return a.add(a.add(partBegin, a.mul(r, c64)), lane); };
+  auto entryOf = [&](Value r) { return a.add(a.add(partBegin, a.mul(r, cWave)), lane); };
   auto loadRound = [&](Value r) -> std::vector<Value> {
     Value i = entryOf(r);
     Value at = a.select(a.cmp(CmpIPredicate::ult, i, partEnd), i, partBegin);
@@ -270,10 +307,11 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       });
   // A chunk's part in one step; a single workgroup's in at most
   // SortPlan::kSingleEntries / kChunkEntries steps.
-  sort::forStrided(b, partBegin, partEnd, a.idx(64 * plan.partPerLane()), [&](Value from) {
-    sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane), partEnd,
-                       partBegin, 64, plan.partPerLane());
-  });
+  sort::forStrided(b, partBegin, partEnd, a.idx(plan.waveSize * plan.partPerLane()),
+                   [&](Value from) {
+                     sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane),
+                                        partEnd, partBegin, plan.waveSize, plan.partPerLane());
+                   });
   gpu::BarrierOp::create(b);
   emitLayout(b, a, plan, s, tid, chunk, chunks, single);
   gpu::BarrierOp::create(b); // segment starts written, histograms read
@@ -320,7 +358,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
     Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, id, plan.experts));
     Value token = a.toI32(a.divu(i, topk)), slot = a.toI32(a.remu(i, topk));
     Value packed = a.bitOr(a.shl(slot, a.i32(24)), token);
-    Value row = a.toIndex(emitPeel(b, a, s, plan, histRow, lane, id, valid));
+    Value row = a.toIndex(emitPeel(b, a, s, plan, target, histRow, lane, id, valid));
     ifThen(b, valid, [&] {
       memref::StoreOp::create(b, packed, s.sortedIds, row);
       memref::StoreOp::create(b, weight, s.sortedWeights, row);

@@ -28,10 +28,13 @@
 //               on a block, so after up to 3 single rows it is written 4
 //               rows a store). The histograms become per-wave next rows
 //               (segment start + chunk base, zero alone, + earlier waves'
-//               counts), and the wave walks its part 64 entries at a time
-//               (loading the next 64 while placing these), placing them in
-//               steps: each step, the lowest pending lane of every expert
-//               (an LDS atomic min of lane ids) takes its expert's next row.
+//               counts), and the wave walks its part a wave of entries
+//               (64 on gfx950, 32 on sm_90a) at a time (loading the next
+//               ones while placing these), placing them in steps: each
+//               step, the lowest pending lane of every expert (an LDS
+//               atomic min of lane ids) takes its expert's next row, and a
+//               ballot tells whether any lane is left (sm_90a: warp barriers
+//               between the step's phases, see emitPeel).
 //               A lane is placed in the step of its rank among the lanes of
 //               its expert, so rows follow (token, slot) order as in the
 //               reference, whatever the workgroups' order; the steps are as
@@ -64,9 +67,12 @@ mlir::gpu::GPUFuncOp buildSortCountKernel(mlir::ImplicitLocOpBuilder &b,
 mlir::gpu::GPUFuncOp buildSortScanKernel(mlir::ImplicitLocOpBuilder &b,
                                          mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
                                          const SortPlan &plan);
-/// Adds the sort (layout and scatter) kernel to `module`.
+/// Adds the sort (layout and scatter) kernel to `module`; its placing step
+/// synchronizes the wave as `target` needs (a ballot, and warp barriers on
+/// sm_90a).
 mlir::gpu::GPUFuncOp buildSortKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module,
-                                     llvm::StringRef symbol, const SortPlan &plan);
+                                     llvm::StringRef symbol, const SortPlan &plan,
+                                     const TargetInfo &target);
 
 } // namespace moegen
 

@@ -25,6 +25,15 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.experts = spec.problem.experts;
   p.topk = spec.problem.topk;
   p.chunkTokens = std::max<int64_t>(1, SortPlan::kChunkEntries / std::max<int64_t>(1, p.topk));
+  p.waveSize = target.waveSize;
+  p.scanThreads = target.waveSize;
+  // The kernels declare their LDS statically. sm_90a has 48 KiB of that: a
+  // layer with many experts keeps fewer warps (one histogram and one owner
+  // row each), down to two (E=896: 4 warps; E=257: 16).
+  const int64_t limit = target.staticLdsBytes;
+  if (target.isNvptx())
+    while (p.threads > SortPlan::kMinNvptxThreads && p.scatterLdsBytes() > limit)
+      p.threads /= 2;
   if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
     issues.push_back(
         {KernelFamily::Sort, "block_m",
@@ -32,11 +41,14 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   if (p.topk > 255)
     issues.push_back({KernelFamily::Sort, "topk",
                       "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});
-  if (p.scatterLdsBytes() > target.ldsBytes)
+  if (p.scatterLdsBytes() > limit)
     issues.push_back({KernelFamily::Sort, "lds",
                       "experts=" + std::to_string(p.experts) + " need " +
                           std::to_string(p.scatterLdsBytes()) + " bytes of LDS, over the " +
-                          std::to_string(target.ldsBytes) + "-byte limit"});
+                          std::to_string(limit) + "-byte limit of " + target.chip +
+                          (limit < target.ldsBytes ? " (static shared memory; " : " (") +
+                          "at most " + std::to_string(p.maxExperts(limit)) + " experts with " +
+                          std::to_string(p.threads) + " threads)"});
   return p;
 }
 

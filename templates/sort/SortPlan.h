@@ -26,8 +26,13 @@ struct SortPlan {
   int64_t blockM = 0;
   int64_t experts = 0;
   int64_t topk = 0;
-  /// Threads of a sort_count or sort workgroup (waves of 64).
-  int64_t threads = 512;
+  /// Lanes of a wave (64 on gfx950, 32 on sm_90a): the placing walks a
+  /// wave's part a wave of entries at a time, with one ballot per step.
+  int64_t waveSize = 64;
+  /// Threads of a sort_count or sort workgroup (kThreads on gfx950; on
+  /// sm_90a the most, up to kThreads, whose sort LDS fits the static
+  /// shared memory, planSort).
+  int64_t threads = kThreads;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
   /// Consecutive chunks a sort_scan lane scans at a time.
@@ -35,14 +40,20 @@ struct SortPlan {
   /// (token, slot) entries a chunk holds at most; chunkTokens follows.
   static constexpr int64_t kChunkEntries = 2048;
   int64_t chunkTokens = 0;
+  /// The most threads of a sort_count or sort workgroup, and the fewest
+  /// sm_90a goes down to for many experts (two warps).
+  static constexpr int64_t kThreads = 512;
+  static constexpr int64_t kMinNvptxThreads = 64;
 
-  int64_t waves() const { return threads / 64; }
+  int64_t waves() const { return threads / waveSize; }
   /// Entries a chunk holds at most.
   int64_t chunkEntries() const { return chunkTokens * topk; }
   /// Entries a sort_count thread counts at most (strided by threads).
   int64_t countPerThread() const { return (chunkEntries() + threads - 1) / threads; }
-  /// Entries a sort lane counts and places at most (a wave's part, by 64).
-  int64_t partPerLane() const { return ((chunkEntries() + waves() - 1) / waves() + 63) / 64; }
+  /// Entries a sort lane counts and places at most (a wave's part, by waveSize).
+  int64_t partPerLane() const {
+    return ((chunkEntries() + waves() - 1) / waves() + waveSize - 1) / waveSize;
+  }
   /// Token chunks of `tokens` tokens: at least one, so that the layout is
   /// written even without tokens.
   int64_t chunks(int64_t tokens) const {
@@ -58,6 +69,11 @@ struct SortPlan {
   int64_t countLdsBytes() const { return 4 * (experts + 1); }
   int64_t scanLdsBytes() const { return 4 * scanThreads; }
   int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + threads); }
+  /// The most experts whose sort LDS fits `limit` bytes with this plan's
+  /// threads and waves (scatterLdsBytes solved for experts).
+  int64_t maxExperts(int64_t limit) const {
+    return (limit / 4 - 2 * waves() - threads) / (1 + 2 * waves());
+  }
   /// A wave's histogram row in sort: its experts and a spare slot.
   int64_t histRow() const { return experts + 1; }
   /// Experts each sort thread lays out (contiguous).

@@ -2,8 +2,8 @@
 //
 //   moegen-cuda-check SPEC.moe --ptx DIR [--tokens N,...] [--seed S] [--set k=v ...]
 //
-// Runs the sm_90a kernels of a layer (quantizations, the top-k reduction and
-// the GEMM stages, GemmCheck.h)
+// Runs the sm_90a kernels of a layer (sorting, SortCheck.h; quantizations; the
+// GEMM stages, GemmCheck.h; the top-k reduction)
 // that `moegen compile --target sm_90a --kernels ...` wrote into DIR
 // (<symbol>.ptx) on the first sm_90a device,
 // through the cuda backend, on random inputs, and compares every output
@@ -25,6 +25,7 @@
 #include "templates/quant/QuantPlan.h"
 #include "templates/reduce/ReducePlan.h"
 #include "tools/cuda-check/GemmCheck.h"
+#include "tools/cuda-check/SortCheck.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -444,12 +445,17 @@ int run() {
   GemmCheckSummary gemms = checkGemmStages(**backend, *spec, gemm, llvm::outs());
   ran += gemms.checked;
   ok &= gemms.ok;
+  cudacheck::SortCheckResult sort = cudacheck::checkSort(**backend, *spec, target, tokenCounts,
+                                                         repeatArg, rng, readPtx, llvm::outs());
+  ran += sort.ran;
+  ok &= sort.ok;
   if (ran == 0) {
     llvm::errs() << "moegen-cuda-check: no kernel of the layer with an sm_90a template has its "
                     "PTX in '"
                  << ptxArg
-                 << "' (quant_input, quant_inter need MX activations, reduce needs "
-                    "stage2.reduce = reduce; stage1 and stage2 are checked together)\n";
+                 << "' (sort_count, sort_scan and sort are in every layer; quant_input, "
+                    "quant_inter need MX activations, reduce needs stage2.reduce = reduce; "
+                    "stage1 and stage2 are checked together)\n";
     return 1;
   }
   return ok ? 0 : 1;

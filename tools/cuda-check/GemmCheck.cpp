@@ -139,12 +139,7 @@ llvm::Expected<std::function<llvm::Error()>> GemmCase::prepare(KernelFamily fami
   KernelSignature sig = gemmKernelSignature(gemmKernelSymbol(spec, plan), spec, plan);
   runtime::KernargPacker args;
   for (const KernelArg &arg : sig.args) {
-    std::optional<ArgValue> v;
-    for (const auto &[name, bound] : launch->bindings)
-      if (name == arg.name)
-        v = bound;
-    if (!v)
-      v = runtime::commonArgBinding(arg.name);
+    std::optional<ArgValue> v = runtime::bindingOf(*launch, arg.name);
     if (!v)
       return fail("argument '" + arg.name + "' of " + sig.symbol + " has no binding");
     if (*v == ArgValue::Tokens)

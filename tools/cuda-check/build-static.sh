@@ -16,7 +16,8 @@ cxx=${CXX:-clang++-22}
 mkdir -p "$out/obj"
 
 sources=(
-  tools/cuda-check/CudaCheck.cpp tools/cuda-check/GemmCheck.cpp runtime/api/FamilyLaunchers.cpp
+  tools/cuda-check/CudaCheck.cpp tools/cuda-check/GemmCheck.cpp tools/cuda-check/SortCheck.cpp
+  runtime/api/FamilyLaunchers.cpp
   runtime/cuda/CudaApi.cpp runtime/cuda/CudaBackend.cpp runtime/backend/Backend.cpp
   compiler/spec/Expr.cpp compiler/spec/Builtins.cpp compiler/spec/Spec.cpp
   compiler/spec/DslLexer.cpp compiler/spec/DslParser.cpp compiler/spec/DslPrinter.cpp

@@ -108,4 +108,32 @@ TEST(Sorting, RejectsBadIds) {
   EXPECT_NE(llvm::toString(s2.takeError()).find("tokens*topk = 4"), std::string::npos);
 }
 
+TEST(Sorting, DropsIdsOutsideTheExpertsWhenAsked) {
+  // M=3, topk=2, E=4, block 2: token 0 -> {1, -1}, token 1 -> {4, 1},
+  // token 2 -> {-1, 4}: only (0, 0) and (1, 1) are placed, both expert 1.
+  std::vector<int32_t> ids = {1, -1, 4, 1, -1, 4};
+  std::vector<float> w = {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f};
+  ASSERT_FALSE(!!sortMoe(ids, w, 3, 2, 4, 2)); // Refuse is the default
+  auto s = sortMoe(ids, w, 3, 2, 4, 2, OutsideIds::Drop);
+  ASSERT_TRUE(!!s) << llvm::toString(s.takeError());
+  const int32_t pad = (2 << 24) | 3;
+  std::vector<int32_t> want(3 * 2 + 4 * 2 - 2, pad);
+  want[0] = 0;             // token 0 slot 0
+  want[1] = (1 << 24) | 1; // token 1 slot 1
+  EXPECT_EQ(s->sortedTokenIds, want);
+  EXPECT_EQ(s->sortedWeights[0], 0.25f);
+  EXPECT_EQ(s->sortedWeights[1], 1.0f);
+  EXPECT_EQ(s->sortedWeights[2], 0.0f);
+  EXPECT_EQ(s->sortedExpertIds, (std::vector<int32_t>{1, -1, -1, -1, -1, -1}));
+  EXPECT_EQ(s->numValidIds[0], 2);
+  EXPECT_EQ(s->numValidIds[1], 3);
+  EXPECT_EQ(s->reverseSorted, (std::vector<int32_t>{0, -1, -1, 1, -1, -1}));
+  // Every id dropped: no rows, nothing valid.
+  std::vector<int32_t> none = {-1, 4};
+  auto e = sortMoe(none, {0.5f, 0.5f}, 1, 2, 4, 2, OutsideIds::Drop);
+  ASSERT_TRUE(!!e) << llvm::toString(e.takeError());
+  EXPECT_EQ(e->numValidIds[0], 0);
+  EXPECT_EQ(e->sortedExpertIds, std::vector<int32_t>(4, -1));
+}
+
 } // namespace

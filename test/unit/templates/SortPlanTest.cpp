@@ -1,0 +1,89 @@
+//===- SortPlanTest.cpp - The sorting kernels' plan per target ------------===//
+//
+// gfx950 keeps its plan (512 threads in waves of 64); sm_90a plans warps of
+// 32 and as many of them (up to 16) as the 48 KiB of static shared memory
+// holds, and names that limit and the most experts it allows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "templates/sort/SortPlan.h"
+
+#include <gtest/gtest.h>
+
+using namespace moegen;
+
+namespace {
+
+MoeSpec layer(int64_t experts, int64_t topk) {
+  MoeSpec spec;
+  spec.name = "t";
+  spec.problem = {3584, 384, experts, topk};
+  spec.formats = {DType::MXFP4, DType::MXFP4, DType::BF16};
+  spec.stage1 = {32, 128, 256};
+  spec.stage2 = {32, 128, 128};
+  return spec;
+}
+
+const TargetInfo kSm90a = *TargetInfo::forChip(TargetInfo::kHopperChip);
+
+SortPlan plan(int64_t experts, int64_t topk, const TargetInfo &target, ScheduleIssues &issues) {
+  return planSort(layer(experts, topk), target, issues);
+}
+
+TEST(SortPlan, Gfx950KeepsWave64AndFiveHundredTwelveThreads) {
+  ScheduleIssues issues;
+  SortPlan p = plan(896, 16, TargetInfo::defaultTarget(), issues);
+  EXPECT_TRUE(issues.empty());
+  EXPECT_EQ(p.waveSize, 64);
+  EXPECT_EQ(p.threads, 512);
+  EXPECT_EQ(p.waves(), 8);
+  EXPECT_EQ(p.scanThreads, 64);
+  EXPECT_EQ(p.chunkTokens, 128);
+  EXPECT_EQ(p.partPerLane(), 4); // 2048 entries over 8 waves of 64
+  EXPECT_EQ(p.scatterLdsBytes(), 63040);
+  EXPECT_EQ(p.maxExperts(TargetInfo::defaultTarget().staticLdsBytes), 2378);
+}
+
+TEST(SortPlan, Sm90aPlansWarp32WithinStaticSharedMemory) {
+  EXPECT_EQ(kSm90a.staticLdsBytes, 48 * 1024);
+  ScheduleIssues issues;
+  // Few experts: 16 warps of 32.
+  SortPlan small = plan(8, 2, kSm90a, issues);
+  EXPECT_EQ(small.waveSize, 32);
+  EXPECT_EQ(small.threads, 512);
+  EXPECT_EQ(small.waves(), 16);
+  EXPECT_EQ(small.scanThreads, 32);
+  EXPECT_EQ(small.partPerLane(), 4); // 2048 entries over 16 warps of 32
+  // DeepSeek-V3 (257 experts, top-9): 16 warps still fit.
+  SortPlan deepseek = plan(257, 9, kSm90a, issues);
+  EXPECT_EQ(deepseek.threads, 512);
+  EXPECT_EQ(deepseek.scatterLdsBytes(), 36100);
+  // Kimi (896 experts): 8 warps would need 62016 bytes; 4 need 32800.
+  SortPlan kimi = plan(896, 16, kSm90a, issues);
+  EXPECT_EQ(kimi.threads, 128);
+  EXPECT_EQ(kimi.waves(), 4);
+  EXPECT_EQ(kimi.scatterLdsBytes(), 32800);
+  EXPECT_EQ(kimi.partPerLane(), 16);
+  // The most experts: two warps, exactly 48 KiB.
+  SortPlan most = plan(2444, 8, kSm90a, issues);
+  EXPECT_EQ(most.threads, 64);
+  EXPECT_EQ(most.scatterLdsBytes(), 49152);
+  EXPECT_TRUE(issues.empty()) << issues.front().str();
+}
+
+TEST(SortPlan, ExpertsOverTheLimitNameIt) {
+  ScheduleIssues issues;
+  plan(2445, 8, kSm90a, issues);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].parameter, "lds");
+  EXPECT_EQ(issues[0].str(), "sort: experts=2445 need 49172 bytes of LDS, over the 49152-byte "
+                             "limit of sm_90a (static shared memory; at most 2444 experts with "
+                             "64 threads)");
+  issues.clear();
+  plan(2379, 8, TargetInfo::defaultTarget(), issues);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].str(), "sort: experts=2379 need 163884 bytes of LDS, over the 163840-byte "
+                             "limit of gfx950 (at most 2378 experts with 512 threads)");
+}
+
+} // namespace
