@@ -2,8 +2,8 @@
 //
 //   moegen cache ls [--dir DIR]
 //   moegen cache clear [--dir DIR]
-//   moegen cache prefill --table CSV [--table CSV]... --spec LAYER.moe [--spec ...]
-//                        [--dir DIR] [-j N] [--cu-num 256]
+//   moegen cache prefill [--table CSV]... --spec LAYER.moe [--spec ...]
+//                        [--target gfx950|sm_90a] [--dir DIR] [-j N] [--cu-num 256]
 //
 // DIR defaults to $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else
 // ~/.cache/moegen. `ls` and `clear` create nothing: `ls` of a cache that does
@@ -11,9 +11,9 @@
 // (not owned by this user, writable by group or others), is an error naming
 // the directory. `prefill` compiles, in parallel, every kernel a MoeLayer
 // of each spec would use for each token tier with these tables (the tuned
-// row of the tier, else the fallback), so a deployment starts warm. The
-// spec supplies what a table row does not name: the activation and its
-// parameters.
+// row of the tier, else the fallback; without tables, the spec's own
+// schedules), for --target, so a deployment starts warm. The spec supplies
+// what a table row does not name: the activation and its parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +39,8 @@ namespace cl = llvm::cl;
 const char *const kUsage =
     "usage: moegen cache ls [--dir DIR]\n"
     "       moegen cache clear [--dir DIR]\n"
-    "       moegen cache prefill --table CSV... --spec LAYER.moe... [--dir DIR] [-j N] "
-    "[--cu-num N]\n";
+    "       moegen cache prefill [--table CSV]... --spec LAYER.moe... [--target CHIP] [--dir DIR] "
+    "[-j N] [--cu-num N]\n";
 
 int runCache();
 cl::SubCommand command("cache", "list, clear or prefill the kernel cache");
@@ -57,6 +57,11 @@ cl::list<std::string> tableArgs("table", cl::desc("prefill: an aiter tuned CSV (
 cl::list<std::string> specArgs("spec", cl::desc("prefill: a layer to prefill for (repeatable)"),
                                cl::value_desc("layer.moe"), cl::sub(command),
                                cl::cat(moegenCategory()));
+cl::opt<std::string> targetArg("target",
+                               cl::desc("prefill: the chip the kernels are for (default gfx950; "
+                                        "sm_90a)"),
+                               cl::value_desc("chip"), cl::init(TargetInfo::kDefaultChip.str()),
+                               cl::sub(command), cl::cat(moegenCategory()));
 cl::opt<long long, false, PositiveParser>
     jobsArg("j", cl::desc("prefill: layers compiled at once (default: one per hardware thread)"),
             cl::sub(command), cl::cat(moegenCategory()));
@@ -100,8 +105,8 @@ int list(const std::string &dir) {
       continue;
     }
     llvm::outs() << "  " << name.take_front(16) << "  "
-                 << llvm::left_justify(toString(e.meta.family), 11)
-                 << llvm::left_justify(e.meta.symbol, 32) << llvm::format("%9llu B ", e.bytes)
+                 << llvm::left_justify(toString(e.meta.family), 12)
+                 << llvm::left_justify(e.meta.symbol, 32) << " " << llvm::format("%9llu B ", e.bytes)
                  << llvm::format("%8.1f ms  ", e.meta.compileMs) << e.meta.description << "\n";
   }
   llvm::outs() << "total " << total << " B\n";
@@ -127,9 +132,8 @@ std::vector<int64_t> allTiers() {
 }
 
 int prefill(const std::string &dir, const std::vector<std::string> &tables,
-            const std::vector<std::string> &specPaths, unsigned jobs, int64_t cuNum) {
-  if (tables.empty())
-    return fail("prefill needs at least one --table");
+            const std::vector<std::string> &specPaths, const runtime::Target &target, unsigned jobs,
+            int64_t cuNum) {
   if (specPaths.empty())
     return fail("prefill needs --spec: a table names schedules, the spec supplies the layer "
                 "(problem, formats, activation and its parameters)");
@@ -167,7 +171,7 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
       Job &job = work[i];
       std::string &line = lines[i], errors;
       for (auto &c : job.candidates) {
-        auto kernels = jit.getKernels(c.spec);
+        auto kernels = jit.getKernels(c.spec, target);
         if (!kernels) {
           errors += "\n    " + c.origin + ": " + llvm::toString(kernels.takeError());
           continue;
@@ -216,7 +220,7 @@ int runCache() {
     return usage("unknown cache command '" + verb + "'");
   if (verb != "prefill")
     for (cl::Option *o : std::initializer_list<cl::Option *>{
-             std::addressof(tableArgs), std::addressof(specArgs), &jobsArg, &cuNumArg})
+             std::addressof(tableArgs), std::addressof(specArgs), &targetArg, &jobsArg, &cuNumArg})
       if (o->getNumOccurrences())
         return usage((o->ArgStr.size() == 1 ? "-" : "--") + o->ArgStr +
                      " is an option of 'moegen cache prefill', not of '" + verb + "'");
@@ -229,7 +233,13 @@ int runCache() {
     return clear(dir);
   std::vector<std::string> tables(tableArgs.begin(), tableArgs.end());
   std::vector<std::string> specs(specArgs.begin(), specArgs.end());
-  return prefill(dir, tables, specs, jobsArg.getNumOccurrences() ? unsigned(jobsArg) : 0, cuNumArg);
+  auto chip = TargetInfo::get(targetArg);
+  if (!chip)
+    return usage("--target: " + llvm::toString(chip.takeError()));
+  runtime::Target target;
+  target.chip = chip->chip;
+  return prefill(dir, tables, specs, target, jobsArg.getNumOccurrences() ? unsigned(jobsArg) : 0,
+                 cuNumArg);
 }
 
 } // namespace
