@@ -628,32 +628,17 @@ struct GemmBuilder {
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    // Persistent over M: workgroup row y takes the M tiles y, y + grid.y, ...
-    // of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
-    // worst case computes the layer; tiles past the rows in use have nothing
-    // to do.
-    Value used = a.toIndex(load(numValid, a.idx(0)));
-    Value usedTiles = a.divu(a.add(used, a.idx(s.tileM - 1)), a.idx(s.tileM));
-    Value gridM = workgroupCount(b, gpu::Dimension::y);
-    auto tiles =
-        scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tiles.getBody());
-      bidM = tiles.getInductionVar();
-      Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
-      expert = a.toIndex(load(sortedExperts, sortBlock));
-      Value known = a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts));
-      ifThen(known, [&] {
-        SmallVector<Value> acc = reduceKWaves(mainLoop());
-        if (s.kWave > 1)
-          ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)), [&] { epilogue(acc); });
-        else
-          epilogue(acc);
-      });
-      // The next tile rewrites the LDS this one read (A tiles, k_wave sums).
-      gpu::BarrierOp::create(b);
-    }
+    emitPersistentMTiles(a, p, spec.problem.experts, numValid, sortedExperts,
+                         workgroupCount(b, gpu::Dimension::y), [&](Value m, Value e) {
+                           bidM = m;
+                           expert = e;
+                           SmallVector<Value> acc = reduceKWaves(mainLoop());
+                           if (s.kWave > 1)
+                             ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
+                                    [&] { epilogue(acc); });
+                           else
+                             epilogue(acc);
+                         });
     gpu::ReturnOp::create(b);
   }
 };

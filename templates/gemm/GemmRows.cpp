@@ -7,6 +7,30 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
+void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, Value numValid,
+                          Value sortedExperts, Value gridM,
+                          llvm::function_ref<void(Value bidM, Value expert)> tile) {
+  ImplicitLocOpBuilder &b = a.b;
+  const int64_t tileM = p.schedule.tileM;
+  Value used = a.toIndex(memref::LoadOp::create(b, numValid, ValueRange{a.idx(0)}));
+  Value usedTiles = a.divu(a.add(used, a.idx(tileM - 1)), a.idx(tileM));
+  auto tiles =
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value bidM = tiles.getInductionVar();
+  Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
+  Value expert = a.toIndex(memref::LoadOp::create(b, sortedExperts, ValueRange{sortBlock}));
+  auto known = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, expert, a.idx(experts)),
+                                 /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(known.thenBlock());
+    tile(bidM, expert);
+  }
+  gpu::BarrierOp::create(b);
+}
+
 GemmRowInfo emitGemmRowInfo(Arith &a, Value sortedIds, Value sortedPos, Value tokens,
                             int64_t topk) {
   GemmRowInfo r;

@@ -11,6 +11,9 @@
 
 #include "compiler/spec/Spec.h"
 #include "templates/KernelBuilder.h"
+#include "templates/gemm/GemmPlan.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace moegen {
 
@@ -29,6 +32,16 @@ GemmRowInfo emitGemmRowInfo(Arith &a, mlir::Value sortedIds, mlir::Value sortedP
 /// 2, or of stage-1 half `half` (0 gate, 1 up): gate/up separated, n or
 /// I + n; interleaved (GUGU, 16-row groups), 32 (n / 16) + 16 half + n % 16.
 mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Value n, int half);
+
+/// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
+/// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
+/// worst case computes the layer. For each tile whose sort block has an
+/// expert (padding blocks have none), `tile(bidM, expert)` emits the work;
+/// a barrier follows, as the next tile rewrites the shared memory this one
+/// read.
+void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, mlir::Value numValid,
+                          mlir::Value sortedExperts, mlir::Value gridM,
+                          llvm::function_ref<void(mlir::Value bidM, mlir::Value expert)> tile);
 
 } // namespace moegen
 

@@ -505,29 +505,17 @@ struct Sm90GemmBuilder {
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    // Persistent over M, as GemmKernel.h: workgroup row y takes the M tiles
-    // y, y + grid.y, ... below num_valid_ids.
-    Value used = a.toIndex(load(numValid, a.idx(0)));
-    Value usedTiles = a.divu(a.add(used, a.idx(s.tileM - 1)), a.idx(s.tileM));
-    Value gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
-    auto tiles =
-        scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tiles.getBody());
-      bidM = tiles.getInductionVar();
-      Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
-      expert = a.toIndex(load(sortedExperts, sortBlock));
-      ifThen(a.cmp(CmpIPredicate::ult, expert, a.idx(spec.problem.experts)), [&] {
-        SmallVector<Value> acc = reduceKWaves(mainLoop());
-        if (s.kWave > 1)
-          ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)), [&] { epilogue(acc); });
-        else
-          epilogue(acc);
-      });
-      // The next tile rewrites the shared memory this one read.
-      gpu::BarrierOp::create(b);
-    }
+    emitPersistentMTiles(a, p, spec.problem.experts, numValid, sortedExperts,
+                         gpu::GridDimOp::create(b, gpu::Dimension::y), [&](Value m, Value e) {
+                           bidM = m;
+                           expert = e;
+                           SmallVector<Value> acc = reduceKWaves(mainLoop());
+                           if (s.kWave > 1)
+                             ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
+                                    [&] { epilogue(acc); });
+                           else
+                             epilogue(acc);
+                         });
     gpu::ReturnOp::create(b);
   }
 };
