@@ -326,6 +326,27 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       FOR_LANES(wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A))))
       ++Pc;
       continue;
+    case Kind::GepP64:
+    case Kind::GepP32: {
+      // opGep for its common forms (fastKind): the same offset arithmetic.
+      const uint32_t *T = I.Tab;
+      const uint64_t Off = uint64_t(T[0]) | (uint64_t(T[1]) << 32);
+      const bool Indexed = T[2] == 1, Wide = (T[4] & 0xFF) == 64;
+      const uint64_t Scale = Indexed ? uint64_t(T[5]) | (uint64_t(T[6]) << 32) : 0;
+      const uint32_t IdxSlot = Indexed ? T[3] : 0;
+      auto index = [&](const uint8_t *F) -> uint64_t {
+        if (!Indexed)
+          return 0;
+        int64_t Idx = Wide ? rd<int64_t>(F, IdxSlot) : int64_t(rd<int32_t>(F, IdxSlot));
+        return uint64_t(Idx) * Scale;
+      };
+      if (I.K == Kind::GepP64)
+        FOR_LANES(wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A) + Off + index(F)))
+      else
+        FOR_LANES(wr<uint32_t>(F, I.Dst, uint32_t(rd<uint32_t>(F, I.A) + Off + index(F))))
+      ++Pc;
+      continue;
+    }
     case Kind::Ctx:
       for (uint64_t M = Mask; M; M &= M - 1) {
         LaneCtx C = laneCtx(WG, W, unsigned(std::countr_zero(M)));

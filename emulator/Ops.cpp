@@ -1094,6 +1094,9 @@ Kind fastKind(const Inst &I) {
     return Kind::ICmpI64;
   if (F == opCopy && (I.Aux == 4 || I.Aux == 8))
     return I.Aux == 4 ? Kind::Copy4 : Kind::Copy8;
+  if (F == opGep && (I.Ty == EK::P64 || I.Ty == EK::P32) &&
+      (I.Tab[2] == 0 || (I.Tab[2] == 1 && ((I.Tab[4] & 0xFF) == 32 || (I.Tab[4] & 0xFF) == 64))))
+    return I.Ty == EK::P64 ? Kind::GepP64 : Kind::GepP32;
   return Kind::Pure;
 }
 

@@ -102,6 +102,10 @@ enum class Kind : uint8_t {
   ZExtI32I64,
   SExtI32I64,
   SIToFPI32F32,
+  // getelementptr with a constant offset (Tab[0..1]) and at most one i32 or
+  // i64 index (Tab[3], scaled by Tab[5..6]), on a 64-bit or a 32-bit pointer.
+  GepP64,
+  GepP32,
 };
 
 struct Inst {
