@@ -24,7 +24,9 @@ constexpr int64_t kChunk = Sm90GemmLayout::kChunk;
 constexpr int64_t kStride = Sm90GemmLayout::kRowStride;
 
 /// Where one thread's share of a K block comes from and goes to, fixed for
-/// an M tile: a unit is 8 consecutive elements of one staged row.
+/// an M tile: a unit is 8 consecutive elements of one staged row, or the
+/// whole 32-element row block where its bytes are contiguous in global memory
+/// (MX A rows, fp4 weight chunks): one wide load and one scale per block.
 struct StageUnit {
   Value global; // A: element (bf16) or byte offset at K = 0; B: byte offset at K = 0
   Value scaleRow;
@@ -87,24 +89,25 @@ struct Sm90GemmBuilder {
     return emitGemmRowInfo(a, sortedIds, a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile), tokens,
                            topk);
   }
-  Value scaleF32(Value mem, Value row, Value col, int64_t cols) {
-    Value byte = load(mem, emitE8m0ShuffleOffset(a, row, col, cols));
-    return sm90::emitE8m0ToF32(b, arith::ExtUIOp::create(b, i32(), byte));
-  }
 
   int64_t weightRows() const { return stage1 ? 2 * I : N; }
   int64_t weightRowBytes() const { return halfBytesPerElement(p.bFormat) * K / 2; }
   int64_t aRowBytes() const { return halfBytesPerElement(p.aFormat) * K / 2; }
-  /// Bytes of 8 elements of a format.
-  static int64_t unitBytes(DType t) { return halfBytesPerElement(t) * 4; }
+  /// Elements of one unit of A or of the weights.
+  static int64_t unitElems(DType t, bool isA) {
+    return (isA && isMX(t)) || (!isA && t == DType::MXFP4) ? kChunk : 8;
+  }
+  static int64_t unitBytes(DType t, bool isA) {
+    return halfBytesPerElement(t) * unitElems(t, isA) / 2;
+  }
 
   // --- Staging ------------------------------------------------------------
 
-  /// The units this thread stages per K block: `rows` rows of 4 units,
-  /// spread over the K-group's threads.
-  template <typename Fn> SmallVector<StageUnit> planUnits(int64_t rows, Fn fill) {
+  /// The units this thread stages per K block: `rows` rows of `perRow`
+  /// units, spread over the K-group's threads.
+  template <typename Fn> SmallVector<StageUnit> planUnits(int64_t rows, int64_t perRow, Fn fill) {
     SmallVector<StageUnit> units;
-    int64_t count = rows * 4;
+    int64_t count = rows * perRow;
     for (int64_t j = 0; j * groupThreads < count; ++j) {
       Value c = a.add(gtid, a.idx(j * groupThreads));
       Value in;
@@ -112,7 +115,7 @@ struct Sm90GemmBuilder {
         in = a.cmp(CmpIPredicate::ult, c, a.idx(count));
         c = a.select(in, c, a.idx(0));
       }
-      StageUnit u = fill(a.divu(c, a.idx(4)), andI(c, 3));
+      StageUnit u = fill(a.divu(c, a.idx(perRow)), a.remu(c, a.idx(perRow)));
       u.inRange = in;
       units.push_back(u);
     }
@@ -120,7 +123,7 @@ struct Sm90GemmBuilder {
   }
 
   SmallVector<StageUnit> planAUnits() {
-    return planUnits(l.aRows, [&](Value r, Value u) {
+    return planUnits(l.aRows, kChunk / unitElems(p.aFormat, true), [&](Value r, Value u) {
       GemmRowInfo ri = rowInfo(r);
       Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
       row = a.select(ri.valid, row, a.idx(0));
@@ -128,7 +131,7 @@ struct Sm90GemmBuilder {
       // bf16 A is addressed in elements, MX A in bytes.
       su.global = p.aFormat == DType::BF16 ? a.add(a.mul(row, a.idx(K)), a.mul(u, a.idx(8)))
                                            : a.add(a.mul(row, a.idx(aRowBytes())),
-                                                   a.mul(u, a.idx(unitBytes(p.aFormat))));
+                                                   a.mul(u, a.idx(unitBytes(p.aFormat, true))));
       su.scaleRow = stage1 ? a.select(ri.valid, ri.token, a.idx(0)) : ri.sortedPos;
       su.valid = ri.valid;
       su.shared = a.add(a.mul(r, a.idx(kStride / 4)), a.mul(u, a.idx(4)));
@@ -139,7 +142,7 @@ struct Sm90GemmBuilder {
   SmallVector<StageUnit> planBUnits() {
     Value tileCol0 = a.mul(bidN, a.idx(s.tileN));
     Value expertBase = a.mul(expert, a.idx(weightRows() * weightRowBytes()));
-    return planUnits(l.bRows, [&](Value rr, Value u) {
+    return planUnits(l.bRows, kChunk / unitElems(p.bFormat, false), [&](Value rr, Value u) {
       // Staged row rr: half rr / tile_n, column rr % tile_n of the tile.
       Value half = a.divu(rr, a.idx(s.tileN));
       Value col = a.add(tileCol0, a.remu(rr, a.idx(s.tileN)));
@@ -150,7 +153,7 @@ struct Sm90GemmBuilder {
       }
       // (16,16) preshuffle: 16-row groups of whole rows, 16-byte chunks along
       // K, each chunk of the group's 16 rows contiguous (Preshuffle.h).
-      Value unitByte = a.mul(u, a.idx(unitBytes(p.bFormat)));
+      Value unitByte = a.mul(u, a.idx(unitBytes(p.bFormat, false)));
       StageUnit su;
       su.global = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
       su.global = a.add(su.global, a.mul(andI(wr, 15), a.idx(16)));
@@ -162,70 +165,129 @@ struct Sm90GemmBuilder {
   }
 
   /// 8 MX elements (fp4: one i32 word, fp8: two) times `scale`, as bf16.
+  /// Each code's sign and magnitude bits are moved into an f32 whose value is
+  /// the element times 2^-126 (e2m1) or 2^-120 (e4m3): the formats' exponent
+  /// fields line up with f32's low exponent bits, and their subnormals
+  /// (exponent 0) with f32's. Two exact power-of-two products then give the
+  /// element and the element times the scale, rounded to bf16 as before.
   Value dequant(ArrayRef<Value> words, Value scale, bool fp4) {
     SmallVector<Value> vals;
+    auto shift = [&](Value w, int64_t by) -> Value {
+      if (by >= 0)
+        return by == 0 ? w : arith::ShLIOp::create(b, w, a.i32(by)).getResult();
+      return arith::ShRUIOp::create(b, w, a.i32(-by));
+    };
+    auto bitsAnd = [&](Value x, uint32_t m) {
+      return arith::AndIOp::create(b, x, a.i32(static_cast<int32_t>(m)));
+    };
+    Value unscale =
+        arith::ConstantFloatOp::create(b, b.getF32Type(), llvm::APFloat(fp4 ? 0x1p126f : 0x1p120f));
     for (int64_t e = 0; e < 8; ++e) {
       Value word = words[fp4 ? 0 : e / 4];
-      int64_t bits = fp4 ? 4 : 8, shift = fp4 ? 4 * e : 8 * (e % 4);
-      Value code = arith::AndIOp::create(b, arith::ShRUIOp::create(b, word, a.i32(shift)),
-                                         a.i32((1 << bits) - 1));
-      Value v = fp4 ? sm90::emitE2m1ToF32(b, code) : sm90::emitE4m3ToF32(b, code);
+      Value bits;
+      if (fp4) {
+        // Code e: magnitude bits 4e..4e+2 to 22..24, sign bit 4e+3 to 31.
+        Value mag = bitsAnd(shift(word, 22 - 4 * e), 0x01C00000u);
+        Value sign = bitsAnd(shift(word, 28 - 4 * e), 0x80000000u);
+        bits = arith::OrIOp::create(b, mag, sign);
+      } else {
+        // Code k = e % 4: magnitude bits 8k..8k+6 to 20..26, sign 8k+7 to 31.
+        int64_t k = e % 4;
+        Value mag = bitsAnd(shift(word, 20 - 8 * k), 0x07F00000u);
+        Value sign = bitsAnd(shift(word, 24 - 8 * k), 0x80000000u);
+        Value nan = a.cmp(CmpIPredicate::eq, mag, a.i32(0x07F00000));
+        bits = a.select(nan, a.i32(0x7FC00000), arith::OrIOp::create(b, mag, sign));
+      }
+      Value v = arith::BitcastOp::create(b, f32(), bits);
+      v = arith::MulFOp::create(b, v, unscale);
       v = arith::MulFOp::create(b, v, scale);
       vals.push_back(arith::TruncFOp::create(b, b.getBF16Type(), v));
     }
     return vector::FromElementsOp::create(b, VectorType::get({8}, b.getBF16Type()), vals);
   }
 
-  /// Loads `unitBytes` bytes of an i8 buffer as i32 words.
-  SmallVector<Value> loadWords(Value mem, Value byteOffset, int64_t bytes) {
-    Value v = vload(VectorType::get({bytes}, b.getI8Type()), mem, byteOffset, bytes);
-    Value w = vector::BitCastOp::create(b, VectorType::get({bytes / 4}, i32()), v);
-    SmallVector<Value> words;
-    for (int64_t i = 0; i < bytes / 4; ++i)
-      words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
-    return words;
-  }
-
-  /// One unit as 4 i32 words of bf16 pairs, for the staging store.
-  Value stageValue(DType format, Value mem, Value scaleMem, const StageUnit &u, Value kb,
-                   bool isA) {
-    VectorType v8bf16 = VectorType::get({8}, b.getBF16Type());
-    VectorType v4i32 = VectorType::get({4}, i32());
-    Value bf;
+  /// The global loads of one unit for K block `kb`, held in registers until
+  /// the unit is staged: its bytes (bf16 A: its elements) and, for MX
+  /// formats, its scale byte. Units past the group's count load unit 0's
+  /// (valid) address; only their store is skipped.
+  SmallVector<Value, 2> loadUnit(DType format, Value mem, Value scaleMem, const StageUnit &u,
+                                 Value kb, bool isA) {
     if (format == DType::BF16) {
-      if (isA) {
-        bf = vload(v8bf16, mem, a.add(u.global, a.mul(kb, a.idx(kChunk))), 16);
-      } else {
-        Value off = a.add(u.global, a.mul(kb, a.idx(4 * 256))); // 4 chunks of 8 per block
-        bf = vector::BitCastOp::create(b, v8bf16,
-                                       vload(VectorType::get({16}, b.getI8Type()), mem, off, 16));
-      }
-    } else {
-      bool fp4 = format == DType::MXFP4;
-      Value off = isA ? a.add(u.global, a.mul(kb, a.idx(fp4 ? 16 : 32)))
-                      : a.add(u.global, a.mul(kb, a.idx(fp4 ? 256 : 512)));
-      SmallVector<Value> words = loadWords(mem, off, unitBytes(format));
-      bf = dequant(words, scaleF32(scaleMem, u.scaleRow, kb, K / 32), fp4);
+      if (isA)
+        return {vload(VectorType::get({8}, b.getBF16Type()), mem,
+                      a.add(u.global, a.mul(kb, a.idx(kChunk))), 16)};
+      Value off = a.add(u.global, a.mul(kb, a.idx(4 * 256))); // 4 chunks of 8 per block
+      return {vload(VectorType::get({16}, b.getI8Type()), mem, off, 16)};
     }
-    Value v = vector::BitCastOp::create(b, v4i32, bf);
-    if (u.valid)
-      v = a.select(u.valid, v,
-                   arith::ConstantOp::create(b, DenseElementsAttr::get(v4i32, int32_t(0))));
-    return v;
+    bool fp4 = format == DType::MXFP4;
+    Value off = isA ? a.add(u.global, a.mul(kb, a.idx(fp4 ? 16 : 32)))
+                    : a.add(u.global, a.mul(kb, a.idx(fp4 ? 256 : 512)));
+    int64_t bytes = unitBytes(format, isA);
+    Value data =
+        vload(VectorType::get({bytes}, b.getI8Type()), mem, off, std::min<int64_t>(bytes, 16));
+    return {data, load(scaleMem, emitE8m0ShuffleOffset(a, u.scaleRow, kb, K / 32))};
   }
 
-  void stageBlock(ArrayRef<StageUnit> units, DType format, Value mem, Value scaleMem, Value kb,
-                  Value groupBase, bool isA) {
-    for (const StageUnit &u : units) {
+  /// One loaded unit as 8-element pieces of 4 i32 words (bf16 pairs), for
+  /// the staging stores.
+  SmallVector<Value, 4> convertUnit(DType format, bool isA, ArrayRef<Value> raw,
+                                    const StageUnit &u) {
+    VectorType v4i32 = VectorType::get({4}, i32());
+    SmallVector<Value, 4> pieces;
+    if (format == DType::BF16) {
+      pieces.push_back(vector::BitCastOp::create(b, v4i32, raw[0]));
+    } else {
+      int64_t bytes = unitBytes(format, isA);
+      Value w = vector::BitCastOp::create(b, VectorType::get({bytes / 4}, i32()), raw[0]);
+      SmallVector<Value> words;
+      for (int64_t i = 0; i < bytes / 4; ++i)
+        words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
+      Value scale = sm90::emitE8m0ToF32(b, arith::ExtUIOp::create(b, i32(), raw[1]));
+      bool fp4 = format == DType::MXFP4;
+      int64_t perPiece = fp4 ? 1 : 2;
+      for (int64_t j = 0; j * perPiece < bytes / 4; ++j)
+        pieces.push_back(vector::BitCastOp::create(
+            b, v4i32, dequant(ArrayRef<Value>(words).slice(j * perPiece, perPiece), scale, fp4)));
+    }
+    if (u.valid)
+      for (Value &v : pieces)
+        v = a.select(u.valid, v,
+                     arith::ConstantOp::create(b, DenseElementsAttr::get(v4i32, int32_t(0))));
+    return pieces;
+  }
+
+  /// Appends the loads of every unit of A and B for K block `kb`.
+  SmallVector<Value> loadBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, Value kb) {
+    SmallVector<Value> raw;
+    for (const StageUnit &u : aUnits)
+      llvm::append_range(raw, loadUnit(p.aFormat, aBuf, aScale, u, kb, /*isA=*/true));
+    for (const StageUnit &u : bUnits)
+      llvm::append_range(raw, loadUnit(p.bFormat, wBuf, wScale, u, kb, /*isA=*/false));
+    return raw;
+  }
+
+  /// Dequantizes and stores the loads of `loadBlock` at `base`.
+  void stageBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, ArrayRef<Value> raw,
+                  Value base) {
+    size_t next = 0;
+    auto stage = [&](const StageUnit &u, DType format, bool isA) {
+      size_t n = format == DType::BF16 ? 1 : 2;
+      ArrayRef<Value> mine = raw.slice(next, n);
+      next += n;
       auto body = [&] {
-        Value v = stageValue(format, mem, scaleMem, u, kb, isA);
-        vstore(v, shared, a.add(groupBase, u.shared), 16);
+        SmallVector<Value, 4> pieces = convertUnit(format, isA, mine, u);
+        for (auto [j, v] : llvm::enumerate(pieces))
+          vstore(v, shared, a.add(base, a.add(u.shared, a.idx(4 * j))), 16);
       };
       if (u.inRange)
         ifThen(u.inRange, body);
       else
         body();
-    }
+    };
+    for (const StageUnit &u : aUnits)
+      stage(u, p.aFormat, /*isA=*/true);
+    for (const StageUnit &u : bUnits)
+      stage(u, p.bFormat, /*isA=*/false);
   }
 
   // --- MMA ----------------------------------------------------------------
@@ -277,15 +339,22 @@ struct Sm90GemmBuilder {
     }
   }
 
+  /// The K loop: block i is dequantized into staging buffer i % buffers
+  /// from registers loaded during block i - 1, then block i + 1's global
+  /// loads are issued before the barrier and block i's MMAs, so that they
+  /// are in flight while the warps compute.
   SmallVector<Value> mainLoop() {
     SmallVector<StageUnit> aUnits = planAUnits();
     SmallVector<StageUnit> bUnits = planBUnits();
-    Value groupBase = a.mul(waveK, a.idx(l.stagingBytes / 4));
+    int64_t blocks = p.kPerWave / kChunk;
+    int64_t bufferWords = l.stagingBytes / 4;
+    Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
     Value kBlock0 =
         a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))), a.idx(kChunk));
     Value zero = a.f32(0.0f);
     SmallVector<Value> init(l.accRegs, zero);
-    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kPerWave / kChunk), a.idx(1), init);
+    llvm::append_range(init, loadBlock(aUnits, bUnits, kBlock0));
+    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(blocks), a.idx(1), init);
     // Not unrolled: a K block's staging already gives the scheduler enough
     // independent loads, and unrolling would multiply the live registers.
     MLIRContext *ctx = b.getContext();
@@ -296,17 +365,32 @@ struct Sm90GemmBuilder {
             /*interleave=*/nullptr,
             LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true), {}, {}, {}, {}, {}, {}),
             {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> acc(loop.getRegionIterArgs().begin(), loop.getRegionIterArgs().end());
-    Value kb = a.add(kBlock0, loop.getInductionVar());
-    stageBlock(aUnits, p.aFormat, aBuf, aScale, kb, groupBase, /*isA=*/true);
-    stageBlock(bUnits, p.bFormat, wBuf, wScale, kb, groupBase, /*isA=*/false);
-    gpu::BarrierOp::create(b);
-    mmaBlock(groupBase, acc);
-    gpu::BarrierOp::create(b); // the next block rewrites the staging
-    scf::YieldOp::create(b, acc);
-    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      auto args = loop.getRegionIterArgs();
+      SmallVector<Value> acc(args.begin(), args.begin() + l.accRegs);
+      SmallVector<Value> raw(args.begin() + l.accRegs, args.end());
+      Value base = groupBase;
+      if (l.buffers == 2)
+        base = a.add(base, a.mul(andI(i, 1), a.idx(bufferWords)));
+      else
+        gpu::BarrierOp::create(b); // the previous block's MMAs are done with the staging
+      stageBlock(aUnits, bUnits, raw, base);
+      // The last block reloads itself (a valid address, never staged).
+      Value nextBlock = arith::MinUIOp::create(b, a.add(i, a.idx(1)), a.idx(blocks - 1));
+      SmallVector<Value> next = loadBlock(aUnits, bUnits, a.add(kBlock0, nextBlock));
+      // With two buffers this barrier also orders block i - 1's MMAs before
+      // block i + 1's stores into the same buffer.
+      gpu::BarrierOp::create(b);
+      mmaBlock(base, acc);
+      llvm::append_range(acc, next);
+      scf::YieldOp::create(b, acc);
+    }
+    if (s.kWave > 1)
+      gpu::BarrierOp::create(b); // the reduction reuses the staging
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
   }
 
   /// Sums the K-groups' accumulators through shared memory in group order

@@ -37,7 +37,11 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
   int64_t warps = p.nWaves * s.kWave;
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
-  l.sharedBytes = std::max(s.kWave * l.stagingBytes, l.reductionBytes);
+  // Two staging buffers where they fit: a K block is staged while the warps
+  // still read the previous one, one barrier per block instead of two.
+  const int64_t limit = Sm90GemmLayout::kStaticSharedBytes;
+  l.buffers = 2 * s.kWave * l.stagingBytes <= limit ? 2 : 1;
+  l.sharedBytes = std::max(l.buffers * s.kWave * l.stagingBytes, l.reductionBytes);
   if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +

@@ -8,8 +8,8 @@
 // must be a multiple of 8, and its accumulators (4 f32 per 16x8 tile) must
 // fit in registers. Each K-group stages its A rows and weight rows, dequantized
 // to bf16, one 32-wide K block (one MX scale block) at a time in static shared
-// memory (under 48 KiB); after the main loop the same allocation holds the
-// k_wave reduction. MLIR-free.
+// memory (under 48 KiB), double-buffered where two buffers fit; after the main
+// loop the same allocation holds the k_wave reduction. MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
@@ -41,7 +41,8 @@ struct Sm90GemmLayout {
   int64_t accRegs = 0;        // f32 accumulators per thread
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
-  int64_t stagingBytes = 0;   // per K-group
+  int64_t stagingBytes = 0;   // per K-group and buffer
+  int64_t buffers = 0;        // staging buffers per K-group: 2 (one barrier per K block) or 1
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };
