@@ -118,7 +118,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
                    ")");
   runtime::Target target;
   target.chip = m.chip;
-  auto journal = Journal::open(options.journalPath.empty() ? options.outPath + ".journal"
+  auto journal = Journal::open(options.journalPath.empty() ? options.outPath + ".measured.journal"
                                                            : options.journalPath,
                                llvm::formatv("{0:x-16}", llvm::xxh3_64bits(m.print() + "\n" +
                                                                            options.journalPrefix))

@@ -50,7 +50,7 @@ struct Measurement {
 struct MeasuredTuneOptions {
   std::string manifestDir;   // holds the manifest and the layers' files
   std::string outPath;       // the tuned CSV
-  std::string journalPath;   // the measurements' journal (empty: <out>.journal)
+  std::string journalPath;   // the measurements' journal (empty: <out>.measured.journal)
   std::string tag;           // the rows' tag, e.g. moegen_cuda_sm_90a
   std::string journalPrefix; // fingerprint parts of the caller (build, backend, seed)
   std::vector<int64_t> tokens; // a subset of the manifest's; empty: all

@@ -612,7 +612,6 @@ static int runTune() {
     tune::MeasuredTuneOptions o;
     o.manifestDir = cacheDir;
     o.outPath = outPath;
-    o.journalPath = outPath + ".measured.journal";
     o.tag = "moegen_" + backendName + "_" + target.chip;
     o.journalPrefix = fingerprint;
     o.top = top;
