@@ -230,8 +230,8 @@ const StageTimes *Journal::timed(int64_t tokens, llvm::StringRef id) const {
 
 llvm::Error Journal::recordTiming(int64_t tokens, llvm::StringRef id, const StageTimes &t) {
   timings[{tokens, id.str()}] = t;
-  return append("timed\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" + num(t.us1) +
-                "\t" + num(t.us2));
+  return append("timed\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" + num(t.us1) + "\t" +
+                num(t.us2));
 }
 
 } // namespace moegen::tune

@@ -2,8 +2,8 @@
 //
 // An append-only text file next to the tuned table: one record per compile
 // (the modelled times per token count, or why it failed), per check (pass
-// or fail, the errors) and per measured timing (hip, cuda: us1, us2). Each record is written and flushed as it happens,
-// so a run that is interrupted resumes where it stopped: what is recorded is
+// or fail, the errors) and per measured timing (hip, cuda: us1, us2). Each record is written and
+// flushed as it happens, so a run that is interrupted resumes where it stopped: what is recorded is
 // neither compiled nor checked again, and a failure is remembered rather
 // than retried. The first line names the spec, build and backend the records
 // belong to; a journal of another run is an error, never silently reused. A

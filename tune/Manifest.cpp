@@ -20,8 +20,8 @@ std::string Manifest::print() const {
   std::string out = "moegen-tune-manifest\t1\n";
   out += "spec\t" + oneField(specFile) + "\n";
   out += "target\t" + oneField(chip) + "\t" + oneField(gfx) + "\t" + std::to_string(cuNum) + "\n";
-  out += "tokens\t" + llvm::join(llvm::map_range(tokens, [](int64_t t) { return std::to_string(t); }),
-                                 ",") +
+  out += "tokens\t" +
+         llvm::join(llvm::map_range(tokens, [](int64_t t) { return std::to_string(t); }), ",") +
          "\n";
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ManifestCandidate &c = candidates[i];

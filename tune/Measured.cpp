@@ -37,8 +37,9 @@ int measuredStage(KernelFamily family) {
 StageTimes measuredStageTimes(const LayerTiming &timing) {
   StageTimes t;
   for (int stage : {1, 2}) {
-    double us = 1000.0 * timing.medianMsOf(
-                             [&](const runtime::RunStep &s) { return measuredStage(s.family) == stage; });
+    double us = 1000.0 * timing.medianMsOf([&](const runtime::RunStep &s) {
+      return measuredStage(s.family) == stage;
+    });
     (stage == 1 ? t.us1 : t.us2) = us;
   }
   return t;
@@ -111,18 +112,16 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   std::vector<int64_t> tokens = options.tokens.empty() ? m.tokens : options.tokens;
   for (int64_t t : tokens)
     if (!llvm::is_contained(m.tokens, t))
-      return error("--tokens " + llvm::Twine(t) + ": the manifest in " + options.manifestDir +
-                   " has no such token count (it has " +
-                   llvm::join(llvm::map_range(m.tokens, [](int64_t v) { return std::to_string(v); }),
-                              ",") +
-                   ")");
+      return error(
+          "--tokens " + llvm::Twine(t) + ": the manifest in " + options.manifestDir +
+          " has no such token count (it has " +
+          llvm::join(llvm::map_range(m.tokens, [](int64_t v) { return std::to_string(v); }), ",") +
+          ")");
   runtime::Target target;
   target.chip = m.chip;
-  auto journal = Journal::open(options.journalPath.empty() ? options.outPath + ".measured.journal"
-                                                           : options.journalPath,
-                               llvm::formatv("{0:x-16}", llvm::xxh3_64bits(m.print() + "\n" +
-                                                                           options.journalPrefix))
-                                   .str());
+  auto journal = Journal::open(
+      options.journalPath.empty() ? options.outPath + ".measured.journal" : options.journalPath,
+      llvm::formatv("{0:x-16}", llvm::xxh3_64bits(m.print() + "\n" + options.journalPrefix)).str());
   if (!journal)
     return journal.takeError();
   Journal &j = **journal;
@@ -140,8 +139,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     // A layer the manifest lists must be in the cache: a miss is named, not
     // skipped.
     if (auto set = kernels->getKernels(*parsed, target); !set)
-      return error("'" + l.id + "' (" + l.file + ") is not in the kernel cache: " +
-                   llvm::toString(set.takeError()));
+      return error("'" + l.id + "' (" + l.file +
+                   ") is not in the kernel cache: " + llvm::toString(set.takeError()));
     return layers.emplace(l.file, std::move(*parsed)).first->second;
   };
   auto checkAndTime = [&](const MoeSpec &layer, int64_t T, Measurement &r) -> llvm::Error {
@@ -261,8 +260,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
         continue;
       const ManifestPair *pair = m.pairOf(*best[0], *best[1]);
       if (!pair) {
-        out << "tokens " << T << ": block_m " << bm << ": the pair of "
-            << m.candidates[*best[0]].id << " and " << m.candidates[*best[1]].id
+        out << "tokens " << T << ": block_m " << bm << ": the pair of " << m.candidates[*best[0]].id
+            << " and " << m.candidates[*best[1]].id
             << " was not compiled; no choice at this block_m\n";
         continue;
       }
@@ -358,10 +357,10 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     }
     if (tt && bt && *tt > 0)
       speedup = *bt / *tt;
-    out << "| " << r.tokens << " | " << (r.tuned ? std::to_string(r.tuned->blockM) : "-")
-        << " | " << num(t1) << " | " << num(t2) << " | " << num(tt) << " | " << num(b1) << " | "
-        << num(b2) << " | " << num(bt) << " | "
-        << (speedup ? llvm::formatv("{0:f2}x", *speedup).str() : "-") << " |\n";
+    out << "| " << r.tokens << " | " << (r.tuned ? std::to_string(r.tuned->blockM) : "-") << " | "
+        << num(t1) << " | " << num(t2) << " | " << num(tt) << " | " << num(b1) << " | " << num(b2)
+        << " | " << num(bt) << " | " << (speedup ? llvm::formatv("{0:f2}x", *speedup).str() : "-")
+        << " |\n";
   }
   return missing;
 }

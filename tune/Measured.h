@@ -48,11 +48,11 @@ struct Measurement {
 };
 
 struct MeasuredTuneOptions {
-  std::string manifestDir;   // holds the manifest and the layers' files
-  std::string outPath;       // the tuned CSV
-  std::string journalPath;   // the measurements' journal (empty: <out>.measured.journal)
-  std::string tag;           // the rows' tag, e.g. moegen_cuda_sm_90a
-  std::string journalPrefix; // fingerprint parts of the caller (build, backend, seed)
+  std::string manifestDir;     // holds the manifest and the layers' files
+  std::string outPath;         // the tuned CSV
+  std::string journalPath;     // the measurements' journal (empty: <out>.measured.journal)
+  std::string tag;             // the rows' tag, e.g. moegen_cuda_sm_90a
+  std::string journalPrefix;   // fingerprint parts of the caller (build, backend, seed)
   std::vector<int64_t> tokens; // a subset of the manifest's; empty: all
   size_t top = 8;
   uint64_t seed = 0;
@@ -63,7 +63,6 @@ struct MeasuredTuneOptions {
   /// timed with an event per step only if it passed) and measuredStageTimes.
   std::function<llvm::Expected<Measurement>(const MoeSpec &, int64_t)> measurer;
 };
-
 
 /// Runs the measured tuning; prints its progress and a table of the rows
 /// against the baseline to `out`, writes the CSV (merged where faster) and

@@ -403,10 +403,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       steps.clear();
       if (llvm::Error e = backend.recordEvent(events->first))
         return std::move(e);
-      if (llvm::Error e =
-              options.timeSteps
-                  ? (*layer)->run(sets[(options.warmupRuns + i) % copies], observer)
-                  : (*layer)->run(sets[(options.warmupRuns + i) % copies]))
+      if (llvm::Error e = options.timeSteps
+                              ? (*layer)->run(sets[(options.warmupRuns + i) % copies], observer)
+                              : (*layer)->run(sets[(options.warmupRuns + i) % copies]))
         return std::move(e);
       if (llvm::Error e = backend.recordEvent(events->second))
         return std::move(e);

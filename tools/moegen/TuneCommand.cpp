@@ -138,8 +138,8 @@ static cl::opt<bool> prefillOnlyArg("prefill-only",
                                              "with moegen-tune-device --cache DIR)"),
                                     cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<long long, false, PositiveParser>
-    timedRunsArg("time", cl::desc("hip, cuda: timed runs per candidate (default 20)"),
-                 cl::init(20), cl::sub(command), cl::cat(moegenCategory()));
+    timedRunsArg("time", cl::desc("hip, cuda: timed runs per candidate (default 20)"), cl::init(20),
+                 cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<bool> listArg("list",
                              cl::desc("print the kept candidates (id, aiter name) and stop before "
                                       "compiling"),
@@ -229,9 +229,8 @@ struct Runner {
       os << "# " << id << "\n" << printMoeSpec(spec);
       os.close();
       tune::ChildJob job;
-      job.args = {program,       "tune-worker", "--spec",   base + ".moe",
-                  "--cache-dir", cacheFor(id),  "--tokens", tokenList,
-                  "--chip",      chip};
+      job.args = {program,      "tune-worker", "--spec",  base + ".moe", "--cache-dir",
+                  cacheFor(id), "--tokens",    tokenList, "--chip",      chip};
       if (id == plantId)
         job.args.push_back("--plant-betas");
       if (id == crashId)
@@ -579,8 +578,8 @@ static int runTune() {
       return fail(llvm::toString(std::move(e)));
     const CompileRecord *specRecord = runner.journal->compiled("spec");
     if (!specRecord || !specRecord->ok)
-      return fail(specPath + ": the spec's own schedules do not compile for " + target.chip +
-                  ": " + (specRecord ? specRecord->reason : std::string("not compiled")));
+      return fail(specPath + ": the spec's own schedules do not compile for " + target.chip + ": " +
+                  (specRecord ? specRecord->reason : std::string("not compiled")));
     m.specFile = fileOf("spec");
     for (auto &[a, b, id] : pairIds) {
       tune::ManifestPair p;
@@ -601,8 +600,8 @@ static int runTune() {
         return fail(manifestPath + ": " + ec.message());
       os << m.print();
     }
-    llvm::outs() << "manifest: " << manifestPath << ": " << m.candidates.size()
-                 << " candidates, " << m.pairs.size() << " pairs (" << pairFailures
+    llvm::outs() << "manifest: " << manifestPath << ": " << m.candidates.size() << " candidates, "
+                 << m.pairs.size() << " pairs (" << pairFailures
                  << " failed to compile), the spec's own schedules\n";
     if (prefillOnly) {
       llvm::outs() << "prefilled " << cacheDir << " for " << target.chip
