@@ -139,6 +139,12 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
       r.passed = f[3] == "pass";
       r.detail = f[6].str();
       j->checks[{t, f[2].str()}] = std::move(r);
+    } else if (f[0] == "timed" && f.size() == 5) {
+      int64_t t;
+      StageTimes st;
+      if (!parseTokens(f[1], t) || !parseTime(f[3], st.us1) || !parseTime(f[4], st.us2))
+        return bad();
+      j->timings[{t, f[2].str()}] = st;
     } else {
       return bad();
     }
@@ -211,6 +217,21 @@ llvm::Error Journal::recordCheck(int64_t tokens, llvm::StringRef id, const Check
   return append("check\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" +
                 (r.passed ? "pass" : "fail") + "\t" + num(r.err1) + "\t" + num(r.err2) + "\t" +
                 oneLine(r.detail.empty() ? "-" : r.detail));
+}
+
+} // namespace moegen::tune
+
+namespace moegen::tune {
+
+const StageTimes *Journal::timed(int64_t tokens, llvm::StringRef id) const {
+  auto it = timings.find({tokens, id.str()});
+  return it == timings.end() ? nullptr : &it->second;
+}
+
+llvm::Error Journal::recordTiming(int64_t tokens, llvm::StringRef id, const StageTimes &t) {
+  timings[{tokens, id.str()}] = t;
+  return append("timed\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" + num(t.us1) + "\t" +
+                num(t.us2));
 }
 
 } // namespace moegen::tune

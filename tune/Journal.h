@@ -1,9 +1,9 @@
 //===- Journal.h - What a tuning run has done so far -------------*- C++ -*-===//
 //
 // An append-only text file next to the tuned table: one record per compile
-// (the modelled times per token count, or why it failed) and per check (pass
-// or fail, the errors). Each record is written and flushed as it happens,
-// so a run that is interrupted resumes where it stopped: what is recorded is
+// (the modelled times per token count, or why it failed), per check (pass
+// or fail, the errors) and per measured timing (hip, cuda: us1, us2). Each record is written and
+// flushed as it happens, so a run that is interrupted resumes where it stopped: what is recorded is
 // neither compiled nor checked again, and a failure is remembered rather
 // than retried. The first line names the spec, build and backend the records
 // belong to; a journal of another run is an error, never silently reused. A
@@ -59,6 +59,9 @@ public:
   const CheckRecord *checked(int64_t tokens, llvm::StringRef id) const;
   llvm::Error recordCompile(llvm::StringRef id, const CompileRecord &r);
   llvm::Error recordCheck(int64_t tokens, llvm::StringRef id, const CheckRecord &r);
+  /// A layer's measured stage times (hip, cuda: `common` unused).
+  const StageTimes *timed(int64_t tokens, llvm::StringRef id) const;
+  llvm::Error recordTiming(int64_t tokens, llvm::StringRef id, const StageTimes &t);
   /// Records read from the file when it was opened.
   size_t resumedRecords() const { return resumed; }
   const std::string &path() const { return file; }
@@ -68,6 +71,7 @@ private:
   std::string file;
   std::map<std::string, CompileRecord> compiles;
   std::map<std::pair<int64_t, std::string>, CheckRecord> checks;
+  std::map<std::pair<int64_t, std::string>, StageTimes> timings;
   size_t resumed = 0;
 };
 

@@ -113,6 +113,7 @@ void resetFamilyLaunchers() {
 /// One kernel of a tier, ready to launch.
 struct KernelLaunch {
   KernelHandle handle;
+  KernelFamily family = KernelFamily::Sort;
   GridRule grid;
   uint32_t blockSize = 0;
   struct Slot {
@@ -210,6 +211,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
       return family.takeError();
     launch.grid = family->grid;
     launch.blockSize = static_cast<uint32_t>(k.meta.blockSize);
+    launch.family = k.meta.family;
     uint32_t offset = 0;
     for (const cache::ArgInfo &a : k.meta.args) {
       std::optional<ArgValue> value = bindingOf(*family, a.name);
@@ -304,7 +306,7 @@ llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
   return r->plan.layout(tokens);
 }
 
-llvm::Error MoeLayer::run(const LayerArgs &args) {
+llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {
   auto resolved = resolve(args.tokens);
   if (!resolved)
     return resolved.takeError();
@@ -361,16 +363,31 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
 
   LaunchShape shape{args.tokens, ws, options.cuNum * kPersistentWorkgroupsPerCU};
   std::lock_guard<std::mutex> lock(launchMutex);
-  // What the kernels accumulate into starts at zero.
-  for (const WorkspaceRegion *reg :
-       {&ws.inputQScale, &ws.noScale, &ws.partials, &ws.stage1OutScale, &ws.interQScale})
-    if (reg->zeroed && reg->bytes)
+  auto observe = [&](RunStep::Kind kind, KernelFamily family) {
+    return observer ? observer(RunStep{kind, family}) : llvm::Error::success();
+  };
+  // What the kernels accumulate into starts at zero; each clear is the step
+  // of the family that needs it.
+  std::pair<const WorkspaceRegion *, KernelFamily> clears[] = {
+      {&ws.inputQScale, KernelFamily::QuantInput},
+      {&ws.noScale, KernelFamily::Stage1},
+      {&ws.partials, KernelFamily::Stage1},
+      {&ws.stage1OutScale, KernelFamily::Stage1},
+      {&ws.interQScale, KernelFamily::QuantInter}};
+  for (auto [reg, family] : clears)
+    if (reg->zeroed && reg->bytes) {
       if (llvm::Error e = backend.memset(args.workspace + reg->offset, 0, reg->bytes))
         return e;
-  if (r.clearOutput)
+      if (llvm::Error e = observe(RunStep::Kind::Clear, family))
+        return e;
+    }
+  if (r.clearOutput) {
     if (llvm::Error e =
             backend.memset(args.output, 0, size_t(args.tokens) * r.plan.spec.problem.modelDim * 2))
       return e;
+    if (llvm::Error e = observe(RunStep::Kind::Clear, KernelFamily::Stage2))
+      return e;
+  }
   for (const KernelLaunch &k : r.launches) {
     Dim3 grid = k.grid(shape);
     if (uint64_t(grid.X) * grid.Y * grid.Z == 0)
@@ -388,6 +405,8 @@ llvm::Error MoeLayer::run(const LayerArgs &args) {
     }
     if (llvm::Error e = backend.launch(k.handle, grid, Dim3{k.blockSize, 1, 1}, 0,
                                        llvm::ArrayRef<uint8_t>(kernarg, k.kernargBytes)))
+      return e;
+    if (llvm::Error e = observe(RunStep::Kind::Launch, k.family))
       return e;
   }
   return llvm::Error::success();

@@ -45,6 +45,8 @@
 #include "runtime/api/KernelSource.h"
 #include "runtime/backend/Backend.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <array>
 #include <atomic>
 #include <functional>
@@ -183,6 +185,19 @@ struct FamilyLaunch {
 using FamilyLauncher = std::function<llvm::Expected<FamilyLaunch>(
     const MoeSpec &, const KernelSet &, const TargetInfo &)>;
 
+/// A point of MoeLayer::run an observer is told of: after the clearing of a
+/// buffer that `family` needs zeroed (Clear), or after a launch of a kernel of
+/// `family` (Launch). A caller that records a backend event at each point
+/// times every step of the layer.
+struct RunStep {
+  enum class Kind : uint8_t { Clear, Launch };
+  Kind kind = Kind::Launch;
+  KernelFamily family = KernelFamily::Sort;
+};
+/// Called in the launch order, under the layer's launch lock; an error stops
+/// the run and is returned by it.
+using RunObserver = llvm::function_ref<llvm::Error(const RunStep &)>;
+
 /// Replaces the launcher of a family, process-wide. Layers use it for tiers
 /// they resolve afterwards. moegen registers one for every family; an empty
 /// launcher leaves the family's kernels compiled but not launched.
@@ -207,8 +222,9 @@ public:
   llvm::Expected<WorkspaceLayout> workspaceLayout(int64_t tokens);
 
   /// Checks `args` and launches the layer's kernels for args.tokens tokens.
-  /// Errors name the argument and say why.
-  llvm::Error run(const LayerArgs &args);
+  /// Errors name the argument and say why. `observer`, when given, is told
+  /// of each clear and launch right after it is issued (per-family timing).
+  llvm::Error run(const LayerArgs &args, RunObserver observer = nullptr);
 
 private:
   struct Resolved;

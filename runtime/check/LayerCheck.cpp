@@ -92,6 +92,17 @@ static float quantile(std::vector<float> v, bool median) {
 
 float LayerTiming::medianMs() const { return quantile(runsMs, true); }
 float LayerTiming::minMs() const { return quantile(runsMs, false); }
+float LayerTiming::medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)> pick) const {
+  std::vector<float> sums;
+  for (const std::vector<float> &run : stepMs) {
+    float sum = 0;
+    for (size_t i = 0; i < run.size() && i < steps.size(); ++i)
+      if (pick(steps[i]))
+        sum += run[i];
+    sums.push_back(sum);
+  }
+  return quantile(sums, true);
+}
 
 bool LayerCheckResult::passed() const {
   for (const StageCheck &s : stages)
@@ -365,7 +376,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   // Timing, after the check (which ran on the first set): warmup, then each
   // run between two events, rotating over the sets.
   auto finishWithTiming = [&](LayerCheckResult r) -> llvm::Expected<LayerCheckResult> {
-    if (!events)
+    if (!events || (options.timeOnlyIfPassed && !r.passed()))
       return r;
     LayerTiming timing;
     timing.copies = copies;
@@ -373,10 +384,28 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     for (int i = 0; i < options.warmupRuns; ++i)
       if (llvm::Error e = (*layer)->run(sets[i % copies]))
         return std::move(e);
+    // Per step: one event after each clear and launch (created on first
+    // use, reused by every run).
+    std::vector<runtime::EventHandle> stepEvents;
+    std::vector<runtime::RunStep> steps;
+    auto observer = [&](const runtime::RunStep &step) -> llvm::Error {
+      size_t i = steps.size();
+      if (i == stepEvents.size()) {
+        auto e = backend.createEvent();
+        if (!e)
+          return e.takeError();
+        stepEvents.push_back(*e);
+      }
+      steps.push_back(step);
+      return backend.recordEvent(stepEvents[i]);
+    };
     for (int i = 0; i < options.timedRuns; ++i) {
+      steps.clear();
       if (llvm::Error e = backend.recordEvent(events->first))
         return std::move(e);
-      if (llvm::Error e = (*layer)->run(sets[(options.warmupRuns + i) % copies]))
+      if (llvm::Error e = options.timeSteps
+                              ? (*layer)->run(sets[(options.warmupRuns + i) % copies], observer)
+                              : (*layer)->run(sets[(options.warmupRuns + i) % copies]))
         return std::move(e);
       if (llvm::Error e = backend.recordEvent(events->second))
         return std::move(e);
@@ -384,6 +413,19 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       if (!ms)
         return ms.takeError();
       timing.runsMs.push_back(*ms);
+      if (!options.timeSteps)
+        continue;
+      std::vector<float> stepMs;
+      runtime::EventHandle from = events->first;
+      for (size_t s = 0; s < steps.size(); ++s) {
+        auto ms = backend.elapsedMs(from, stepEvents[s]);
+        if (!ms)
+          return ms.takeError();
+        stepMs.push_back(*ms);
+        from = stepEvents[s];
+      }
+      timing.steps = steps;
+      timing.stepMs.push_back(std::move(stepMs));
     }
     if (llvm::Error e = backend.synchronize())
       return std::move(e);

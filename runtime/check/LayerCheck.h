@@ -32,6 +32,7 @@
 #include "compiler/spec/KernelFamily.h"
 #include "compiler/spec/Spec.h"
 #include "runtime/api/KernelSource.h"
+#include "runtime/api/MoeLayer.h"
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
 #include "runtime/numerics/InputGen.h"
@@ -72,6 +73,12 @@ struct LayerCheckOptions {
   int timedRuns = 0;
   int warmupRuns = 3;
   size_t rotateBytes = size_t(50) << 20;
+  /// Also time each step of the timed runs (an event after every clear and
+  /// launch: MoeLayer::run's observer), into LayerTiming::stepMs.
+  bool timeSteps = false;
+  /// Time only a layer that passed its check (a failed one is returned
+  /// without timing).
+  bool timeOnlyIfPassed = false;
 };
 
 /// The timed runs of a layer (LayerCheckOptions::timedRuns).
@@ -79,8 +86,15 @@ struct LayerTiming {
   std::vector<float> runsMs; // in run order
   int copies = 0;            // input sets the runs rotated over
   size_t copyBytes = 0;      // device bytes of one set
+  /// With LayerCheckOptions::timeSteps: the steps of a run in order, and per
+  /// run the milliseconds of each (from the previous step's event, the first
+  /// from the run's start).
+  std::vector<runtime::RunStep> steps;
+  std::vector<std::vector<float>> stepMs;
   float medianMs() const;
   float minMs() const;
+  /// The median over the runs of the summed time of the steps `pick` accepts.
+  float medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)> pick) const;
 };
 
 /// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and

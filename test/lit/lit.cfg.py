@@ -13,9 +13,13 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
-    ["moegen", "moegen-opt", "moegen-cuda-check", "moegen-layer-check", "moegen-test-prefill"],
+    ["moegen", "moegen-opt", "moegen-cuda-check", "moegen-layer-check", "moegen-test-prefill",
+     "moegen-tune-device"],
     [config.moegen_tools_dir],
 )
 llvm_config.add_tool_substitutions(["split-file", "not", "count"], [config.llvm_tools_dir])
 config.substitutions.append(("%examples", os.path.join(config.moegen_src_root, "examples")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The stand-in libcuda (test/unit/cuda/FakeCuda.cpp): runs no kernel.
+config.substitutions.append(
+    ("%fakecuda", os.path.join(config.moegen_obj_root, "test", "unit", "cuda", "libmoegen_fake_cuda.so")))

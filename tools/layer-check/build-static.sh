@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds moegen-layer-check for a GPU machine: the moegen CMake project in its
+# Builds moegen-layer-check and moegen-tune-device for a GPU machine: the moegen CMake project in its
 # static configuration (MOEGEN_STATIC_DEVICE_TOOLS=ON: the MLIR-free targets
 # only, the same sources and build id as the regular build, LLVM's support
 # library and libstdc++ linked statically), then checks that the binary needs
@@ -8,6 +8,7 @@
 # this moegen filled.
 #
 #   tools/layer-check/build-static.sh BUILD_DIR      # prints BUILD_DIR/bin/moegen-layer-check
+#                                                    # and BUILD_DIR/bin/moegen-tune-device
 #
 # Environment: MOEGEN_LLVM_ROOT (default /usr/lib/llvm-22), CXX / CC (default clang++-22 /
 # clang-22), JOBS (default: all cores), MOEGEN_BIN.
@@ -22,23 +23,24 @@ if [ ! -f "$out/build.ninja" ]; then
     -DCMAKE_CXX_COMPILER="${CXX:-clang++-22}" -DCMAKE_C_COMPILER="${CC:-clang-22}" \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 fi
-ninja -C "$out" -j "${JOBS:-$(nproc)}" moegen-layer-check >&2
-bin="$out/bin/moegen-layer-check"
+ninja -C "$out" -j "${JOBS:-$(nproc)}" moegen-layer-check moegen-tune-device >&2
 
-# Only glibc's libraries (and its loader) may be needed at run time.
-needed=$("$llvm/bin/llvm-readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-for lib in $needed; do
-  case "$lib" in
-    libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;;
-    *) echo "build-static.sh: $bin needs $lib (only glibc is allowed)" >&2; exit 1 ;;
-  esac
-done
-if [ -n "${MOEGEN_BIN:-}" ]; then
-  want=$("$MOEGEN_BIN" --version | sed -n 's/.*(build \(.*\)).*/\1/p')
-  got=$("$bin" --version | sed -n 's/.*(build \(.*\)).*/\1/p')
-  if [ -z "$want" ] || [ "$want" != "$got" ]; then
-    echo "build-static.sh: build id '$got' differs from $MOEGEN_BIN's '$want'" >&2
-    exit 1
+for bin in "$out/bin/moegen-layer-check" "$out/bin/moegen-tune-device"; do
+  # Only glibc's libraries (and its loader) may be needed at run time.
+  needed=$("$llvm/bin/llvm-readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  for lib in $needed; do
+    case "$lib" in
+      libc.so.* | libm.so.* | libdl.so.* | libpthread.so.* | librt.so.* | ld-linux*) ;;
+      *) echo "build-static.sh: $bin needs $lib (only glibc is allowed)" >&2; exit 1 ;;
+    esac
+  done
+  if [ -n "${MOEGEN_BIN:-}" ]; then
+    want=$("$MOEGEN_BIN" --version | sed -n 's/.*(build \(.*\)).*/\1/p')
+    got=$("$bin" --version | sed -n 's/.*(build \(.*\)).*/\1/p')
+    if [ -z "$want" ] || [ "$want" != "$got" ]; then
+      echo "build-static.sh: build id '$got' differs from $MOEGEN_BIN's '$want'" >&2
+      exit 1
+    fi
   fi
-fi
-echo "$bin"
+  echo "$bin"
+done

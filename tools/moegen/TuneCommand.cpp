@@ -3,7 +3,7 @@
 //   moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out TUNED.csv
 //               [--backend emu|hip|cuda] [--devices N,...] [--top N] [--tokens N,...]
 //               [--axis key=v1,v2 ...] [--jobs N] [--compile-timeout S]
-//               [--cache-dir DIR] [--set key=value ...] [--list]
+//               [--cache-dir DIR] [--set key=value ...] [--list] [--prefill-only]
 //
 // For each row of an aiter untuned table (its key must be the spec's layer):
 //   1. candidates per stage and block_m from the templates' rules
@@ -23,6 +23,15 @@
 // On emu the times are the model's (the emulator does not time kernels);
 // the output says so and tags the rows `moegen_model`.
 //
+// On hip and cuda the times are measured (tune/Measured.h): the compiled
+// candidates are listed in a manifest in the cache directory (tune/Manifest.h;
+// on hip each token count's order is the model's ranking, on cuda -- sm_90a,
+// which the gfx950 model does not describe -- the space's own order), the
+// first --top of each stage per block_m and their pairs are compiled, and the
+// MLIR-free measuring part checks and times them on the device. With
+// --prefill-only the run stops after compiling: `moegen-tune-device --cache
+// DIR` measures on a machine where only a static binary runs.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
@@ -34,11 +43,14 @@
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/check/LayerCheck.h"
+#include "runtime/cuda/CudaBackend.h"
 #include "runtime/dispatch/Lookup.h"
 #include "runtime/hip/HipBackend.h"
 #include "runtime/jit/Compiler.h"
 #include "templates/LayerRules.h"
 #include "tune/Journal.h"
+#include "tune/Manifest.h"
+#include "tune/Measured.h"
 #include "tune/Pool.h"
 #include "tune/Space.h"
 #include "tune/TunedRows.h"
@@ -120,6 +132,14 @@ static cl::opt<long long, false, PositiveParser>
 static cl::opt<unsigned long long, false, UnsignedParser>
     seedArg("seed", cl::desc("seed of the checks' inputs (default 0)"), cl::init(0),
             cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<bool> prefillOnlyArg("prefill-only",
+                                    cl::desc("hip, cuda: compile the candidates into the cache "
+                                             "directory with their manifest and stop (measure "
+                                             "with moegen-tune-device --cache DIR)"),
+                                    cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    timedRunsArg("time", cl::desc("hip, cuda: timed runs per candidate (default 20)"), cl::init(20),
+                 cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<bool> listArg("list",
                              cl::desc("print the kept candidates (id, aiter name) and stop before "
                                       "compiling"),
@@ -170,8 +190,10 @@ private:
 };
 
 struct Runner {
-  std::string program, cacheDir, plantId, crashId;
+  std::string program, cacheDir, plantId, crashId, chip = TargetInfo::kDefaultChip.str();
   unsigned jobs = 1, timeout = 600;
+  /// The latency model knows the chip: the workers print modelled times.
+  bool modelled() const { return chip == TargetInfo::kDefaultChip; }
   std::vector<int64_t> tokens;
   tune::Journal *journal = nullptr;
 
@@ -194,8 +216,8 @@ struct Runner {
     for (size_t i = 0; i < layers.size(); ++i) {
       const auto &[id, spec] = layers[i];
       if (const CompileRecord *r = journal->compiled(id)) {
-        bool complete =
-            !r->ok || llvm::all_of(tokens, [&](int64_t t) { return r->times.count(t); });
+        bool complete = !r->ok || !modelled() ||
+                        llvm::all_of(tokens, [&](int64_t t) { return r->times.count(t); });
         if (complete)
           continue;
       }
@@ -207,8 +229,8 @@ struct Runner {
       os << "# " << id << "\n" << printMoeSpec(spec);
       os.close();
       tune::ChildJob job;
-      job.args = {program,       "tune-worker", "--spec",   base + ".moe",
-                  "--cache-dir", cacheFor(id),  "--tokens", tokenList};
+      job.args = {program,      "tune-worker", "--spec",  base + ".moe", "--cache-dir",
+                  cacheFor(id), "--tokens",    tokenList, "--chip",      chip};
       if (id == plantId)
         job.args.push_back("--plant-betas");
       if (id == crashId)
@@ -246,7 +268,7 @@ struct Runner {
           rec.times[t].charge(*fam, us);
         }
         for (int64_t t : tokens)
-          if (rec.ok && !rec.times.count(t)) {
+          if (rec.ok && modelled() && !rec.times.count(t)) {
             rec.ok = false;
             rec.reason = "the worker modelled no kernel at " + std::to_string(t) + " tokens";
           }
@@ -317,11 +339,12 @@ static int runTune() {
   if (specPath.empty() || untunedPath.empty() || (outPath.empty() && !listOnly))
     return usageError(name, "usage: moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out "
                             "TUNED.csv [--backend emu|hip|cuda]");
-  if (backendName == "cuda")
-    return usageError(name, "--backend cuda: sm_90a has no stage1/stage2 templates yet, so "
-                            "no layer runs there to tune (docs/sm90a.md; backends: emu, hip)");
-  if (backendName != "emu" && backendName != "hip")
-    return usageError(name, "--backend '" + backendName + "': unknown (backends: emu, hip)");
+  if (backendName != "emu" && backendName != "hip" && backendName != "cuda")
+    return usageError(name, "--backend '" + backendName + "': unknown (backends: emu, hip, cuda)");
+  const bool measured = backendName != "emu", prefillOnly = prefillOnlyArg;
+  if (prefillOnly && !measured)
+    return usageError(name, "--prefill-only: only with --backend hip or cuda (emu checks in "
+                            "this process)");
   if (backendName == "emu" && devices)
     return usageError(name, "--devices: the emu backend is one device");
   if (devices > 1)
@@ -341,8 +364,11 @@ static int runTune() {
     printError(spec.takeError());
     return 1;
   }
-  const int64_t cuNum = cuNumArg;
-  auto key = dispatch::aiterKeyFor(*spec, std::string(gfxArg), cuNum);
+  // On cuda the key columns name the H200 (sm_90a, 132 SMs) unless given.
+  const bool cuda = backendName == "cuda";
+  const int64_t cuNum = cuda && !cuNumArg.getNumOccurrences() ? 132 : int64_t(cuNumArg);
+  const std::string gfx = cuda && !gfxArg.getNumOccurrences() ? "sm_90a" : std::string(gfxArg);
+  auto key = dispatch::aiterKeyFor(*spec, gfx, cuNum);
   if (!key)
     return fail(specPath + ": " + llvm::toString(key.takeError()));
 
@@ -384,12 +410,19 @@ static int runTune() {
   if (tokens.empty())
     return fail(untunedPath + ": no rows to tune");
 
-  const TargetInfo target = TargetInfo::defaultTarget();
+  auto targetInfo = TargetInfo::get(cuda ? "sm_90a" : TargetInfo::kDefaultChip);
+  if (!targetInfo)
+    return fail(llvm::toString(targetInfo.takeError()));
+  const TargetInfo target = *targetInfo;
   tune::SpaceReport report;
   std::vector<Candidate> candidates = tune::enumerateCandidates(*spec, space, target, report);
   llvm::outs() << "moegen tune: " << spec->name << " (" << precisionTag(spec->formats) << ") on "
-               << backendName << ", " << tokens.size() << " token count(s); times are the "
-               << "latency model's estimates (bench/latency_model), not measurements\n";
+               << backendName << " (" << target.chip << "), " << tokens.size()
+               << " token count(s); "
+               << (measured ? "times are measured with device events"
+                            : "times are the latency model's estimates (bench/latency_model), "
+                              "not measurements")
+               << "\n";
   llvm::outs() << "candidates: " << report.summary() << "\n";
   for (const std::string &s : report.skipped)
     llvm::outs() << "  skipped " << s << "\n";
@@ -399,20 +432,31 @@ static int runTune() {
     return 0;
   }
 
-  // Where the checks run. hip times are the model's too for now.
+  // Where the checks run (--prefill-only needs none: the device machine
+  // measures).
   std::unique_ptr<runtime::Backend> backend;
-  if (backendName == "emu") {
+  int deviceId = -1;
+  if (devices) {
+    if (llvm::StringRef(deviceIds[0]).getAsInteger(10, deviceId) || deviceId < 0)
+      return usageError(name, "--devices: '" + deviceIds[0] + "' is not a device index");
+  }
+  if (prefillOnly) {
+  } else if (cuda) {
+    runtime::CudaBackendOptions o;
+    o.chip = target.chip;
+    o.device = deviceId;
+    auto b = runtime::createCudaBackend(o);
+    if (!b)
+      return fail("--backend " + backendName + ": " + llvm::toString(b.takeError()));
+    backend = std::move(*b);
+  } else if (backendName == "emu") {
     emu::Options emuOptions;
     emuOptions.Threads = llvm::heavyweight_hardware_concurrency().compute_thread_count();
     backend = runtime::createEmuBackend(emuOptions);
   } else {
     runtime::HipBackendOptions hip;
-    if (devices) {
-      int id;
-      if (llvm::StringRef(deviceIds[0]).getAsInteger(10, id) || id < 0)
-        return usageError(name, "--devices: '" + deviceIds[0] + "' is not a device index");
-      hip.device = id;
-    }
+    if (devices)
+      hip.device = deviceId;
     auto b = runtime::createHipBackend(hip);
     if (!b)
       return fail("--backend " + backendName + ": " + llvm::toString(b.takeError()));
@@ -446,6 +490,7 @@ static int runTune() {
       jobsArg ? unsigned(jobsArg) : llvm::heavyweight_hardware_concurrency().compute_thread_count();
   runner.timeout = unsigned(timeoutArg);
   runner.tokens = tokens;
+  runner.chip = target.chip;
   runner.journal = journal->get();
 
   std::vector<std::pair<std::string, MoeSpec>> layers;
@@ -463,6 +508,123 @@ static int runTune() {
   llvm::outs() << "compiled: " << candidates.size() - failedTotal << " of " << candidates.size()
                << " candidates (" << compiledNow << " compiled in this run, " << compileFailures
                << " of them failed; " << failedTotal << " failed in all)\n";
+
+  if (measured) {
+    // The manifest the measuring part reads: every compiled candidate, per
+    // token count the order they are checked in, the pairs of each block_m's
+    // first --top per stage, and the spec's own schedules (the baseline).
+    tune::Manifest m;
+    m.chip = target.chip;
+    m.gfx = gfx;
+    m.cuNum = cuNum;
+    m.tokens = tokens;
+    auto fileOf = [](const std::string &id) { return "candidates/" + hexHash(id) + ".moe"; };
+    std::vector<const Candidate *> byIndex;
+    for (const Candidate &c : candidates) {
+      const CompileRecord *r = runner.journal->compiled(c.id);
+      if (!r || !r->ok) {
+        m.failed[c.id] = r ? r->reason : "not compiled";
+        continue;
+      }
+      tune::ManifestCandidate mc;
+      mc.file = fileOf(c.id);
+      mc.id = c.id;
+      mc.stage = c.stage;
+      mc.blockM = c.blockM;
+      mc.kernelName = c.kernelName;
+      m.candidates.push_back(std::move(mc));
+      byIndex.push_back(&c);
+    }
+    std::set<std::pair<size_t, size_t>> pairSet;
+    for (int64_t T : tokens) {
+      std::vector<size_t> &order = m.order[T];
+      for (size_t n = 0; n < byIndex.size(); ++n)
+        order.push_back(n);
+      if (!cuda) // hip: the gfx950 model's ranking at T (ties: the id)
+        llvm::stable_sort(order, [&](size_t a, size_t b) {
+          const Candidate &ca = *byIndex[a], &cb = *byIndex[b];
+          auto us = [&](const Candidate &c) {
+            const StageTimes &t = runner.journal->compiled(c.id)->times.at(T);
+            return c.stage == StageId::Stage1 ? t.us1 : t.us2;
+          };
+          return us(ca) != us(cb) ? us(ca) < us(cb) : ca.id < cb.id;
+        });
+      std::map<int64_t, std::array<std::vector<size_t>, 2>> firsts;
+      for (size_t n : order) {
+        auto &list = firsts[byIndex[n]->blockM][byIndex[n]->stage == StageId::Stage1 ? 0 : 1];
+        if (list.size() < top)
+          list.push_back(n);
+      }
+      for (auto &[bm, lists] : firsts)
+        for (size_t a : lists[0])
+          for (size_t b : lists[1])
+            pairSet.insert({a, b});
+    }
+    std::vector<std::pair<std::string, MoeSpec>> toCompile = {{"spec", *spec}};
+    std::vector<std::tuple<size_t, size_t, std::string>> pairIds;
+    for (auto [a, b] : pairSet) {
+      const Candidate &c1 = *byIndex[a], &c2 = *byIndex[b];
+      MoeSpec layer = tune::combine(c1, c2);
+      if (!checkLayer(layer, target).empty())
+        continue; // the pair breaks a rule neither partner did
+      std::string id = sameSpec(layer, c1.layer)   ? c1.id
+                       : sameSpec(layer, c2.layer) ? c2.id
+                                                   : "layer " + c1.id + " + " + c2.id;
+      pairIds.push_back({a, b, id});
+      toCompile.push_back({id, layer});
+    }
+    size_t ran = 0, pairFailures = 0;
+    if (llvm::Error e = runner.compile(toCompile, ran, pairFailures))
+      return fail(llvm::toString(std::move(e)));
+    const CompileRecord *specRecord = runner.journal->compiled("spec");
+    if (!specRecord || !specRecord->ok)
+      return fail(specPath + ": the spec's own schedules do not compile for " + target.chip + ": " +
+                  (specRecord ? specRecord->reason : std::string("not compiled")));
+    m.specFile = fileOf("spec");
+    for (auto &[a, b, id] : pairIds) {
+      tune::ManifestPair p;
+      p.blockM = byIndex[a]->blockM;
+      p.s1 = a;
+      p.s2 = b;
+      p.file = fileOf(id);
+      p.id = id;
+      m.pairs.push_back(p);
+      if (const CompileRecord *r = runner.journal->compiled(id); !r || !r->ok)
+        m.failed[id] = r ? r->reason : "not compiled";
+    }
+    std::string manifestPath = cacheDir + "/" + tune::kManifestName;
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(manifestPath, ec);
+      if (ec)
+        return fail(manifestPath + ": " + ec.message());
+      os << m.print();
+    }
+    llvm::outs() << "manifest: " << manifestPath << ": " << m.candidates.size() << " candidates, "
+                 << m.pairs.size() << " pairs (" << pairFailures
+                 << " failed to compile), the spec's own schedules\n";
+    if (prefillOnly) {
+      llvm::outs() << "prefilled " << cacheDir << " for " << target.chip
+                   << "; measure there with: moegen-tune-device --cache DIR --out TUNED.csv\n";
+      return 0;
+    }
+    tune::MeasuredTuneOptions o;
+    o.manifestDir = cacheDir;
+    o.outPath = outPath;
+    o.tag = "moegen_" + backendName + "_" + target.chip;
+    o.journalPrefix = fingerprint;
+    o.top = top;
+    o.seed = seed;
+    o.launchCuNum = cuNum;
+    o.timedRuns = int(timedRunsArg);
+    runtime::KernelSourceOptions ko;
+    ko.cacheDir = cacheDir;
+    auto missing = tune::runMeasuredTune(o, std::make_shared<runtime::KernelSource>(ko), *backend,
+                                         llvm::outs());
+    if (!missing)
+      return fail(llvm::toString(missing.takeError()));
+    return *missing ? 1 : 0;
+  }
 
   // Checks go through the cache the children filled.
   auto kernelsIn = [&](const std::string &dir) {

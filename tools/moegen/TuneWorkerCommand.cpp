@@ -1,12 +1,13 @@
 //===- TuneWorkerCommand.cpp - moegen tune-worker (a child of moegen tune) ===//
 //
-//   moegen tune-worker --spec CAND.moe --cache-dir DIR --tokens 1,16 [--plant-betas]
+//   moegen tune-worker --spec CAND.moe --cache-dir DIR --tokens 1,16 [--chip C] [--plant-betas]
 //
 // Compiles one candidate layer into the disk cache at DIR (where the
 // parent's checks find it) and prints, for each kernel and token count, its
 // time by the latency model: "kernel <family> <symbol> <tokens> <us>", and
 // the buffers the layer clears first as "kernel <family> memset:<what> ...",
-// under the family that needs them cleared. Runs
+// under the family that needs them cleared. For a chip the latency model does
+// not know (--chip sm_90a) it compiles and prints nothing. Runs
 // in its own process so that a compiler crash or hang costs only this
 // candidate. Not listed in `moegen --help`.
 //
@@ -58,6 +59,11 @@ static cl::list<long long> tokensArg("tokens", cl::desc("token counts to model")
 static cl::opt<bool> crashArg("crash", cl::Hidden,
                               cl::desc("test hook: abort before compiling, as a compiler crash"),
                               cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<std::string> chipArg("chip",
+                                    cl::desc("the chip to compile for (default gfx950; only "
+                                             "gfx950 is modelled)"),
+                                    cl::init(TargetInfo::kDefaultChip.str()), cl::sub(command),
+                                    cl::cat(moegenCategory()));
 static cl::opt<bool> plantArg("plant-betas",
                               cl::desc("test hook: build the kernels with wrong activation "
                                        "parameters under the candidate's names"),
@@ -153,7 +159,7 @@ static int runTuneWorker() {
   };
   // Options are read before compiling: linking (lld) resets LLVM's
   // command-line options, ours included.
-  std::string specPath = specArg, cacheDir = cacheDirArg;
+  std::string specPath = specArg, cacheDir = cacheDirArg, chip = chipArg;
   std::vector<long long> tokens(tokensArg.begin(), tokensArg.end());
   bool plant = plantArg;
   if (crashArg) {
@@ -170,9 +176,13 @@ static int runTuneWorker() {
   options.cacheDir = cacheDir;
   std::unique_ptr<runtime::Compiler> jit = plant ? std::make_unique<PlantingCompiler>(options)
                                                  : std::make_unique<runtime::Compiler>(options);
-  auto set = jit->getKernels(*spec);
+  runtime::Target target;
+  target.chip = chip;
+  auto set = jit->getKernels(*spec, target);
   if (!set)
     return fail(llvm::toString(set.takeError()));
+  if (chip != TargetInfo::kDefaultChip)
+    return 0; // compiled; the gfx950 model says nothing of another chip
   const latency::MachineModel machine;
   for (const auto &k : (*set)->kernels) {
     auto isa = disassembleCodeObject(

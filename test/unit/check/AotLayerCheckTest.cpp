@@ -13,9 +13,12 @@
 #include "runtime/api/Backends.h"
 #include "runtime/check/LayerCheck.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "tune/Measured.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 
 #include <gtest/gtest.h>
@@ -186,6 +189,175 @@ TEST(LayerTiming, MedianAndMinimum) {
   EXPECT_EQ(t.minMs(), 1.0f);
   t.runsMs = {4, 2, 9};
   EXPECT_EQ(t.medianMs(), 4.0f);
+}
+
+} // namespace
+
+namespace {
+
+/// Launch times of the stand-in driver by kernel name, for one test.
+struct FakeLaunchTimes {
+  explicit FakeLaunchTimes(const char *rules) { ::setenv("FAKE_CUDA_LAUNCH_MS", rules, 1); }
+  ~FakeLaunchTimes() { ::unsetenv("FAKE_CUDA_LAUNCH_MS"); }
+};
+
+std::unique_ptr<runtime::Backend> fakeCuda() {
+  ::setenv("MOEGEN_CUDA_LIB", MOEGEN_FAKE_CUDA, 1);
+  auto cuda = runtime::createCudaBackend();
+  EXPECT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  return cuda ? std::move(*cuda) : nullptr;
+}
+
+TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
+  // The whole sm_90a layer; the stand-in driver's launches take 4 ms for
+  // stage 1, 2 ms for stage 2, 0.5 ms for a quantization, 1.5 ms else; a
+  // clear takes no time on its clock.
+  TempDir dir;
+  prefill(dir.path, {"sm_90a"});
+  FakeLaunchTimes times("moe_stage1_=4,moe_stage2_=2,moe_quant_=0.5");
+  auto cuda = fakeCuda();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.target.chip = "sm_90a";
+  o.timedRuns = 3;
+  o.warmupRuns = 1;
+  o.rotateBytes = 1 << 20;
+  o.timeSteps = true;
+  auto r = runLayerCheck(smallSpec(), *cuda, o);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_FALSE(r->passed()); // the stand-in runs no kernel
+  ASSERT_TRUE(r->timing);
+  const LayerTiming &t = *r->timing;
+  ASSERT_EQ(t.stepMs.size(), 3u);
+  double want1 = 0, want2 = 0;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const runtime::RunStep &s = t.steps[i];
+    float ms = s.kind == runtime::RunStep::Kind::Clear ? 0
+               : s.family == KernelFamily::Stage1      ? 4
+               : s.family == KernelFamily::Stage2      ? 2
+               : s.family == KernelFamily::QuantInput || s.family == KernelFamily::QuantInter
+                   ? 0.5f
+                   : 1.5f;
+    for (const std::vector<float> &run : t.stepMs)
+      EXPECT_EQ(run[i], ms) << "step " << i << " (" << toString(s.family).str() << ")";
+    (tune::measuredStage(s.family) == 1 ? want1 : want2) += ms * 1000;
+    names.push_back((s.kind == runtime::RunStep::Kind::Clear ? "clear:" : "") +
+                    toString(s.family).str());
+  }
+  // The small layer at 5 tokens: the input scales, stage 1's fused output
+  // scales and the atomic output cleared; one sort chunk (count and scan have
+  // nothing to do).
+  EXPECT_EQ(llvm::join(names, ","),
+            "clear:quant_input,clear:stage1,clear:stage2,sort,quant_input,stage1,stage2");
+  tune::StageTimes st = tune::measuredStageTimes(t);
+  EXPECT_EQ(st.us1, want1); // sort 1.5 + quant_input 0.5 + stage1 4 ms
+  EXPECT_EQ(st.us2, want2); // stage2 2 ms
+  EXPECT_EQ(st.us1, 6000);
+  EXPECT_EQ(st.us2, 2000);
+  // Whole runs still measured start to end.
+  EXPECT_EQ(t.medianMs(), 8.0f);
+}
+
+TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
+  // Two stage-1 and two stage-2 schedules on block_m 32 and their four
+  // pairs, from the cache; the stand-in driver's clock makes the spec's own
+  // stage 1 (t32x32x256) the slower one and stage 2 t32x64x128 the faster.
+  TempDir dir;
+  const std::vector<std::string> s1b = {"--set", "stage1.tile=32x64x256"},
+                                 s2d = {"--set", "stage2.tile=32x64x128"};
+  std::vector<std::string> both = s1b;
+  both.insert(both.end(), s2d.begin(), s2d.end());
+  auto write = [&](const std::string &file, const std::vector<std::string> &sets) {
+    std::vector<std::string> kv;
+    for (size_t i = 1; i < sets.size(); i += 2)
+      kv.push_back(sets[i]);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dir.path + "/" + file, ec);
+    ASSERT_FALSE(ec);
+    os << printMoeSpec(smallSpec(kv));
+    std::vector<std::string> args = {"sm_90a"};
+    args.insert(args.end(), sets.begin(), sets.end());
+    prefill(dir.path, args);
+  };
+  write("a.moe", {});
+  write("b.moe", s1b);
+  write("d.moe", s2d);
+  write("bd.moe", both);
+  std::string manifest = "moegen-tune-manifest\t1\nspec\ta.moe\ntarget\tsm_90a\tsm_90a\t132\n"
+                         "tokens\t5\n"
+                         "candidate\t0\ts1\t32\ta.moe\tkernel_a\ts1 a\n"
+                         "candidate\t1\ts1\t32\tb.moe\tkernel_b\ts1 b\n"
+                         "candidate\t2\ts2\t32\ta.moe\tkernel_c\ts2 c\n"
+                         "candidate\t3\ts2\t32\td.moe\tkernel_d\ts2 d\n"
+                         "order\t5\t0,1,2,3\n"
+                         "pair\t32\t0\t2\ta.moe\ts1 a\n"
+                         "pair\t32\t0\t3\td.moe\ts2 d\n"
+                         "pair\t32\t1\t2\tb.moe\ts1 b\n"
+                         "pair\t32\t1\t3\tbd.moe\tlayer b + d\n";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dir.path + "/" + tune::kManifestName, ec);
+    ASSERT_FALSE(ec);
+    os << manifest;
+  }
+  FakeLaunchTimes times("t32x32x256=9,t32x64x256=3,t32x128x128=5,t32x64x128=1,moe_=0");
+  auto cuda = fakeCuda();
+  runtime::KernelSourceOptions k;
+  k.cacheDir = dir.path;
+  auto kernels = std::make_shared<runtime::KernelSource>(k);
+  tune::MeasuredTuneOptions o;
+  o.manifestDir = dir.path;
+  o.outPath = dir.path + "/tuned.csv";
+  o.tag = "moegen_cuda_sm_90a";
+  o.timedRuns = 3;
+  o.warmupRuns = 1;
+  o.rotateBytes = 1 << 20;
+  // The stand-in runs no kernel, so its checks fail: this measurer takes the
+  // times from the stand-in's clock and calls every layer correct but the
+  // one whose stage 2 is t32x256x128 (none here).
+  std::vector<std::string> measured;
+  o.measurer = [&](const MoeSpec &layer, int64_t T) -> llvm::Expected<tune::Measurement> {
+    LayerCheckOptions c;
+    c.tokens = T;
+    c.kernels = kernels;
+    c.target.chip = "sm_90a";
+    c.timedRuns = 3;
+    c.warmupRuns = 1;
+    c.rotateBytes = 1 << 20;
+    c.timeSteps = true;
+    auto r = runLayerCheck(layer, *cuda, c);
+    if (!r)
+      return r.takeError();
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times = tune::measuredStageTimes(*r->timing);
+    measured.push_back(llvm::formatv("{0}x{1}x{2}/{3}x{4}x{5}", layer.stage1.tileM,
+                                     layer.stage1.tileN, layer.stage1.tileK, layer.stage2.tileM,
+                                     layer.stage2.tileN, layer.stage2.tileK)
+                           .str());
+    return m;
+  };
+  std::string log;
+  llvm::raw_string_ostream out(log);
+  auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
+  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
+  EXPECT_EQ(*missing, 0u) << log;
+  // The baseline, the four candidates (a.moe is measured once: the journal
+  // keys by id, and "s1 a" and "s2 c" are two ids of one layer), the pair.
+  EXPECT_EQ(llvm::join(measured, ","), "32x32x256/32x128x128,32x32x256/32x128x128,"
+                                       "32x64x256/32x128x128,32x32x256/32x128x128,"
+                                       "32x32x256/32x64x128,32x64x256/32x64x128");
+  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+  ASSERT_TRUE(bool(csv));
+  llvm::StringRef row = (*csv)->getBuffer().split('\n').second;
+  // Stage 1 of b (3 ms) and stage 2 of d (1 ms), measured as one layer.
+  EXPECT_NE(row.find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
+            llvm::StringRef::npos)
+      << row.str();
+  EXPECT_TRUE(row.trim().ends_with(",moegen_cuda_sm_90a")) << row.str();
+  EXPECT_NE(log.find("| 5 | 32 | 3000.0 | 1000.0 | 4000.0 | 9000.0 | 5000.0 | 14000.0 | 3.50x |"),
+            std::string::npos)
+      << log;
 }
 
 } // namespace

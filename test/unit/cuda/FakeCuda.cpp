@@ -3,7 +3,9 @@
 // Implements the driver entry points the backend resolves, on host memory,
 // and records launches. A module is PTX text; its functions are the names
 // after ".entry". FAKE_CUDA_CC (default 90) is the compute capability every
-// device reports; FAKE_CUDA_DEVICES the device count (default 1).
+// device reports; FAKE_CUDA_DEVICES the device count (default 1);
+// FAKE_CUDA_LAUNCH_MS ("part=ms,part=ms...") the device time of a launch
+// whose kernel name contains `part` (the first that matches; default 1.5).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,23 @@ struct FakeLaunch {
 };
 
 std::vector<FakeLaunch> launches;
+double clockMs = 0; // the device time of the launches so far
+
+double launchMs(const std::string &name) {
+  const char *spec = std::getenv("FAKE_CUDA_LAUNCH_MS");
+  std::string rules = spec ? spec : "";
+  for (size_t at = 0; at < rules.size();) {
+    size_t end = rules.find(',', at);
+    std::string rule = rules.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    size_t eq = rule.find('=');
+    if (eq != std::string::npos && name.find(rule.substr(0, eq)) != std::string::npos)
+      return std::atof(rule.c_str() + eq + 1);
+    if (end == std::string::npos)
+      break;
+    at = end + 1;
+  }
+  return 1.5;
+}
 
 int envInt(const char *name, int fallback) {
   const char *v = std::getenv(name);
@@ -121,6 +140,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
   FakeLaunch l{static_cast<FakeFunction *>(function)->name, {gx, gy, gz}, {bx, by, bz}, shared, {}};
   auto *bytes = static_cast<unsigned char *>(extra[1]);
   l.params.assign(bytes, bytes + *static_cast<size_t *>(extra[3]));
+  clockMs += launchMs(l.name);
   launches.push_back(std::move(l));
   return 0;
 }
@@ -154,26 +174,26 @@ CUresult cuStreamCreate(void **s, unsigned) {
 }
 CUresult cuStreamDestroy_v2(void *) { return 0; }
 CUresult cuStreamSynchronize(void *) { return 0; }
-// Events read a clock that advances 1.5 ms per launch; an event never
-// recorded has no time (CUDA_ERROR_NOT_READY).
+// Events read a clock that advances by each launch's time (launchMs); an
+// event never recorded has no time (CUDA_ERROR_NOT_READY).
 CUresult cuEventCreate(void **e, unsigned) {
-  *e = new long(-1);
+  *e = new double(-1);
   return 0;
 }
 CUresult cuEventDestroy_v2(void *e) {
-  delete static_cast<long *>(e);
+  delete static_cast<double *>(e);
   return 0;
 }
 CUresult cuEventRecord(void *e, void *) {
-  *static_cast<long *>(e) = static_cast<long>(launches.size());
+  *static_cast<double *>(e) = clockMs;
   return 0;
 }
 CUresult cuEventSynchronize(void *) { return 0; }
 CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
-  long from = *static_cast<long *>(start), to = *static_cast<long *>(end);
+  double from = *static_cast<double *>(start), to = *static_cast<double *>(end);
   if (from < 0 || to < 0)
     return 600;
-  *ms = 1.5f * static_cast<float>(to - from);
+  *ms = static_cast<float>(to - from);
   return 0;
 }
 

@@ -1,0 +1,368 @@
+//===- Measured.cpp - Tuning by measured device times ---------------------===//
+
+#include "tune/Measured.h"
+
+#include "compiler/spec/DslParser.h"
+#include "runtime/dispatch/Lookup.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cmath>
+#include <map>
+
+namespace moegen::tune {
+
+int measuredStage(KernelFamily family) {
+  switch (family) {
+  case KernelFamily::SortCount:
+  case KernelFamily::SortScan:
+  case KernelFamily::Sort:
+  case KernelFamily::QuantInput:
+  case KernelFamily::Stage1:
+  case KernelFamily::Finish:
+    return 1;
+  case KernelFamily::QuantInter:
+  case KernelFamily::Stage2:
+  case KernelFamily::Reduce:
+    return 2;
+  }
+  return 2;
+}
+
+StageTimes measuredStageTimes(const LayerTiming &timing) {
+  StageTimes t;
+  for (int stage : {1, 2}) {
+    double us = 1000.0 * timing.medianMsOf([&](const runtime::RunStep &s) {
+      return measuredStage(s.family) == stage;
+    });
+    (stage == 1 ? t.us1 : t.us2) = us;
+  }
+  return t;
+}
+
+namespace {
+
+std::string failingStages(const LayerCheckResult &r) {
+  std::string out;
+  for (const StageCheck &s : r.stages)
+    if (!s.result.passed)
+      out += (out.empty() ? "" : ", ") + s.stage +
+             llvm::formatv(" ({0} of {1} out of tolerance, {2} non-finite)", s.result.mismatches,
+                           s.result.compared, s.result.nonFinite)
+                 .str();
+  return out;
+}
+
+double fraction(const LayerCheckResult &r, llvm::StringRef stage) {
+  for (const StageCheck &s : r.stages)
+    if (s.stage == stage && s.result.compared > 0)
+      return double(s.result.mismatches) / double(s.result.compared);
+  return 0;
+}
+
+double bitsOf(DType t) {
+  switch (t) {
+  case DType::MXFP4:
+    return 4.25; // e2m1 plus one e8m0 scale per 32
+  case DType::MXFP8:
+    return 8.25;
+  default:
+    return 16;
+  }
+}
+
+/// The bytes a layer must move at least: the weights of the experts T
+/// tokens are expected to route to (uniform routing), the input and the
+/// output.
+double layerBytes(const Problem &p, const Formats &f, int64_t T) {
+  double E = double(p.experts);
+  double routed = E * (1 - std::pow(1 - 1 / E, double(T * p.topk)));
+  double perExpert = 3.0 * double(p.interDim) * double(p.modelDim) * bitsOf(f.weight) / 8;
+  return routed * perExpert + double(T) * double(p.modelDim) * 4;
+}
+
+} // namespace
+
+llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
+                                       std::shared_ptr<runtime::KernelSource> kernels,
+                                       runtime::Backend &backend, llvm::raw_ostream &out) {
+  auto error = [](const llvm::Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  };
+  auto pathOf = [&](llvm::StringRef file) {
+    llvm::SmallString<256> p(options.manifestDir);
+    llvm::sys::path::append(p, file);
+    return std::string(p);
+  };
+  auto manifest = Manifest::load(pathOf(kManifestName));
+  if (!manifest)
+    return manifest.takeError();
+  const Manifest &m = *manifest;
+  auto spec = parseMoeSpecFile(pathOf(m.specFile));
+  if (!spec)
+    return spec.takeError();
+  auto key = dispatch::aiterKeyFor(*spec, m.gfx, m.cuNum);
+  if (!key)
+    return key.takeError();
+  std::vector<int64_t> tokens = options.tokens.empty() ? m.tokens : options.tokens;
+  for (int64_t t : tokens)
+    if (!llvm::is_contained(m.tokens, t))
+      return error(
+          "--tokens " + llvm::Twine(t) + ": the manifest in " + options.manifestDir +
+          " has no such token count (it has " +
+          llvm::join(llvm::map_range(m.tokens, [](int64_t v) { return std::to_string(v); }), ",") +
+          ")");
+  runtime::Target target;
+  target.chip = m.chip;
+  auto journal = Journal::open(
+      options.journalPath.empty() ? options.outPath + ".measured.journal" : options.journalPath,
+      llvm::formatv("{0:x-16}", llvm::xxh3_64bits(m.print() + "\n" + options.journalPrefix)).str());
+  if (!journal)
+    return journal.takeError();
+  Journal &j = **journal;
+  if (j.resumedRecords())
+    out << "journal: resumed " << j.resumedRecords() << " records from " << j.path() << "\n";
+
+  std::map<std::string, MoeSpec> layers;
+  auto layerOf = [&](const ManifestLayer &l) -> llvm::Expected<const MoeSpec &> {
+    auto it = layers.find(l.file);
+    if (it != layers.end())
+      return it->second;
+    auto parsed = parseMoeSpecFile(pathOf(l.file));
+    if (!parsed)
+      return parsed.takeError();
+    // A layer the manifest lists must be in the cache: a miss is named, not
+    // skipped.
+    if (auto set = kernels->getKernels(*parsed, target); !set)
+      return error("'" + l.id + "' (" + l.file +
+                   ") is not in the kernel cache: " + llvm::toString(set.takeError()));
+    return layers.emplace(l.file, std::move(*parsed)).first->second;
+  };
+  auto checkAndTime = [&](const MoeSpec &layer, int64_t T, Measurement &r) -> llvm::Error {
+    LayerCheckOptions o;
+    o.tokens = T;
+    o.seed = options.seed;
+    o.poison = true;
+    o.kernels = kernels;
+    o.target = target;
+    o.cuNum = options.launchCuNum;
+    o.timedRuns = options.timedRuns;
+    o.warmupRuns = options.warmupRuns;
+    o.rotateBytes = options.rotateBytes;
+    o.timeSteps = true;
+    o.timeOnlyIfPassed = true;
+    auto result = runLayerCheck(layer, backend, o);
+    if (!result) {
+      r.check.detail = "error: " + llvm::toString(result.takeError());
+    } else {
+      r.check.passed = result->passed();
+      r.check.err1 = fraction(*result, "stage1");
+      r.check.err2 = fraction(*result, "stage2");
+      r.check.detail = r.check.passed ? "" : failingStages(*result);
+      if (r.check.passed && result->timing)
+        r.times = measuredStageTimes(*result->timing);
+    }
+    return llvm::Error::success();
+  };
+  auto measure = [&](const ManifestLayer &l, int64_t T) -> llvm::Expected<Measurement> {
+    Measurement r;
+    const CheckRecord *c = j.checked(T, l.id);
+    const StageTimes *t = j.timed(T, l.id);
+    if (c && (!c->passed || t)) {
+      r.check = *c;
+      if (t)
+        r.times = *t;
+      return r;
+    }
+    auto layer = layerOf(l);
+    if (!layer)
+      return layer.takeError();
+    if (options.measurer) {
+      auto got = options.measurer(*layer, T);
+      if (!got)
+        return got.takeError();
+      r = *got;
+    } else if (llvm::Error e = checkAndTime(*layer, T, r))
+      return std::move(e);
+    if (llvm::Error e = j.recordCheck(T, l.id, r.check))
+      return std::move(e);
+    if (r.check.passed)
+      if (llvm::Error e = j.recordTiming(T, l.id, r.times))
+        return std::move(e);
+    return r;
+  };
+
+  struct Row {
+    int64_t tokens;
+    std::optional<TunedResult> tuned;
+    std::optional<StageTimes> baseline;
+  };
+  std::vector<Row> table;
+  std::vector<TunedResult> results;
+  size_t missing = 0;
+  const ManifestLayer specLayer{m.specFile, "spec"};
+  for (int64_t T : tokens) {
+    Row row{T, std::nullopt, std::nullopt};
+    auto base = measure(specLayer, T);
+    if (!base)
+      return base.takeError();
+    if (base->check.passed)
+      row.baseline = base->times;
+    else
+      out << "tokens " << T << ": FAIL the spec's own schedules: " << base->check.detail << "\n";
+
+    // Per block_m, each stage's candidates in the manifest's order.
+    std::map<int64_t, std::array<std::vector<size_t>, 2>> lists;
+    auto order = m.order.find(T);
+    if (order != m.order.end())
+      for (size_t n : order->second) {
+        const ManifestCandidate &c = m.candidates[n];
+        lists[c.blockM][c.stage == StageId::Stage1 ? 0 : 1].push_back(n);
+      }
+    struct Choice {
+      int64_t blockM;
+      const ManifestPair *pair;
+      Measurement measured;
+    };
+    std::vector<Choice> choices;
+    size_t checked = 0, failed = 0;
+    for (auto &[bm, stages] : lists) {
+      std::optional<size_t> best[2];
+      double bestUs[2] = {0, 0};
+      for (int s = 0; s < 2; ++s) {
+        for (size_t i = 0; i < stages[s].size() && i < options.top; ++i) {
+          const ManifestCandidate &c = m.candidates[stages[s][i]];
+          if (m.failed.count(c.id))
+            continue;
+          auto r = measure(c, T);
+          if (!r)
+            return r.takeError();
+          ++checked;
+          if (!r->check.passed) {
+            ++failed;
+            out << "tokens " << T << ": FAIL " << c.id << ": " << r->check.detail << "\n";
+            continue;
+          }
+          double us = s == 0 ? r->times.us1 : r->times.us2;
+          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured\n", T, c.id, us);
+          if (!best[s] || us < bestUs[s]) {
+            best[s] = stages[s][i];
+            bestUs[s] = us;
+          }
+        }
+      }
+      if (!best[0] || !best[1])
+        continue;
+      const ManifestPair *pair = m.pairOf(*best[0], *best[1]);
+      if (!pair) {
+        out << "tokens " << T << ": block_m " << bm << ": the pair of " << m.candidates[*best[0]].id
+            << " and " << m.candidates[*best[1]].id
+            << " was not compiled; no choice at this block_m\n";
+        continue;
+      }
+      if (m.failed.count(pair->id)) {
+        out << "tokens " << T << ": FAIL " << pair->id << ": " << m.failed.at(pair->id) << "\n";
+        continue;
+      }
+      auto r = measure(*pair, T);
+      if (!r)
+        return r.takeError();
+      if (!r->check.passed) {
+        out << "tokens " << T << ": FAIL " << pair->id << ": " << r->check.detail << "\n";
+        continue;
+      }
+      choices.push_back({bm, pair, *r});
+    }
+    out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
+    std::sort(choices.begin(), choices.end(), [](const Choice &a, const Choice &b) {
+      double ua = a.measured.times.us(), ub = b.measured.times.us();
+      return ua != ub ? ua < ub : a.blockM < b.blockM;
+    });
+    if (choices.empty()) {
+      out << "tokens " << T << ": no candidate pair passed its checks; no row\n";
+      ++missing;
+      table.push_back(std::move(row));
+      continue;
+    }
+    const Choice &ch = choices.front();
+    auto layer = layerOf(*ch.pair);
+    if (!layer)
+      return layer.takeError();
+    TunedResult res;
+    res.key = *key;
+    res.key.token = T;
+    res.blockM = ch.blockM;
+    res.ksplit = layer->stage1.kBatch > 1 ? layer->stage1.kBatch : 0;
+    res.us1 = ch.measured.times.us1;
+    res.us2 = ch.measured.times.us2;
+    res.kernelName1 = m.candidates[ch.pair->s1].kernelName;
+    res.kernelName2 = m.candidates[ch.pair->s2].kernelName;
+    res.err1 = ch.measured.check.err1;
+    res.err2 = ch.measured.check.err2;
+    const Problem &p = layer->problem;
+    double us = std::max(1e-9, ch.measured.times.us());
+    res.tflops = 6.0 * double(T) * p.topk * p.interDim * p.modelDim / (us * 1e-6) / 1e12;
+    res.bw = layerBytes(p, layer->formats, T) / (us * 1e-6) / 1e9;
+    res.tag = options.tag;
+    out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
+                         "us measured, err1 {7} err2 {8}\n",
+                         T, ch.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,
+                         formatErr(res.err1), formatErr(res.err2));
+    row.tuned = res;
+    results.push_back(res);
+    table.push_back(std::move(row));
+  }
+
+  // Merge into the output (written whole, then renamed over it).
+  std::optional<dispatch::TunedTable> existing;
+  if (llvm::sys::fs::exists(options.outPath)) {
+    auto t = dispatch::TunedTable::load(options.outPath);
+    if (!t)
+      return t.takeError();
+    existing = std::move(*t);
+  }
+  MergeReport merge;
+  std::string csv = mergeTunedRows(existing ? &*existing : nullptr, results, merge);
+  std::string tmp = options.outPath + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return error(tmp + ": " + ec.message());
+    os << csv;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, options.outPath))
+    return error(options.outPath + ": " + ec.message());
+  out << "wrote " << options.outPath << ": " << merge.added << " added, " << merge.replaced
+      << " replaced, " << merge.keptFaster << " kept (the existing row is faster)\n";
+
+  // The rows against the spec's own schedules, measured the same way.
+  out << "\n| tokens | tuned block_m | tuned us1 | tuned us2 | tuned us | spec us1 | spec us2 | "
+         "spec us | speedup |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const Row &r : table) {
+    auto num = [](std::optional<double> v) {
+      return v ? llvm::formatv("{0:f1}", *v).str() : std::string("-");
+    };
+    std::optional<double> t1, t2, tt, b1, b2, bt, speedup;
+    if (r.tuned) {
+      t1 = r.tuned->us1, t2 = r.tuned->us2, tt = *t1 + *t2;
+    }
+    if (r.baseline) {
+      b1 = r.baseline->us1, b2 = r.baseline->us2, bt = r.baseline->us();
+    }
+    if (tt && bt && *tt > 0)
+      speedup = *bt / *tt;
+    out << "| " << r.tokens << " | " << (r.tuned ? std::to_string(r.tuned->blockM) : "-") << " | "
+        << num(t1) << " | " << num(t2) << " | " << num(tt) << " | " << num(b1) << " | " << num(b2)
+        << " | " << num(bt) << " | " << (speedup ? llvm::formatv("{0:f2}x", *speedup).str() : "-")
+        << " |\n";
+  }
+  return missing;
+}
+
+} // namespace moegen::tune

@@ -1,0 +1,78 @@
+//===- Measured.h - Tuning by measured device times --------------*- C++ -*-===//
+//
+// The part of `moegen tune` after compiling, for backends that time (hip,
+// cuda): MLIR-free, it reads the manifest the compiling part wrote (Manifest.h)
+// and the kernels from a KernelSource, so that `moegen-tune-device` runs it
+// from a static binary on a GPU machine. Per token count and block_m, each
+// stage's candidates are taken in the manifest's order (at most `top` of
+// them): each is checked decode-first (runLayerCheck, poisoned output) and,
+// if it passes, timed -- warmup, then `timedRuns` runs between device events
+// with the inputs rotated past the L2, an event after every clear and launch
+// (MoeLayer's run observer). The stage's choice is the fastest median; the
+// chosen pair is checked and timed again as one layer and the block_m with
+// the fastest pair is the row. The spec's own schedules (the layer as given)
+// are measured the same way, as the baseline the rows are reported against.
+//
+// Measured stage times (measuredStageTimes): us1 = sorting + input
+// quantization + stage 1 + finish, with the clears they need; us2 =
+// inter-stage quantization + stage 2 + reduce, with the clears they need
+// (the atomic output's).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MOEGEN_TUNE_MEASURED_H
+#define MOEGEN_TUNE_MEASURED_H
+
+#include "runtime/check/LayerCheck.h"
+#include "tune/Journal.h"
+#include "tune/Manifest.h"
+#include "tune/TunedRows.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+
+namespace moegen::tune {
+
+/// The stage a family's time (and its clears') is charged to when measured:
+/// 1 (sorting, input quantization, stage 1, finish) or 2 (inter-stage
+/// quantization, stage 2, reduce).
+int measuredStage(KernelFamily family);
+
+/// Median us1 and us2 over the timed runs (each run's steps summed per stage).
+StageTimes measuredStageTimes(const LayerTiming &timing);
+
+/// A layer's measurement: its check and, if it passed, its stage times.
+struct Measurement {
+  CheckRecord check;
+  StageTimes times;
+};
+
+struct MeasuredTuneOptions {
+  std::string manifestDir;     // holds the manifest and the layers' files
+  std::string outPath;         // the tuned CSV
+  std::string journalPath;     // the measurements' journal (empty: <out>.measured.journal)
+  std::string tag;             // the rows' tag, e.g. moegen_cuda_sm_90a
+  std::string journalPrefix;   // fingerprint parts of the caller (build, backend, seed)
+  std::vector<int64_t> tokens; // a subset of the manifest's; empty: all
+  size_t top = 8;
+  uint64_t seed = 0;
+  int64_t launchCuNum = 256; // the device's CUs / SMs the layer launches for
+  int timedRuns = 20, warmupRuns = 3;
+  size_t rotateBytes = size_t(50) << 20;
+  /// How a layer is measured at a token count; empty: runLayerCheck (poisoned,
+  /// timed with an event per step only if it passed) and measuredStageTimes.
+  std::function<llvm::Expected<Measurement>(const MoeSpec &, int64_t)> measurer;
+};
+
+/// Runs the measured tuning; prints its progress and a table of the rows
+/// against the baseline to `out`, writes the CSV (merged where faster) and
+/// the journal. Errors: the manifest, a layer missing from `kernels` (named by
+/// its candidate id), the backend. Returns the number of token counts that got
+/// no row.
+llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
+                                       std::shared_ptr<runtime::KernelSource> kernels,
+                                       runtime::Backend &backend, llvm::raw_ostream &out);
+
+} // namespace moegen::tune
+
+#endif // MOEGEN_TUNE_MEASURED_H
