@@ -79,4 +79,15 @@ Value emitE8m0ShuffleOffset(Arith &a, Value row, Value col, int64_t cols) {
   return a.add(off, r1);
 }
 
+void disableUnroll(scf::ForOp loop) {
+  MLIRContext *ctx = loop.getContext();
+  loop->setAttr("llvm.loop_annotation",
+                LLVM::LoopAnnotationAttr::get(
+                    ctx, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr,
+                    /*interleave=*/nullptr,
+                    LLVM::LoopUnrollAttr::get(ctx, /*disable=*/BoolAttr::get(ctx, true), {}, {}, {},
+                                              {}, {}, {}),
+                    {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+}
+
 } // namespace moegen

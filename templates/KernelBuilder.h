@@ -36,6 +36,11 @@ mlir::gpu::GPUFuncOp createKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUM
 /// gpu.grid_dim lowers to a device-library call that moegen does not link.
 mlir::Value workgroupCount(mlir::ImplicitLocOpBuilder &b, mlir::gpu::Dimension dim);
 
+/// Marks `loop` "do not unroll" (llvm.loop_annotation, carried to the latch
+/// branch by moe-attach-loop-annotations): hand-pipelined main loops must
+/// stay loops, as full unrolling hoists every step's loads and spills.
+void disableUnroll(mlir::scf::ForOp loop);
+
 /// Small arithmetic helpers over index and i32 values.
 struct Arith {
   mlir::ImplicitLocOpBuilder &b;

@@ -345,14 +345,7 @@ struct GemmBuilder {
     // The loop is software-pipelined by hand: LLVM's full unrolling of a
     // short loop (K = 2048 at tile_k 256 is 8 trips) would hoist every
     // step's loads and spill; scf-to-cf carries this to the latch branch.
-    MLIRContext *ctx = b.getContext();
-    loop->setAttr(
-        "llvm.loop_annotation",
-        LLVM::LoopAnnotationAttr::get(
-            ctx, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr,
-            /*interleave=*/nullptr,
-            LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true), {}, {}, {}, {}, {}, {}),
-            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+    disableUnroll(loop);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     auto iterArgs = loop.getRegionIterArgs();

@@ -357,14 +357,7 @@ struct Sm90GemmBuilder {
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(blocks), a.idx(1), init);
     // Not unrolled: a K block's staging already gives the scheduler enough
     // independent loads, and unrolling would multiply the live registers.
-    MLIRContext *ctx = b.getContext();
-    loop->setAttr(
-        "llvm.loop_annotation",
-        LLVM::LoopAnnotationAttr::get(
-            ctx, /*disableNonforced=*/nullptr, /*vectorize=*/nullptr,
-            /*interleave=*/nullptr,
-            LLVM::LoopUnrollAttr::get(ctx, /*disable=*/b.getBoolAttr(true), {}, {}, {}, {}, {}, {}),
-            {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}));
+    disableUnroll(loop);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
