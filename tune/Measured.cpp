@@ -45,25 +45,26 @@ StageTimes measuredStageTimes(const LayerTiming &timing) {
   return t;
 }
 
-namespace {
-
 std::string failingStages(const LayerCheckResult &r) {
   std::string out;
   for (const StageCheck &s : r.stages)
     if (!s.result.passed)
       out += (out.empty() ? "" : ", ") + s.stage +
-             llvm::formatv(" ({0} of {1} out of tolerance, {2} non-finite)", s.result.mismatches,
-                           s.result.compared, s.result.nonFinite)
+             llvm::formatv(" ({0} of {1} out of tolerance, {2} non-finite, cosine-diff {3:e})",
+                           s.result.mismatches, s.result.compared, s.result.nonFinite,
+                           s.result.cosineDiff)
                  .str();
   return out;
 }
 
-double fraction(const LayerCheckResult &r, llvm::StringRef stage) {
+double mismatchFraction(const LayerCheckResult &r, llvm::StringRef stage) {
   for (const StageCheck &s : r.stages)
     if (s.stage == stage && s.result.compared > 0)
       return double(s.result.mismatches) / double(s.result.compared);
   return 0;
 }
+
+namespace {
 
 double bitsOf(DType t) {
   switch (t) {
@@ -161,8 +162,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       r.check.detail = "error: " + llvm::toString(result.takeError());
     } else {
       r.check.passed = result->passed();
-      r.check.err1 = fraction(*result, "stage1");
-      r.check.err2 = fraction(*result, "stage2");
+      r.check.err1 = mismatchFraction(*result, "stage1");
+      r.check.err2 = mismatchFraction(*result, "stage2");
       r.check.detail = r.check.passed ? "" : failingStages(*result);
       if (r.check.passed && result->timing)
         r.times = measuredStageTimes(*result->timing);

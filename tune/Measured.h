@@ -38,6 +38,13 @@ namespace moegen::tune {
 /// quantization, stage 2, reduce).
 int measuredStage(KernelFamily family);
 
+/// The stages of a check that failed, with their counts, for the journal.
+std::string failingStages(const LayerCheckResult &r);
+
+/// The fraction of `stage`'s compared elements out of tolerance (0 when the
+/// check has no such stage): the err1 / err2 columns.
+double mismatchFraction(const LayerCheckResult &r, llvm::StringRef stage);
+
 /// Median us1 and us2 over the timed runs (each run's steps summed per stage).
 StageTimes measuredStageTimes(const LayerTiming &timing);
 

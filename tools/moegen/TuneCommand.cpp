@@ -302,25 +302,6 @@ struct Runner {
   }
 };
 
-std::string failingStages(const LayerCheckResult &r) {
-  std::string out;
-  for (const StageCheck &s : r.stages)
-    if (!s.result.passed)
-      out += (out.empty() ? "" : ", ") + s.stage +
-             llvm::formatv(" ({0} of {1} out of tolerance, {2} non-finite, cosine-diff {3:e})",
-                           s.result.mismatches, s.result.compared, s.result.nonFinite,
-                           s.result.cosineDiff)
-                 .str();
-  return out;
-}
-
-double fraction(const LayerCheckResult &r, llvm::StringRef stage) {
-  for (const StageCheck &s : r.stages)
-    if (s.stage == stage && s.result.compared > 0)
-      return double(s.result.mismatches) / double(s.result.compared);
-  return 0;
-}
-
 } // namespace
 
 static int runTune() {
@@ -648,9 +629,9 @@ static int runTune() {
       rec.detail = "error: " + llvm::toString(result.takeError());
     } else {
       rec.passed = result->passed();
-      rec.err1 = fraction(*result, "stage1");
-      rec.err2 = fraction(*result, "stage2");
-      rec.detail = rec.passed ? "" : failingStages(*result);
+      rec.err1 = tune::mismatchFraction(*result, "stage1");
+      rec.err2 = tune::mismatchFraction(*result, "stage2");
+      rec.detail = rec.passed ? "" : tune::failingStages(*result);
     }
     if (llvm::Error e = runner.journal->recordCheck(T, id, rec)) {
       llvm::WithColor::warning(llvm::errs(), "moegen tune") << llvm::toString(std::move(e)) << "\n";
