@@ -19,9 +19,7 @@ namespace moegen {
 
 namespace {
 
-bool isMX(DType t) { return t == DType::MXFP4 || t == DType::MXFP8; }
-
-struct GemmBuilder {
+struct GemmBuilder : GemmKernelArgs {
   ImplicitLocOpBuilder &b;
   Arith a;
   const MoeSpec &spec;
@@ -33,9 +31,7 @@ struct GemmBuilder {
   // The MFMA is M x M (16 or 32); each lane holds `regs` accumulator values.
   int64_t M, regs, nPerWave, mTiles, nTiles, halves, numAcc;
 
-  // Kernel arguments.
-  Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
-      outScale, tokensI32, tokens;
+  Value tokens; // the tokens argument as an index
   // Per-thread coordinates.
   Value lane, laneRow, laneGroup, waveN, waveK, bidN, bidM, bidK, expert;
   // This lane's weight row within an n-tile, and its byte offset.
@@ -588,18 +584,7 @@ struct GemmBuilder {
   }
 
   void build(gpu::GPUFuncOp func) {
-    Block &entry = func.getBody().front();
-    aBuf = entry.getArgument(0);
-    aScale = entry.getArgument(1);
-    wBuf = entry.getArgument(2);
-    wScale = entry.getArgument(3);
-    sortedIds = entry.getArgument(4);
-    sortedExperts = entry.getArgument(5);
-    sortedWeights = entry.getArgument(6);
-    numValid = entry.getArgument(7);
-    out = entry.getArgument(8);
-    outScale = stage1 ? entry.getArgument(9) : Value();
-    tokensI32 = entry.getArgument(stage1 ? 10 : 9);
+    bindArgs(func, stage1);
     ldsA = func.getWorkgroupAttributions()[0];
 
     tokens = a.toIndex(tokensI32);
@@ -641,20 +626,9 @@ struct GemmBuilder {
 gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
                                const MoeSpec &spec, const GemmPlan &plan,
                                const TargetInfo &target) {
-  MLIRContext *ctx = b.getContext();
-  bool stage1 = plan.stage == StageId::Stage1;
-  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
-  Type aElem = isMX(plan.aFormat) ? i8 : bf16;
-  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
-                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
-                                                                          : bf16;
-  SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};
-  if (stage1)
-    elems.push_back(i8);
-  elems.push_back(i32);
-  SmallVector<MemRefType> lds = {ldsBufferType(ctx, i8, plan.ldsAllocBytes)};
+  SmallVector<MemRefType> lds = {ldsBufferType(b.getContext(), b.getI8Type(), plan.ldsAllocBytes)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, lds);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), lds);
   GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }

@@ -7,6 +7,35 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
+void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1) {
+  Block &entry = func.getBody().front();
+  aBuf = entry.getArgument(0);
+  aScale = entry.getArgument(1);
+  wBuf = entry.getArgument(2);
+  wScale = entry.getArgument(3);
+  sortedIds = entry.getArgument(4);
+  sortedExperts = entry.getArgument(5);
+  sortedWeights = entry.getArgument(6);
+  numValid = entry.getArgument(7);
+  out = entry.getArgument(8);
+  outScale = stage1 ? entry.getArgument(9) : Value();
+  tokensI32 = entry.getArgument(stage1 ? 10 : 9);
+}
+
+SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
+  const bool stage1 = plan.stage == StageId::Stage1;
+  const bool mxA = plan.aFormat == DType::MXFP4 || plan.aFormat == DType::MXFP8;
+  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
+                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
+                                                                          : bf16;
+  SmallVector<Type> elems = {mxA ? i8 : bf16, i8, i8, i8, i32, i32, f32, i32, outElem};
+  if (stage1)
+    elems.push_back(i8);
+  elems.push_back(i32);
+  return elems;
+}
+
 void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, Value numValid,
                           Value sortedExperts, Value gridM,
                           llvm::function_ref<void(Value bidM, Value expert)> tile) {

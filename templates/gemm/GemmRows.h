@@ -33,6 +33,21 @@ GemmRowInfo emitGemmRowInfo(Arith &a, mlir::Value sortedIds, mlir::Value sortedP
 /// I + n; interleaved (GUGU, 16-row groups), 32 (n / 16) + 16 half + n % 16.
 mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Value n, int half);
 
+/// The stage-1/stage-2 kernel's arguments, in the launch contract's order
+/// (gemmKernelSignature): a, a_scale, w, w_scale, sorted_ids, sorted_experts,
+/// sorted_weights, num_valid_ids, out, [out_scale (stage 1)], tokens.
+struct GemmKernelArgs {
+  mlir::Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
+      outScale, tokensI32;
+  /// Binds the fields to `func`'s arguments (outScale is null for stage 2).
+  void bindArgs(mlir::gpu::GPUFuncOp func, bool stage1);
+};
+
+/// The element types of those arguments, for createKernel: a is bf16 (a16)
+/// or MX bytes; out is f32 partials (stage 1 with k_batch > 1), MX bytes
+/// (fused quantization) or bf16.
+llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPlan &plan);
+
 /// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
 /// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
 /// worst case computes the layer. For each tile whose sort block has an

@@ -35,7 +35,7 @@ struct StageUnit {
   Value inRange; // null when every thread has this unit
 };
 
-struct Sm90GemmBuilder {
+struct Sm90GemmBuilder : GemmKernelArgs {
   ImplicitLocOpBuilder &b;
   Arith a;
   const MoeSpec &spec;
@@ -46,8 +46,7 @@ struct Sm90GemmBuilder {
   bool stage1;
   int64_t K, N, I, topk, halves, groupThreads;
 
-  Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
-      outScale, tokens;
+  Value tokens; // the tokens argument as an index
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
 
   Sm90GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p,
@@ -557,18 +556,8 @@ struct Sm90GemmBuilder {
   }
 
   void build(gpu::GPUFuncOp func) {
-    Block &entry = func.getBody().front();
-    aBuf = entry.getArgument(0);
-    aScale = entry.getArgument(1);
-    wBuf = entry.getArgument(2);
-    wScale = entry.getArgument(3);
-    sortedIds = entry.getArgument(4);
-    sortedExperts = entry.getArgument(5);
-    sortedWeights = entry.getArgument(6);
-    numValid = entry.getArgument(7);
-    out = entry.getArgument(8);
-    outScale = stage1 ? entry.getArgument(9) : Value();
-    tokens = a.toIndex(entry.getArgument(stage1 ? 10 : 9));
+    bindArgs(func, stage1);
+    tokens = a.toIndex(tokensI32);
     shared = func.getWorkgroupAttributions()[0];
 
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -602,21 +591,11 @@ struct Sm90GemmBuilder {
 gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                    StringRef symbol, const MoeSpec &spec, const GemmPlan &plan,
                                    const TargetInfo &target) {
-  MLIRContext *ctx = b.getContext();
-  bool stage1 = plan.stage == StageId::Stage1;
-  Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
-  Type aElem = isMX(plan.aFormat) ? i8 : bf16;
-  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
-                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
-                                                                          : bf16;
-  SmallVector<Type> elems = {aElem, i8, i8, i8, i32, i32, f32, i32, outElem};
-  if (stage1)
-    elems.push_back(i8);
-  elems.push_back(i32);
   // i32 words: the fragments are 4-byte loads, the staging 16-byte stores.
-  SmallVector<MemRefType> shared = {ldsBufferType(ctx, i32, plan.sm90.sharedBytes / 4)};
+  SmallVector<MemRefType> shared = {
+      ldsBufferType(b.getContext(), b.getI32Type(), plan.sm90.sharedBytes / 4)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, elems, shared);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), shared);
   func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(16));
   Sm90GemmBuilder(b, spec, plan, target).build(func);
