@@ -33,6 +33,9 @@ struct StageUnit {
   Value valid;   // A only: a routed row (padding rows stage zeros)
   Value shared;  // i32 index of the unit within the K-group's staging
   Value inRange; // null when every thread has this unit
+  // Register weights: the unit's staged row, its first 8-element group and
+  // MX block within the step.
+  Value row, group, block;
 };
 
 struct Sm90GemmBuilder : GemmKernelArgs {
@@ -121,21 +124,48 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return units;
   }
 
-  SmallVector<StageUnit> planAUnits() {
-    return planUnits(l.aRows, kChunk / unitElems(p.aFormat, true), [&](Value r, Value u) {
+  /// The A units of one main-loop step of `stepK` elements. Up to 4 lanes
+  /// share a row (64 contiguous bytes of bf16 A per 4 units), each taking
+  /// every 4th unit of it, so that a thread stages few rows: their row
+  /// lookups and addresses are what stays live through the main loop.
+  SmallVector<StageUnit> planAUnits(int64_t stepK) {
+    int64_t elems = unitElems(p.aFormat, true);
+    int64_t perRow = stepK / elems;
+    int64_t lanesPerRow = std::min<int64_t>(perRow, 4);
+    int64_t rowsPerPass = groupThreads / lanesPerRow;
+    Value laneRow = a.divu(gtid, a.idx(lanesPerRow));
+    Value laneUnit = a.remu(gtid, a.idx(lanesPerRow));
+    SmallVector<StageUnit> units;
+    for (int64_t pass = 0; pass * rowsPerPass < l.aRows; ++pass) {
+      Value r = a.add(laneRow, a.idx(pass * rowsPerPass));
+      Value in;
+      if ((pass + 1) * rowsPerPass > l.aRows) {
+        in = a.cmp(CmpIPredicate::ult, r, a.idx(l.aRows));
+        r = a.select(in, r, a.idx(0));
+      }
       GemmRowInfo ri = rowInfo(r);
       Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
       row = a.select(ri.valid, row, a.idx(0));
-      StageUnit su;
       // bf16 A is addressed in elements, MX A in bytes.
-      su.global = p.aFormat == DType::BF16 ? a.add(a.mul(row, a.idx(K)), a.mul(u, a.idx(8)))
-                                           : a.add(a.mul(row, a.idx(aRowBytes())),
-                                                   a.mul(u, a.idx(unitBytes(p.aFormat, true))));
-      su.scaleRow = stage1 ? a.select(ri.valid, ri.token, a.idx(0)) : ri.sortedPos;
-      su.valid = ri.valid;
-      su.shared = a.add(a.mul(r, a.idx(kStride / 4)), a.mul(u, a.idx(4)));
-      return su;
-    });
+      Value rowStart = p.aFormat == DType::BF16 ? a.mul(row, a.idx(K)) : a.mul(row, a.idx(aRowBytes()));
+      Value scaleRow = stage1 ? a.select(ri.valid, ri.token, a.idx(0)) : ri.sortedPos;
+      for (int64_t up = 0; up < perRow / lanesPerRow; ++up) {
+        Value u = a.add(laneUnit, a.idx(up * lanesPerRow));
+        StageUnit su;
+        su.global = a.add(rowStart, a.mul(u, a.idx(p.aFormat == DType::BF16
+                                                       ? elems
+                                                       : unitBytes(p.aFormat, true))));
+        su.scaleRow = scaleRow;
+        su.valid = ri.valid;
+        su.shared = a.add(a.mul(r, a.idx(kStride / 4)), a.mul(u, a.idx(4)));
+        su.row = r;
+        su.group = a.mul(u, a.idx(elems / 8));
+        su.block = a.divu(a.mul(u, a.idx(elems)), a.idx(kChunk));
+        su.inRange = in;
+        units.push_back(su);
+      }
+    }
+    return units;
   }
 
   SmallVector<StageUnit> planBUnits() {
@@ -224,7 +254,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     int64_t bytes = unitBytes(format, isA);
     Value data =
         vload(VectorType::get({bytes}, b.getI8Type()), mem, off, std::min<int64_t>(bytes, 16));
-    return {data, load(scaleMem, emitE8m0ShuffleOffset(a, u.scaleRow, kb, K / 32))};
+    Value block = u.block ? a.add(kb, u.block) : kb;
+    return {data, load(scaleMem, emitE8m0ShuffleOffset(a, u.scaleRow, block, K / 32))};
   }
 
   /// One loaded unit as 8-element pieces of 4 i32 words (bf16 pairs), for
@@ -265,9 +296,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return raw;
   }
 
-  /// Dequantizes and stores the loads of `loadBlock` at `base`.
+  /// Dequantizes and stores the loads of `loadBlock` at `base`: piece j (8
+  /// elements) of unit u at i32 index `slot(u, j)`.
   void stageBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, ArrayRef<Value> raw,
-                  Value base) {
+                  Value base, function_ref<Value(const StageUnit &, int64_t)> slot) {
     size_t next = 0;
     auto stage = [&](const StageUnit &u, DType format, bool isA) {
       size_t n = format == DType::BF16 ? 1 : 2;
@@ -276,7 +308,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       auto body = [&] {
         SmallVector<Value, 4> pieces = convertUnit(format, isA, mine, u);
         for (auto [j, v] : llvm::enumerate(pieces))
-          vstore(v, shared, a.add(base, a.add(u.shared, a.idx(4 * j))), 16);
+          vstore(v, shared, a.add(base, slot(u, j)), 16);
       };
       if (u.inRange)
         ifThen(u.inRange, body);
@@ -343,7 +375,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// loads are issued before the barrier and block i's MMAs, so that they
   /// are in flight while the warps compute.
   SmallVector<Value> mainLoop() {
-    SmallVector<StageUnit> aUnits = planAUnits();
+    SmallVector<StageUnit> aUnits = planAUnits(kChunk);
     SmallVector<StageUnit> bUnits = planBUnits();
     int64_t blocks = p.kPerWave / kChunk;
     int64_t bufferWords = l.stagingBytes / 4;
@@ -369,7 +401,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         base = a.add(base, a.mul(andI(i, 1), a.idx(bufferWords)));
       else
         gpu::BarrierOp::create(b); // the previous block's MMAs are done with the staging
-      stageBlock(aUnits, bUnits, raw, base);
+      stageBlock(aUnits, bUnits, raw, base,
+                 [&](const StageUnit &u, int64_t j) { return a.add(u.shared, a.idx(4 * j)); });
       // The last block reloads itself (a valid address, never staged).
       Value nextBlock = arith::MinUIOp::create(b, a.add(i, a.idx(1)), a.idx(blocks - 1));
       SmallVector<Value> next = loadBlock(aUnits, bUnits, a.add(kBlock0, nextBlock));
@@ -378,6 +411,271 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       gpu::BarrierOp::create(b);
       mmaBlock(base, acc);
       llvm::append_range(acc, next);
+      scf::YieldOp::create(b, acc);
+    }
+    if (s.kWave > 1)
+      gpu::BarrierOp::create(b); // the reduction reuses the staging
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
+  }
+
+  // --- Register weights (MXFP4) ------------------------------------------
+  //
+  // Lane (g, q) of a warp reads, for each of its weight rows (row g of an
+  // 8-column MMA tile), quarter q of every superK-wide step of K: superK / 4
+  // consecutive elements, i.e. superK / 32 i32 words of packed e2m1 codes,
+  // all in MX block (q superK / 4) / 32 (one scale). mma.sync takes the
+  // reduction in any order common to A and B: k16 step s of a step uses the
+  // lane's word w = s / 2, and fragment word j the codes 2p and 2p + 1 of it,
+  // p = 2 (s % 2) + j. Those are the A elements (group w of the lane's
+  // quarter) that fragment word j of a plain row-major 16-byte group holds,
+  // so A is staged in K order and one 16-byte shared load gives a lane its A
+  // words of two k16 steps.
+
+  /// The i32 index of staged A row `row`, 8-element group `group` of a
+  /// step. At 128 wide the groups 8..15 of a row swap their pairs of 16-byte
+  /// columns (bit 1 of the 16-byte index), so that the four lanes of a quad,
+  /// reading groups q * 4 + w, hit four distinct bank quarters.
+  Value aGroupSlot(Value row, Value group) {
+    Value phys = group;
+    if (l.superK == 128)
+      phys = arith::XOrIOp::create(b, group, a.mul(andI(shr(group, 3), 1), a.idx(2)));
+    return a.add(a.mul(row, a.idx(l.aRowBytes / 4)), a.mul(phys, a.idx(4)));
+  }
+
+  /// A pointer into the staging at i32 index `index` (for cp.async).
+  Value sharedPtr(Value index) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
+    Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
+    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
+    Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
+    return LLVM::GEPOp::create(b, ptrType, i32(), ptr, ValueRange{idx});
+  }
+
+  /// bf16 A rows of step `step` copied to the staging at `base` with cp.async
+  /// (no registers; padding rows are zero-filled: 0 source bytes).
+  void copyAStep(ArrayRef<StageUnit> units, Value step, Value base) {
+    Value firstElem = a.mul(step, a.idx(l.superK));
+    for (const StageUnit &u : units) {
+      auto body = [&] {
+        Value src = elementPtr(aBuf, b.getBF16Type(), a.add(u.global, firstElem));
+        Value dst = sharedPtr(a.add(base, aGroupSlot(u.row, u.group)));
+        Value bytes = a.select(u.valid, a.i32(16), a.i32(0));
+        NVVM::CpAsyncOp::create(b, dst, src, 16, NVVM::LoadCacheModifierKind::CG, bytes);
+      };
+      if (u.inRange)
+        ifThen(u.inRange, body);
+      else
+        body();
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  struct LaneWeightRow {
+    Value byteOffset; // the lane's first byte at K = 0
+    Value scaleRow;
+  };
+
+  /// The lane's weight rows: (half, n-tile) in accIndex order.
+  SmallVector<LaneWeightRow> planLaneWeightRows() {
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    Value expertBase = a.mul(expert, a.idx(weightRows() * weightRowBytes()));
+    // Quarter q of a step: K offset q superK / 4, in block q superK / 128
+    // at byte (q superK / 4 % 32) / 2 of the block's 16-byte chunk.
+    Value kOff = a.mul(quadCol, a.idx(l.superK / 4));
+    Value inChunk = a.add(a.mul(a.divu(kOff, a.idx(kChunk)), a.idx(256)),
+                          a.divu(a.remu(kOff, a.idx(kChunk)), a.idx(2)));
+    SmallVector<LaneWeightRow> rows;
+    for (int64_t half = 0; half < halves; ++half)
+      for (int64_t nt = 0; nt < l.nTiles; ++nt) {
+        Value col = a.add(colBase, a.add(a.idx(nt * 8), quadRow));
+        Value wr = emitWeightRowOf(a, spec, stage1, col, half);
+        // The (16,16) preshuffle, as planBUnits reads it.
+        Value off = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
+        off = a.add(off, a.add(a.mul(andI(wr, 15), a.idx(16)), inChunk));
+        rows.push_back({off, a.add(a.mul(expert, a.idx(weightRows())), wr)});
+      }
+    return rows;
+  }
+
+  /// The lane's codes and scale byte of every weight row at step `step` (in
+  /// superK units from K = 0): 2 values per row.
+  SmallVector<Value> loadLaneWeights(ArrayRef<LaneWeightRow> rows, Value step) {
+    int64_t bytes = l.superK / 8;
+    Value blocks = a.mul(step, a.idx(l.superK / kChunk));
+    Value stepByte = a.mul(blocks, a.idx(256));
+    Value laneBlock = a.add(blocks, a.divu(a.mul(quadCol, a.idx(l.superK / 4)), a.idx(kChunk)));
+    SmallVector<Value> raw;
+    for (const LaneWeightRow &r : rows) {
+      raw.push_back(vload(VectorType::get({bytes}, b.getI8Type()), wBuf,
+                          a.add(r.byteOffset, stepByte), bytes));
+      raw.push_back(load(wScale, emitE8m0ShuffleOffset(a, r.scaleRow, laneBlock, K / 32)));
+    }
+    return raw;
+  }
+
+  /// The e8m0 byte as two bf16 (a bf16x2 in an i32): 2^(e - 127), e = 0 the
+  /// bf16 subnormal 2^-127, e = 255 NaN.
+  Value e8m0ToBf16x2(Value byte) {
+    Value e = arith::ExtUIOp::create(b, i32(), byte);
+    Value h = arith::ShLIOp::create(b, e, a.i32(7));
+    h = a.select(a.cmp(CmpIPredicate::eq, e, a.i32(0)), a.i32(0x40), h);
+    h = a.select(a.cmp(CmpIPredicate::eq, e, a.i32(255)), a.i32(0x7FC0), h);
+    return arith::OrIOp::create(b, h, arith::ShLIOp::create(b, h, a.i32(16)));
+  }
+
+  Value asBf16x2(Value i32Word) {
+    Value v = vector::BroadcastOp::create(b, VectorType::get({1}, i32()), i32Word);
+    return vector::BitCastOp::create(b, VectorType::get({2}, b.getBF16Type()), v);
+  }
+
+  /// Codes 2p and 2p + 1 of `word` times the scale, as a bf16x2 fragment
+  /// word. Byte p of the word and of the word shifted right by 4 go to bytes
+  /// 0 and 2 (one byte permute), putting the two codes in the low nibble of
+  /// each half; the magnitude bits move to bf16 bits 6..8 and the sign to bit
+  /// 15, a bf16 that is the e2m1 value times 2^-126 (the subnormal code on
+  /// the bf16 subnormal); the exact products by 2^126 and by the scale give
+  /// the value times the scale, the bf16 that the staged path rounds from f32.
+  Value dequantPair(Value word, Value wordShr4, int64_t p, Value scale2) {
+    VectorType v4i8 = VectorType::get({4}, b.getI8Type());
+    VectorType v1i32 = VectorType::get({1}, i32());
+    auto bytes = [&](Value w) {
+      return vector::BitCastOp::create(b, v4i8, vector::BroadcastOp::create(b, v1i32, w));
+    };
+    Value picked = vector::ShuffleOp::create(b, bytes(word), bytes(wordShr4),
+                                             ArrayRef<int64_t>{p, p, 4 + p, 4 + p});
+    Value t = vector::ExtractOp::create(b, vector::BitCastOp::create(b, v1i32, picked),
+                                        ArrayRef<int64_t>{0});
+    Value mag = arith::AndIOp::create(b, arith::ShLIOp::create(b, t, a.i32(6)),
+                                      a.i32(static_cast<int32_t>(0x01C001C0u)));
+    Value sign = arith::AndIOp::create(b, arith::ShLIOp::create(b, t, a.i32(12)),
+                                       a.i32(static_cast<int32_t>(0x80008000u)));
+    Value v = asBf16x2(arith::OrIOp::create(b, mag, sign));
+    v = arith::MulFOp::create(b, v, asBf16x2(a.i32(0x7E807E80))); // 2^126 in each half
+    v = arith::MulFOp::create(b, v, asBf16x2(scale2));
+    return vector::ExtractOp::create(b, vector::BitCastOp::create(b, v1i32, v),
+                                     ArrayRef<int64_t>{0});
+  }
+
+  /// The MMAs of one step: A from the staging at `base`, B from `raw`
+  /// (loadLaneWeights).
+  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc) {
+    int64_t words = l.superK / 32;
+    VectorType v4i32 = VectorType::get({4}, i32());
+    SmallVector<Value> codes, scales;
+    for (size_t r = 0; r < raw.size(); r += 2) {
+      codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[r]));
+      scales.push_back(e8m0ToBf16x2(raw[r + 1]));
+    }
+    Value laneGroup0 = a.mul(quadCol, a.idx(words));
+    for (int64_t w = 0; w < words; ++w) {
+      // rowsA[mt][hr]: the lane's group w of A row mt * 16 + 8 hr + g.
+      SmallVector<std::array<Value, 2>> rowsA;
+      for (int64_t mt = 0; mt < l.mTiles; ++mt) {
+        std::array<Value, 2> v;
+        for (int64_t hr = 0; hr < 2; ++hr) {
+          Value row = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
+          v[hr] = vload(v4i32, shared,
+                        a.add(base, aGroupSlot(row, a.add(laneGroup0, a.idx(w)))), 16);
+        }
+        rowsA.push_back(v);
+      }
+      SmallVector<std::pair<Value, Value>> wordsB;
+      for (Value c : codes) {
+        Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{w});
+        wordsB.push_back({x, arith::ShRUIOp::create(b, x, a.i32(4))});
+      }
+      for (int64_t sub = 0; sub < 2; ++sub) {
+        SmallVector<SmallVector<Value, 4>> aFrags;
+        for (int64_t mt = 0; mt < l.mTiles; ++mt) {
+          auto word = [&](int64_t hr, int64_t j) {
+            return vector::ExtractOp::create(b, rowsA[mt][hr], ArrayRef<int64_t>{2 * sub + j})
+                .getResult();
+          };
+          aFrags.push_back({word(0, 0), word(1, 0), word(0, 1), word(1, 1)});
+        }
+        for (int64_t half = 0; half < halves; ++half)
+          for (int64_t nt = 0; nt < l.nTiles; ++nt) {
+            size_t r = half * l.nTiles + nt;
+            auto [x, x4] = wordsB[r];
+            SmallVector<Value, 2> bFrag = {dequantPair(x, x4, 2 * sub, scales[r]),
+                                           dequantPair(x, x4, 2 * sub + 1, scales[r])};
+            for (int64_t mt = 0; mt < l.mTiles; ++mt)
+              mma(aFrags[mt], bFrag,
+                  MutableArrayRef<Value>(acc).slice(accIndex(mt, nt, half, 0), 4));
+          }
+      }
+    }
+  }
+
+  /// The K loop with register weights. Step i's weights were loaded
+  /// `prefetch` steps earlier; its MMAs read A from buffer i % buffers. bf16
+  /// A rows are copied with cp.async (step i + 1's issued right after the
+  /// barrier that ends step i - 1's reads of that buffer); MX A rows are
+  /// loaded at the start of step i, after step i + prefetch's weight loads are
+  /// issued, then dequantized and stored (A is small and hot in L2; holding
+  /// it a step ahead would cost the registers of the weights in flight).
+  SmallVector<Value> registerMainLoop() {
+    SmallVector<StageUnit> aUnits = planAUnits(l.superK);
+    SmallVector<LaneWeightRow> rows = planLaneWeightRows();
+    bool copyA = p.aFormat == DType::BF16;
+    int64_t steps = p.kPerWave / l.superK;
+    int64_t bufferWords = l.stagingBytes / 4;
+    Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
+    Value step0 = a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))),
+                         a.idx(l.superK));
+    auto stepOf = [&](Value i) {
+      return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
+    };
+    auto bufferOf = [&](Value i) {
+      return l.buffers == 2 ? a.add(groupBase, a.mul(andI(i, 1), a.idx(bufferWords))) : groupBase;
+    };
+    auto loadA = [&](Value step) {
+      return loadBlock(aUnits, {}, a.mul(step, a.idx(l.superK / kChunk)));
+    };
+    SmallVector<Value> init(l.accRegs, a.f32(0.0f));
+    if (copyA && l.buffers == 2)
+      copyAStep(aUnits, step0, groupBase);
+    for (int64_t d = 0; d < l.prefetch; ++d)
+      llvm::append_range(init, loadLaneWeights(rows, stepOf(a.idx(d))));
+    size_t perStep = 2 * rows.size();
+    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(steps), a.idx(1), init);
+    disableUnroll(loop);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      auto args = loop.getRegionIterArgs();
+      SmallVector<Value> acc(args.begin(), args.begin() + l.accRegs);
+      SmallVector<Value> weights(args.begin() + l.accRegs, args.end());
+      Value base = bufferOf(i);
+      SmallVector<Value> nextW;
+      if (copyA) {
+        if (l.buffers == 1) {
+          gpu::BarrierOp::create(b); // step i - 1's reads are done
+          copyAStep(aUnits, stepOf(i), base);
+        }
+        NVVM::CpAsyncWaitGroupOp::create(b, 0);
+        gpu::BarrierOp::create(b);
+        if (l.buffers == 2) {
+          Value next = a.add(i, a.idx(1));
+          ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                 [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
+        }
+        nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
+      } else {
+        if (l.buffers == 1)
+          gpu::BarrierOp::create(b);
+        SmallVector<Value> rawA = loadA(stepOf(i));
+        nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
+        stageBlock(aUnits, {}, rawA, base, [&](const StageUnit &u, int64_t j) {
+          return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
+        });
+        gpu::BarrierOp::create(b);
+      }
+      mmaStep(base, ArrayRef<Value>(weights).take_front(perStep), acc);
+      llvm::append_range(acc, ArrayRef<Value>(weights).drop_front(perStep));
+      llvm::append_range(acc, nextW);
       scf::YieldOp::create(b, acc);
     }
     if (s.kWave > 1)
@@ -575,7 +873,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                          gpu::GridDimOp::create(b, gpu::Dimension::y), [&](Value m, Value e) {
                            bidM = m;
                            expert = e;
-                           SmallVector<Value> acc = reduceKWaves(mainLoop());
+                           SmallVector<Value> acc = reduceKWaves(
+                               l.registerWeights ? registerMainLoop() : mainLoop());
                            if (s.kWave > 1)
                              ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
                                     [&] { epilogue(acc); });

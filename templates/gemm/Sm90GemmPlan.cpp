@@ -33,8 +33,35 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
                      str(Sm90GemmLayout::kMaxAccRegs) +
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
-  l.bRows = halves * s.tileN;
-  l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
+  l.registerWeights = p.bFormat == DType::MXFP4;
+  if (l.registerWeights) {
+    // The widest main-loop step that divides a K-group's range; each lane of
+    // a quad takes a quarter of it (16 fp4 bytes at 128).
+    for (int64_t w : {128, 64, 32})
+      if (p.kPerWave % w == 0) {
+        l.superK = w;
+        break;
+      }
+    if (l.superK == 0)
+      fail("k_wave", "each K-group's " + str(p.kPerWave) +
+                         " elements of K are not a multiple of 32 (one MX block)");
+    // Staged A rows in 16-byte groups of 8 elements: one group more than a
+    // row holds (none at 32 wide, 4 groups) puts the 8 lanes of a 128-bit
+    // read phase in distinct banks (with the kernel's swizzle at 128).
+    l.aRowBytes = 16 * (l.superK == 32 ? 4 : l.superK / 8 + 1);
+    l.stagingBytes = l.aRows * l.aRowBytes;
+    int64_t superBlocks = l.superK ? p.kPerWave / l.superK : 1;
+    // Weight bytes in flight share the accumulators' register budget; a
+    // step's codes stay live while the next `prefetch` steps' arrive. Per
+    // weight row and step: superK / 32 words of codes and a scale.
+    int64_t stepRegs = l.nTiles * halves * (l.superK / 32 + 1);
+    int64_t spare = std::max<int64_t>(0, Sm90GemmLayout::kMaxAccRegs - l.accRegs);
+    l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
+                                     std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));
+  } else {
+    l.bRows = halves * s.tileN;
+    l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
+  }
   int64_t warps = p.nWaves * s.kWave;
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps

@@ -6,10 +6,17 @@
 // gfx950 rules (GemmPlan.h), and adds its own: warps of 32 lanes issue
 // mma.sync m16n8k16 (bf16 in, f32 accumulators), so each warp's columns
 // must be a multiple of 8, and its accumulators (4 f32 per 16x8 tile) must
-// fit in registers. Each K-group stages its A rows and weight rows, dequantized
-// to bf16, one 32-wide K block (one MX scale block) at a time in static shared
-// memory (under 48 KiB), double-buffered where two buffers fit; after the main
-// loop the same allocation holds the k_wave reduction. MLIR-free.
+// fit in registers.
+//
+// MXFP4 weights never pass through shared memory: each lane loads the fp4
+// bytes of its fragments' weight rows straight into registers, `prefetch`
+// super blocks (superK elements of K) ahead, and dequantizes them to bf16
+// pairs right before its MMAs; only the A rows are staged (bf16, in the K
+// order the register dequantization produces). Other weight formats stage A
+// rows and weight rows, dequantized to bf16, one 32-wide K block (one MX scale
+// block) at a time. Either way the staging lives in static shared memory
+// (under 48 KiB), double-buffered where two buffers fit; after the main loop
+// the same allocation holds the k_wave reduction. MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
@@ -34,11 +41,19 @@ struct Sm90GemmLayout {
   /// Accumulator registers a thread may hold (f32), beyond which the tile
   /// would spill.
   static constexpr int64_t kMaxAccRegs = 128;
+  /// Steps of weight bytes in flight at most (register weights); fewer where
+  /// they and the accumulators would exceed kMaxAccRegs.
+  static constexpr int64_t kMaxPrefetch = 3;
 
   int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
   int64_t mTiles = 0;         // 16-row MMA tiles per warp
   int64_t nTiles = 0;         // 8-column MMA tiles per warp and half
   int64_t accRegs = 0;        // f32 accumulators per thread
+  /// MXFP4 weights dequantized in registers (no weight staging).
+  bool registerWeights = false;
+  int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
+  int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
+  int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
   int64_t stagingBytes = 0;   // per K-group and buffer
