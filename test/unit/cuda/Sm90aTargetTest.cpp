@@ -5,6 +5,7 @@
 #include "templates/LayerPlan.h"
 #include "templates/LayerRules.h"
 #include "templates/TargetSupport.h"
+#include "templates/gemm/GemmPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -102,6 +103,52 @@ TEST(Sm90aTarget, RulesPlanAgainstTheHopperSharedMemory) {
       << sm90;
   EXPECT_NE(gfx.find("163840-byte limit of gfx950 (at most 2378 experts"), std::string::npos)
       << gfx;
+}
+
+TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  auto plan = [&](const MoeSpec &spec, StageId stage) {
+    ScheduleIssues issues;
+    GemmPlan p = planGemm(spec, stage, sm90, issues);
+    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
+    return p.sm90;
+  };
+  // MXFP4 weights: no weight staging, K stepped 128 wide; stage 1 (one warp,
+  // 4 tiles x 2 halves of 16-byte quarters: 40 registers a step beside 64
+  // accumulators) loads one step ahead, stage 2 (32 accumulators) three.
+  MoeSpec spec = small();
+  Sm90GemmLayout s1 = plan(spec, StageId::Stage1);
+  EXPECT_TRUE(s1.registerWeights);
+  EXPECT_EQ(s1.superK, 128);
+  EXPECT_EQ(s1.accRegs, 64);
+  EXPECT_EQ(s1.prefetch, 1);
+  EXPECT_EQ(s1.bRows, 0);
+  EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
+  EXPECT_EQ(s1.buffers, 2);
+  Sm90GemmLayout s2 = plan(spec, StageId::Stage2);
+  EXPECT_EQ(s2.superK, 128);
+  EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
+  // A K-group range that is not a multiple of 128 steps 64 (or 32) wide:
+  // bf16 activations allow tile_k = 64 and 32.
+  MoeSpec odd = small();
+  odd.formats.activation = DType::BF16;
+  odd.stage1.fusedQuant = FusedQuant::None;
+  odd.problem.modelDim = 320;
+  odd.problem.interDim = 96;
+  odd.stage1.tileK = 64;
+  odd.stage2.tileN = 64;
+  odd.stage2.tileK = 32;
+  EXPECT_EQ(plan(odd, StageId::Stage1).superK, 64);
+  Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
+  EXPECT_EQ(odd2.superK, 32);
+  EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
+  // bf16 weights are staged with A: 80-byte rows, 32-wide blocks.
+  MoeSpec w16 = odd;
+  w16.formats.weight = DType::BF16;
+  Sm90GemmLayout staged = plan(w16, StageId::Stage1);
+  EXPECT_FALSE(staged.registerWeights);
+  EXPECT_EQ(staged.bRows, 64);
+  EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
 
 } // namespace
