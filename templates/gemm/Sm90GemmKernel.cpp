@@ -193,13 +193,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     });
   }
 
-  /// 8 MX elements (fp4: one i32 word, fp8: two) times `scale`, as bf16.
-  /// Each code's sign and magnitude bits are moved into an f32 whose value is
-  /// the element times 2^-126 (e2m1) or 2^-120 (e4m3): the formats' exponent
-  /// fields line up with f32's low exponent bits, and their subnormals
-  /// (exponent 0) with f32's. Two exact power-of-two products then give the
-  /// element and the element times the scale, rounded to bf16 as before.
-  Value dequant(ArrayRef<Value> words, Value scale, bool fp4) {
+  /// 8 e4m3 elements (two i32 words) times `scale`, as bf16. Each code's
+  /// sign and magnitude bits are moved into an f32 whose value is the
+  /// element times 2^-120: e4m3's exponent field lines up with f32's low
+  /// exponent bits, and its subnormals (exponent 0) with f32's. Two exact
+  /// power-of-two products then give the element and the element times the
+  /// scale, rounded to bf16. (e2m1 codes take the packed route of
+  /// dequantPair.)
+  Value dequantFp8(ArrayRef<Value> words, Value scale) {
     SmallVector<Value> vals;
     auto shift = [&](Value w, int64_t by) -> Value {
       if (by >= 0)
@@ -209,24 +210,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     auto bitsAnd = [&](Value x, uint32_t m) {
       return arith::AndIOp::create(b, x, a.i32(static_cast<int32_t>(m)));
     };
-    Value unscale =
-        arith::ConstantFloatOp::create(b, b.getF32Type(), llvm::APFloat(fp4 ? 0x1p126f : 0x1p120f));
+    Value unscale = arith::ConstantFloatOp::create(b, b.getF32Type(), llvm::APFloat(0x1p120f));
     for (int64_t e = 0; e < 8; ++e) {
-      Value word = words[fp4 ? 0 : e / 4];
-      Value bits;
-      if (fp4) {
-        // Code e: magnitude bits 4e..4e+2 to 22..24, sign bit 4e+3 to 31.
-        Value mag = bitsAnd(shift(word, 22 - 4 * e), 0x01C00000u);
-        Value sign = bitsAnd(shift(word, 28 - 4 * e), 0x80000000u);
-        bits = arith::OrIOp::create(b, mag, sign);
-      } else {
-        // Code k = e % 4: magnitude bits 8k..8k+6 to 20..26, sign 8k+7 to 31.
-        int64_t k = e % 4;
-        Value mag = bitsAnd(shift(word, 20 - 8 * k), 0x07F00000u);
-        Value sign = bitsAnd(shift(word, 24 - 8 * k), 0x80000000u);
-        Value nan = a.cmp(CmpIPredicate::eq, mag, a.i32(0x07F00000));
-        bits = a.select(nan, a.i32(0x7FC00000), arith::OrIOp::create(b, mag, sign));
-      }
+      Value word = words[e / 4];
+      // Code k = e % 4: magnitude bits 8k..8k+6 to 20..26, sign 8k+7 to 31.
+      int64_t k = e % 4;
+      Value mag = bitsAnd(shift(word, 20 - 8 * k), 0x07F00000u);
+      Value sign = bitsAnd(shift(word, 24 - 8 * k), 0x80000000u);
+      Value nan = a.cmp(CmpIPredicate::eq, mag, a.i32(0x07F00000));
+      Value bits = a.select(nan, a.i32(0x7FC00000), arith::OrIOp::create(b, mag, sign));
       Value v = arith::BitcastOp::create(b, f32(), bits);
       v = arith::MulFOp::create(b, v, unscale);
       v = arith::MulFOp::create(b, v, scale);
@@ -272,12 +264,22 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       SmallVector<Value> words;
       for (int64_t i = 0; i < bytes / 4; ++i)
         words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
-      Value scale = sm90::emitE8m0ToF32(b, arith::ExtUIOp::create(b, i32(), raw[1]));
-      bool fp4 = format == DType::MXFP4;
-      int64_t perPiece = fp4 ? 1 : 2;
-      for (int64_t j = 0; j * perPiece < bytes / 4; ++j)
-        pieces.push_back(vector::BitCastOp::create(
-            b, v4i32, dequant(ArrayRef<Value>(words).slice(j * perPiece, perPiece), scale, fp4)));
+      if (format == DType::MXFP4) {
+        // Each word's 4 code pairs, with the fragments' packed decoding.
+        Value scale2 = e8m0ToBf16x2(raw[1]);
+        for (Value word : words) {
+          Value shr4 = arith::ShRUIOp::create(b, word, a.i32(4));
+          SmallVector<Value, 4> pairs;
+          for (int64_t p = 0; p < 4; ++p)
+            pairs.push_back(dequantPair(word, shr4, p, scale2));
+          pieces.push_back(vector::FromElementsOp::create(b, v4i32, pairs));
+        }
+      } else {
+        Value scale = sm90::emitE8m0ToF32(b, arith::ExtUIOp::create(b, i32(), raw[1]));
+        for (int64_t j = 0; 2 * j < bytes / 4; ++j)
+          pieces.push_back(vector::BitCastOp::create(
+              b, v4i32, dequantFp8(ArrayRef<Value>(words).slice(2 * j, 2), scale)));
+      }
     }
     if (u.valid)
       for (Value &v : pieces)
