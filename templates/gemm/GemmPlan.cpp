@@ -129,6 +129,17 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("tile_n", "tile_n=" + str(s.tileN) + " does not divide N=" + str(p.n) + " (" +
                          (stage == StageId::Stage1 ? "inter_dim" : "model_dim") + ")");
 
+  // The weights' (16,16) preshuffle (runtime/numerics/Preshuffle.h): groups
+  // of 16 rows, 16-byte chunks of K in pairs.
+  int64_t weightRows = stage == StageId::Stage1 ? 2 * spec.problem.interDim : p.n;
+  int64_t weightRowBytes = halfBytesPerElement(p.bFormat) * p.k / 2;
+  if (weightRows % 16 != 0 || weightRowBytes % 32 != 0)
+    r.fail(kName, "the " + toString(p.bFormat).str() + " weights are " + str(weightRows) +
+                      " rows of " + str(weightRowBytes) +
+                      " bytes; the (16,16) preshuffle needs rows in groups of 16 and row bytes "
+                      "a multiple of 32 (" +
+                      kName + "=" + str(p.k) + ")");
+
   // Split-K.
   p.kSlice = p.k / s.kBatch;
   p.kPerWave = p.kSlice / s.kWave;

@@ -1,7 +1,7 @@
 // RUN: moegen-opt %s --moe-verify-schedule --split-input-file --verify-diagnostics | FileCheck %s
 // Each rule of the kernel templates, once failing and once passing at its edge.
 // Passing layers come out unchanged:
-// CHECK-COUNT-16: moe.layer @l
+// CHECK-COUNT-17: moe.layer @l
 // The Kimi-K3 TP8 a4w4 schedule passes.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
   moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
@@ -406,5 +406,29 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
     moe.sort @sort block_m = 32
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = fp8, reduce = atomic>
     moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// The weights' (16,16) preshuffle: stage 2's mxfp4 rows of inter_dim/2 bytes must be a multiple
+// of 32 (inter_dim = 96: 48 bytes).
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 256, inter_dim = 96, experts = 8, topk = 2, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{stage2: the mxfp4 weights are 256 rows of 48 bytes; the (16,16) preshuffle needs rows in groups of 16 and row bytes a multiple of 32 (inter_dim=96)}}
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 32, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+  }
+}
+
+// -----
+
+// Edge: inter_dim = 192 gives 96-byte rows.
+module attributes {moe.target = #moe.target<chip = "gfx950">} {
+  moe.layer @l problem = #moe.problem<model_dim = 256, inter_dim = 192, experts = 8, topk = 2, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
+    moe.sort @sort block_m = 32
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 32, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }
