@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -28,6 +29,9 @@ public:
 
   ~CudaBackend() override {
     api.cuCtxSetCurrent(context);
+    for (CUgraphExec g : graphs)
+      if (g)
+        api.cuGraphExecDestroy(g);
     for (CUmodule m : modules)
       api.cuModuleUnload(m);
     for (CUdeviceptr p : allocations)
@@ -47,6 +51,8 @@ public:
                                      "cuda backend: code bundle '%s' has no code object",
                                      code.Name.c_str());
     // PTX must reach the driver NUL-terminated.
+    if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
+      return std::move(e);
     std::vector<uint8_t> image(code.Hsaco.begin(), code.Hsaco.end());
     if (image.back() != 0)
       image.push_back(0);
@@ -88,6 +94,8 @@ public:
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
+    if (llvm::Error e = refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
+      return std::move(e);
     std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
@@ -99,6 +107,8 @@ public:
   }
 
   llvm::Error free(DevicePtr p) override {
+    if (llvm::Error e = refuseWhileCapturing("free"))
+      return e;
     std::lock_guard<std::mutex> lock(mutex);
     auto it = std::find(allocations.begin(), allocations.end(), p);
     if (it == allocations.end())
@@ -114,6 +124,9 @@ public:
   }
 
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
+    if (llvm::Error e =
+            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the device"))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemcpyHtoDAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
@@ -122,6 +135,9 @@ public:
   }
 
   llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
+    if (llvm::Error e =
+            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the host"))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemcpyDtoHAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
@@ -160,7 +176,11 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error synchronize() override { return sync("synchronize"); }
+  llvm::Error synchronize() override {
+    if (llvm::Error e = refuseWhileCapturing("synchronize"))
+      return e;
+    return sync("synchronize");
+  }
 
   llvm::Expected<EventHandle> createEvent() override {
     std::lock_guard<std::mutex> lock(mutex);
@@ -174,6 +194,9 @@ public:
   }
 
   llvm::Error recordEvent(EventHandle h) override {
+    // A recorded event would mark the capture, not the replays: no timing.
+    if (llvm::Error e = refuseWhileCapturing("recording an event"))
+      return e;
     auto event = lookupEvent(h);
     if (!event)
       return event.takeError();
@@ -185,6 +208,8 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
+    if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
+      return std::move(e);
     auto from = lookupEvent(start);
     if (!from)
       return from.takeError();
@@ -201,7 +226,96 @@ public:
     return ms;
   }
 
+  llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
+    if (llvm::Error e = refuseWhileCapturing("capturing a graph (captures do not nest)"))
+      return std::move(e);
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    if (CUresult e = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuStreamBeginCapture");
+    inCapture = true;
+    llvm::Error recorded = record();
+    inCapture = false;
+    // The capture ends in every case, so that the stream runs work again.
+    CUgraph graph = nullptr;
+    CUresult ended = api.cuStreamEndCapture(stream, &graph);
+    if (recorded || ended != CUDA_SUCCESS) {
+      if (graph)
+        api.cuGraphDestroy(graph);
+      if (ended == CUDA_SUCCESS)
+        return recorded;
+      return llvm::joinErrors(std::move(recorded),
+                              cudaError(api, ended,
+                                        "cuStreamEndCapture (the recorded work had a call that "
+                                        "a graph cannot hold)"));
+    }
+    CUgraphExec exec = nullptr;
+    CUresult made = api.cuGraphInstantiateWithFlags(&exec, graph, 0);
+    api.cuGraphDestroy(graph); // the executable graph is independent of it
+    if (made != CUDA_SUCCESS)
+      return cudaError(api, made, "cuGraphInstantiateWithFlags");
+    std::lock_guard<std::mutex> lock(mutex);
+    graphs.push_back(exec);
+    return GraphHandle{static_cast<uint32_t>(graphs.size() - 1)};
+  }
+
+  llvm::Error launchGraph(GraphHandle h) override {
+    if (llvm::Error e = refuseWhileCapturing("launching a graph"))
+      return e;
+    auto exec = lookupGraph(h);
+    if (!exec)
+      return exec.takeError();
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuGraphLaunch(*exec, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
+    return llvm::Error::success();
+  }
+
+  llvm::Error destroyGraph(GraphHandle h) override {
+    if (llvm::Error e = refuseWhileCapturing("destroying a graph"))
+      return e;
+    auto exec = lookupGraph(h);
+    if (!exec)
+      return exec.takeError();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      graphs[h.Id] = nullptr;
+    }
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuGraphExecDestroy(*exec); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuGraphExecDestroy");
+    return llvm::Error::success();
+  }
+
+  bool capturing() const override { return inCapture; }
+
 private:
+  /// What a graph cannot hold, or what would wait for work a capture only
+  /// records, fails without reaching the driver (which would invalidate the
+  /// capture).
+  llvm::Error refuseWhileCapturing(const llvm::Twine &what) const {
+    if (!inCapture)
+      return llvm::Error::success();
+    return llvm::createStringError(std::make_error_code(std::errc::operation_not_permitted),
+                                   "cuda backend: " + what +
+                                       " while a graph is being captured (a graph holds "
+                                       "launches and memsets only; do it before the capture)");
+  }
+
+  llvm::Expected<CUgraphExec> lookupGraph(GraphHandle h) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (h.Id >= graphs.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: graph %u is not from this backend", h.Id);
+    if (!graphs[h.Id])
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: graph %u was destroyed", h.Id);
+    return graphs[h.Id];
+  }
+
   llvm::Error makeCurrent() {
     if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuCtxSetCurrent");
@@ -232,6 +346,8 @@ private:
   std::vector<CUfunction> functions;
   std::vector<CUdeviceptr> allocations;
   std::vector<CUevent> events;
+  std::vector<CUgraphExec> graphs; // null once destroyed
+  std::atomic<bool> inCapture{false};
 };
 
 } // namespace
