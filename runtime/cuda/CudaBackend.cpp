@@ -2,11 +2,11 @@
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "runtime/backend/DriverHandles.h"
 #include "runtime/cuda/CudaApi.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <vector>
@@ -32,11 +32,11 @@ public:
     for (CUgraphExec g : graphs)
       if (g)
         api.cuGraphExecDestroy(g);
-    for (CUmodule m : modules)
+    for (CUmodule m : handles.allModules())
       api.cuModuleUnload(m);
-    for (CUdeviceptr p : allocations)
+    for (DevicePtr p : handles.allAllocations())
       api.cuMemFree(p);
-    for (CUevent e : events)
+    for (CUevent e : handles.allEvents())
       api.cuEventDestroy(e);
     if (ownsStream)
       api.cuStreamDestroy(stream);
@@ -50,13 +50,12 @@ public:
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "cuda backend: code bundle '%s' has no code object",
                                      code.Name.c_str());
-    // PTX must reach the driver NUL-terminated.
     if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
       return std::move(e);
+    // PTX must reach the driver NUL-terminated.
     std::vector<uint8_t> image(code.Hsaco.begin(), code.Hsaco.end());
     if (image.back() != 0)
       image.push_back(0);
-    std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     char errorLog[8192] = {}, infoLog[8192] = {};
@@ -72,50 +71,37 @@ public:
                        "loading PTX '" + code.Name + "' (built for a chip this device is not?)" +
                            (log.empty() ? "" : "; driver log:\n" + log));
     }
-    modules.push_back(m);
-    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+    return handles.addModule(m);
   }
 
   llvm::Expected<KernelHandle> getKernel(ModuleHandle m, llvm::StringRef symbol) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (m.Id >= modules.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuda backend: no module %u",
-                                     m.Id);
+    auto module = handles.module(m);
+    if (!module)
+      return module.takeError();
     std::string name = symbol.str();
     CUfunction f = nullptr;
-    if (CUresult e = api.cuModuleGetFunction(&f, modules[m.Id], name.c_str()); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuModuleGetFunction(&f, *module, name.c_str()); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuModuleGetFunction('" + name + "')");
-    functions.push_back(f);
-    KernelHandle k;
-    // The handle's module field indexes our function table.
-    k.Module = static_cast<uint32_t>(functions.size() - 1);
-    k.Symbol = name;
-    return k;
+    return handles.addKernel(f, name);
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
     if (llvm::Error e = refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
       return std::move(e);
-    std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     CUdeviceptr p = 0;
     if (CUresult e = api.cuMemAlloc(&p, bytes ? bytes : 1); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuMemAlloc(" + llvm::Twine(bytes) + ")");
-    allocations.push_back(p);
+    handles.addAllocation(p);
     return static_cast<DevicePtr>(p);
   }
 
   llvm::Error free(DevicePtr p) override {
     if (llvm::Error e = refuseWhileCapturing("free"))
       return e;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = std::find(allocations.begin(), allocations.end(), p);
-    if (it == allocations.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: free of 0x%llx, which is not an allocation",
-                                     static_cast<unsigned long long>(p));
-    allocations.erase(it);
+    if (llvm::Error e = handles.removeAllocation(p))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemFree(p); e != CUDA_SUCCESS)
@@ -155,21 +141,15 @@ public:
 
   llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t dynamicLds,
                      llvm::ArrayRef<uint8_t> kernarg) override {
-    CUfunction f;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (k.Module >= functions.size())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "cuda backend: kernel handle '%s' is not from this backend",
-                                       k.Symbol.c_str());
-      f = functions[k.Module];
-    }
+    auto f = handles.kernel(k);
+    if (!f)
+      return f.takeError();
     if (llvm::Error e = makeCurrent())
       return e;
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
-    if (CUresult e = api.cuLaunchKernel(f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
+    if (CUresult e = api.cuLaunchKernel(*f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
                                         dynamicLds, stream, nullptr, config);
         e != CUDA_SUCCESS)
       return cudaError(api, e, "launch of '" + k.Symbol + "'");
@@ -183,21 +163,19 @@ public:
   }
 
   llvm::Expected<EventHandle> createEvent() override {
-    std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     CUevent event = nullptr;
     if (CUresult e = api.cuEventCreate(&event, CU_EVENT_DEFAULT); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventCreate");
-    events.push_back(event);
-    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
+    return handles.addEvent(event);
   }
 
   llvm::Error recordEvent(EventHandle h) override {
     // A recorded event would mark the capture, not the replays: no timing.
     if (llvm::Error e = refuseWhileCapturing("recording an event"))
       return e;
-    auto event = lookupEvent(h);
+    auto event = handles.event(h);
     if (!event)
       return event.takeError();
     if (llvm::Error e = makeCurrent())
@@ -210,10 +188,10 @@ public:
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
     if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
       return std::move(e);
-    auto from = lookupEvent(start);
+    auto from = handles.event(start);
     if (!from)
       return from.takeError();
-    auto to = lookupEvent(end);
+    auto to = handles.event(end);
     if (!to)
       return to.takeError();
     if (llvm::Error e = makeCurrent())
@@ -322,14 +300,6 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Expected<CUevent> lookupEvent(EventHandle h) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= events.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: event %u is not from this backend", h.Id);
-    return events[h.Id];
-  }
-
   llvm::Error sync(const llvm::Twine &what) {
     if (CUresult e = api.cuStreamSynchronize(stream); e != CUDA_SUCCESS)
       return cudaError(api, e, what);
@@ -341,11 +311,8 @@ private:
   CUcontext context;
   CUstream stream;
   bool ownsStream;
-  std::mutex mutex;
-  std::vector<CUmodule> modules;
-  std::vector<CUfunction> functions;
-  std::vector<CUdeviceptr> allocations;
-  std::vector<CUevent> events;
+  DriverHandles<CUmodule, CUfunction, CUevent> handles{"cuda"};
+  std::mutex mutex;                // of graphs
   std::vector<CUgraphExec> graphs; // null once destroyed
   std::atomic<bool> inCapture{false};
 };
