@@ -184,6 +184,7 @@ int main(int argc, char **argv) {
                   "moegen includes its sorting); floor: mxfp4 weights of the experts hit, "
                   "x, out and the bf16 intermediate at 4278 GB/s, or the FLOPs at 794 TFLOP/s.\n\n";
   int failures = 0;
+  std::vector<LayerRows> results;
   std::unique_ptr<DeviceWeights> weights;
   for (const MoeSpec &spec : specs) {
     if (!weights || !weights->serves(spec)) {
@@ -206,7 +207,10 @@ int main(int argc, char **argv) {
     llvm::outs().flush();
     for (const BenchRow &r : rows)
       failures += !r.passed();
+    results.push_back({spec, std::move(rows)});
   }
+  weights.reset();
+  printShapeSummaries(llvm::outs(), results, baseline ? &*baseline : nullptr);
   if (failures)
     llvm::outs() << failures << " row(s) failed their check or could not run (marked above)\n";
   return failures ? 1 : 0;

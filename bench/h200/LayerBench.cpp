@@ -50,19 +50,9 @@ double BenchRow::medianUs() const {
   return ms * 1000;
 }
 
-llvm::Expected<ReplayEvents> createReplayEvents(runtime::Backend &backend) {
-  auto start = backend.createEvent();
-  if (!start)
-    return start.takeError();
-  auto end = backend.createEvent();
-  if (!end)
-    return end.takeError();
-  return ReplayEvents{*start, *end};
-}
-
 llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend &backend,
                                      const DeviceWeights &weights, int64_t tokens,
-                                     const BenchOptions &options, ReplayEvents events) {
+                                     const BenchOptions &options, runtime::EventPair events) {
   const MoeSpec &spec = layer.spec();
   if (!weights.serves(spec))
     return makeError("the device weights were made for '" + weights.spec.name +
@@ -144,13 +134,13 @@ llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend 
     return graph.takeError();
   auto timed = [&]() -> llvm::Expected<std::vector<float>> {
     auto warm =
-        timeReplays(backend, *graph, events.start, events.end, std::max(options.warmupReplays, 1));
+        timeReplays(backend, *graph, events.Start, events.End, std::max(options.warmupReplays, 1));
     if (!warm)
       return warm.takeError();
     const double lastMs = std::max(warm->back(), 1e-3f);
     const int replays = std::clamp(int(std::ceil(options.targetMs / lastMs)), options.minReplays,
                                    std::max(options.minReplays, options.maxReplays));
-    return timeReplays(backend, *graph, events.start, events.end, replays);
+    return timeReplays(backend, *graph, events.Start, events.End, replays);
   }();
   llvm::Error destroyed = backend.destroyGraph(*graph);
   if (!timed)
@@ -171,8 +161,9 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
   layerOptions.target.chip = "sm_90a";
   layerOptions.cuNum = options.cuNum;
   auto layer = runtime::MoeLayer::create(std::move(kernels), backend, spec, layerOptions);
-  llvm::Expected<ReplayEvents> events =
-      options.time ? createReplayEvents(backend) : llvm::Expected<ReplayEvents>(ReplayEvents{});
+  llvm::Expected<runtime::EventPair> events =
+      options.time ? runtime::createEventPair(backend)
+                   : llvm::Expected<runtime::EventPair>(runtime::EventPair{});
   std::string setupError;
   if (!layer)
     setupError = llvm::toString(layer.takeError());

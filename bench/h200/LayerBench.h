@@ -56,16 +56,11 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
                                  runtime::Backend &backend, const DeviceWeights &weights,
                                  const BenchOptions &options, llvm::raw_ostream &log);
 
-/// The two events a timed replay lies between.
-struct ReplayEvents {
-  runtime::EventHandle start, end;
-};
-llvm::Expected<ReplayEvents> createReplayEvents(runtime::Backend &backend);
-
-/// One count, as benchLayer runs it on `layer`.
+/// One count, as benchLayer runs it on `layer`; each timed replay lies
+/// between `events` (unused when options.time is false).
 llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend &backend,
                                      const DeviceWeights &weights, int64_t tokens,
-                                     const BenchOptions &options, ReplayEvents events);
+                                     const BenchOptions &options, runtime::EventPair events);
 
 } // namespace moegen::bench
 

@@ -5,6 +5,7 @@
 #include "bench/h200/Floor.h"
 #include "bench/h200/Peers.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -83,6 +84,64 @@ void printLayerTable(llvm::raw_ostream &os, const MoeSpec &spec, llvm::ArrayRef<
     os << n << "\n";
   if (!notes.empty())
     os << "\n";
+}
+
+void printShapeSummaries(llvm::raw_ostream &os, llvm::ArrayRef<LayerRows> layers,
+                         const Baseline *baseline) {
+  std::vector<std::string> shapesDone;
+  for (const LayerRows &first : layers) {
+    std::optional<PeerShape> shape = peerShapeOf(first.spec.problem);
+    if (!shape || llvm::is_contained(shapesDone, shape->name.str()))
+      continue;
+    shapesDone.push_back(shape->name.str());
+    std::vector<const LayerRows *> same;
+    std::vector<int64_t> tokens;
+    for (const LayerRows &l : layers) {
+      std::optional<PeerShape> s = peerShapeOf(l.spec.problem);
+      if (!s || s->name != shape->name)
+        continue;
+      same.push_back(&l);
+      for (const BenchRow &r : l.rows)
+        if (!llvm::is_contained(tokens, r.tokens))
+          tokens.push_back(r.tokens);
+    }
+    os << "### Shape " << shape->name << " (" << shape->description
+       << "): us per call (x the best peer)\n\n| M |";
+    for (const LayerRows *l : same)
+      os << " " << l->spec.name << " |";
+    os << " torch | tk_mxfp4 | best peer |\n|--:|";
+    for (size_t i = 0; i < same.size() + 3; ++i)
+      os << "--:|";
+    os << "\n";
+    for (int64_t t : tokens) {
+      std::optional<PeerTimes> peers = peerTimesAt(*shape, t);
+      os << "| " << t << " |";
+      for (const LayerRows *l : same) {
+        const BenchRow *r = nullptr;
+        for (const BenchRow &row : l->rows)
+          if (row.tokens == t)
+            r = &row;
+        std::string cell = "-";
+        if (r && !r->error.empty())
+          cell = "ERROR";
+        else if (r && !r->callMs.empty()) {
+          cell = us(r->medianUs());
+          if (peers)
+            cell += llvm::formatv(" ({0:F2}x)", r->medianUs() / peers->of(peers->best())).str();
+          if (r->check && !r->check->passed())
+            cell += " FAIL";
+        }
+        os << " " << cell << " |";
+      }
+      const BaselineRow *b = baseline ? baseline->find(first.spec.problem, t) : nullptr;
+      os << " " << (b && b->us ? us(*b->us) : "-") << " | "
+         << (peers ? us(peers->of(Peer::TkMxfp4)) : "-") << " | "
+         << (peers ? us(peers->of(peers->best())) + " (" + toString(peers->best()).str() + ")"
+                   : "-")
+         << " |\n";
+    }
+    os << "\n";
+  }
 }
 
 } // namespace moegen::bench

@@ -21,6 +21,18 @@ namespace moegen::bench {
 void printLayerTable(llvm::raw_ostream &os, const MoeSpec &spec, llvm::ArrayRef<BenchRow> rows,
                      const Baseline *baseline);
 
+struct LayerRows {
+  MoeSpec spec;
+  std::vector<BenchRow> rows;
+};
+
+/// Per shape of the peers' document, the layers of that shape side by side:
+/// per token count, each layer's time per call and its ratio to the best peer
+/// ("FAIL" after a failed check, "ERROR" for a row that did not run), then
+/// torch, tk_mxfp4 and the best peer. Layers of other shapes are left out.
+void printShapeSummaries(llvm::raw_ostream &os, llvm::ArrayRef<LayerRows> layers,
+                         const Baseline *baseline);
+
 } // namespace moegen::bench
 
 #endif // MOEGEN_BENCH_H200_REPORT_H

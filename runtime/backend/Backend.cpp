@@ -30,6 +30,16 @@ llvm::Expected<GraphHandle> Backend::captureGraph(llvm::function_ref<llvm::Error
 llvm::Error Backend::launchGraph(GraphHandle) { return noGraphs(*this); }
 llvm::Error Backend::destroyGraph(GraphHandle) { return noGraphs(*this); }
 
+llvm::Expected<EventPair> createEventPair(Backend &B) {
+  auto Start = B.createEvent();
+  if (!Start)
+    return Start.takeError();
+  auto End = B.createEvent();
+  if (!End)
+    return End.takeError();
+  return EventPair{*Start, *End};
+}
+
 KernargPacker &KernargPacker::addBytes(const void *Data, size_t Size, size_t Align) {
   size_t Off = (Bytes.size() + Align - 1) / Align * Align;
   Bytes.resize(Off + Size, 0);

@@ -121,6 +121,12 @@ public:
   virtual bool capturing() const { return false; }
 };
 
+/// Two events to time the work recorded between them.
+struct EventPair {
+  EventHandle Start, End;
+};
+llvm::Expected<EventPair> createEventPair(Backend &B);
+
 /// Packs kernel arguments with the AMDGPU ABI alignment rule.
 class KernargPacker {
 public:

@@ -167,15 +167,12 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     return makeError("runLayerCheck: no kernel source (LayerCheckOptions::kernels)");
   // Timing needs events: ask before the long part, so that a backend that
   // cannot time says so at once.
-  std::optional<std::pair<runtime::EventHandle, runtime::EventHandle>> events;
+  std::optional<runtime::EventPair> events;
   if (options.timedRuns > 0) {
-    auto start = backend.createEvent();
-    if (!start)
-      return start.takeError();
-    auto end = backend.createEvent();
-    if (!end)
-      return end.takeError();
-    events = {*start, *end};
+    auto pair = runtime::createEventPair(backend);
+    if (!pair)
+      return pair.takeError();
+    events = *pair;
   }
   runtime::LayerOptions layerOptions;
   layerOptions.cuNum = options.cuNum;
@@ -359,22 +356,22 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     };
     for (int i = 0; i < options.timedRuns; ++i) {
       steps.clear();
-      if (llvm::Error e = backend.recordEvent(events->first))
+      if (llvm::Error e = backend.recordEvent(events->Start))
         return std::move(e);
       if (llvm::Error e = options.timeSteps
                               ? (*layer)->run(sets[(options.warmupRuns + i) % copies], observer)
                               : (*layer)->run(sets[(options.warmupRuns + i) % copies]))
         return std::move(e);
-      if (llvm::Error e = backend.recordEvent(events->second))
+      if (llvm::Error e = backend.recordEvent(events->End))
         return std::move(e);
-      auto ms = backend.elapsedMs(events->first, events->second);
+      auto ms = backend.elapsedMs(events->Start, events->End);
       if (!ms)
         return ms.takeError();
       timing.runsMs.push_back(*ms);
       if (!options.timeSteps)
         continue;
       std::vector<float> stepMs;
-      runtime::EventHandle from = events->first;
+      runtime::EventHandle from = events->Start;
       for (size_t s = 0; s < steps.size(); ++s) {
         auto ms = backend.elapsedMs(from, stepEvents[s]);
         if (!ms)

@@ -225,4 +225,41 @@ TEST(H200Report, RowsAgainstPeersTorchAndTheFloor) {
   EXPECT_NE(out.find("M=4: check of 1 of 4 tokens:"), std::string::npos) << out;
 }
 
+TEST(H200Report, ASummaryPerShapePutsItsLayersSideBySide) {
+  auto layer = [](const char *name, Problem p, std::vector<BenchRow> rows) {
+    LayerRows l;
+    l.spec.name = name;
+    l.spec.problem = p;
+    l.rows = std::move(rows);
+    return l;
+  };
+  BenchRow fast;
+  fast.tokens = 1;
+  fast.callMs = {0.0856f}; // 85.6 us: 2.00x tk_mxfp4's 42.8
+  BenchRow failing = fast;
+  failing.check = LayerCheckResult(); // no stage passed: a failed check
+  BenchRow broken;
+  broken.tokens = 1;
+  broken.error = "no";
+  BenchRow b1;
+  b1.tokens = 4;
+  b1.callMs = {0.1446f}; // 2.00x vllm_fp8_blk's 72.3
+  Problem other = shapeB();
+  other.experts = 257;
+  std::vector<LayerRows> layers = {layer("a16w4", shapeA(), {fast}), layer("dsv3", shapeB(), {b1}),
+                                   layer("a4w4", shapeA(), {failing}), layer("e257", other, {b1}),
+                                   layer("a8w4", shapeA(), {broken})};
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  printShapeSummaries(os, layers, nullptr);
+  EXPECT_EQ(out, "### Shape A (Kimi-K3 TP8): us per call (x the best peer)\n\n"
+                 "| M | a16w4 | a4w4 | a8w4 | torch | tk_mxfp4 | best peer |\n"
+                 "|--:|--:|--:|--:|--:|--:|--:|\n"
+                 "| 1 | 85.6 (2.00x) | 85.6 (2.00x) FAIL | ERROR | - | 42.8 | 42.8 (tk_mxfp4) |\n\n"
+                 "### Shape B (DeepSeek-V3 TP8): us per call (x the best peer)\n\n"
+                 "| M | dsv3 | torch | tk_mxfp4 | best peer |\n"
+                 "|--:|--:|--:|--:|--:|\n"
+                 "| 4 | 145 (2.00x) | - | 73.4 | 72.3 (vllm_fp8_blk) |\n\n");
+}
+
 } // namespace

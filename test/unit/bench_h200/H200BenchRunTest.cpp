@@ -82,7 +82,7 @@ TEST(H200BenchRun, OnTheEmulatorTheCheckedCallPasses) {
   for (auto [tokens, checkTokens, compared] :
        {std::tuple{5, 0, 5}, std::tuple{40, 6, 6}, std::tuple{40, 0, 40}}) {
     o.checkTokens = checkTokens;
-    auto row = benchTokens(*layer, **emu, **weights, tokens, o, ReplayEvents{});
+    auto row = benchTokens(*layer, **emu, **weights, tokens, o, runtime::EventPair{});
     ASSERT_TRUE(bool(row)) << llvm::toString(row.takeError());
     ASSERT_TRUE(row->check);
     EXPECT_TRUE(row->check->passed()) << tokens << " tokens:\n" << row->check->table();
@@ -96,7 +96,7 @@ TEST(H200BenchRun, OnTheEmulatorTheCheckedCallPasses) {
   }
   // With timing, the emulator's missing graphs are the row's error.
   o.time = true;
-  auto timed = benchTokens(*layer, **emu, **weights, 5, o, ReplayEvents{});
+  auto timed = benchTokens(*layer, **emu, **weights, 5, o, runtime::EventPair{});
   ASSERT_FALSE(bool(timed));
   EXPECT_EQ(llvm::toString(timed.takeError()),
             "emu backend: device graphs are not supported (the cuda backend has them)");
@@ -185,7 +185,7 @@ TEST(H200BenchRun, TheRotatedCallsAreOneGraphReplayedBetweenEvents) {
   ASSERT_TRUE(bool(weights));
   auto layer = makeLayer(cache, **cuda, "sm_90a");
   ASSERT_TRUE(layer);
-  auto events = createReplayEvents(**cuda);
+  auto events = runtime::createEventPair(**cuda);
   ASSERT_TRUE(bool(events));
   auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
   auto graphLaunches = fake.fn<size_t (*)()>("fakeCudaGraphLaunches");
