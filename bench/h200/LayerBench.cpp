@@ -167,8 +167,11 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
   std::string setupError;
   if (!layer)
     setupError = llvm::toString(layer.takeError());
-  else if (!events)
-    setupError = llvm::toString(events.takeError());
+  if (!events) {
+    std::string e = llvm::toString(events.takeError());
+    if (setupError.empty())
+      setupError = e;
+  }
   for (int64_t tokens : options.tokens) {
     llvm::Expected<BenchRow> row =
         setupError.empty() ? benchTokens(**layer, backend, weights, tokens, options, *events)
