@@ -280,6 +280,12 @@ llvm::Expected<const MoeLayer::Resolved &> MoeLayer::resolve(int64_t tokens) {
   size_t slot = tierSlot(tier);
   if (Resolved *r = tiers[slot].load(std::memory_order_acquire))
     return *r;
+  // Resolving loads kernels, which a graph capture cannot hold.
+  if (backend.capturing())
+    return argError(llvm::Twine(tokens) + " tokens (tier " + llvm::Twine(tier) +
+                    ") during a graph capture, but the tier's kernels are not loaded yet; "
+                    "resolve it before the capture (dispatch(" +
+                    llvm::Twine(tokens) + "), or captureRuns)");
   std::lock_guard<std::mutex> lock(resolveMutex);
   if (Resolved *r = tiers[slot].load(std::memory_order_acquire))
     return *r;
@@ -304,6 +310,21 @@ llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
   if (!r)
     return r.takeError();
   return r->plan.layout(tokens);
+}
+
+llvm::Expected<GraphHandle> MoeLayer::captureRuns(llvm::ArrayRef<LayerArgs> calls) {
+  if (calls.empty())
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "MoeLayer::captureRuns: argument 'calls' is empty");
+  for (const LayerArgs &call : calls)
+    if (auto r = resolve(call.tokens); !r)
+      return r.takeError();
+  return backend.captureGraph([&]() -> llvm::Error {
+    for (const LayerArgs &call : calls)
+      if (llvm::Error e = run(call))
+        return e;
+    return llvm::Error::success();
+  });
 }
 
 llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {

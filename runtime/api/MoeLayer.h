@@ -36,6 +36,12 @@
 // launch lock (backends need not be thread-safe). Calls that may overlap on
 // the device need their own workspace and output.
 //
+// Graphs: captureRuns records calls into a backend graph (Backend.h) that
+// Backend::launchGraph replays, without the host's per-launch work. A run
+// issues only memsets and launches (no copy, no host read, no wait), so it
+// can be recorded; what cannot be (loading a tier's kernels) happens before
+// the capture begins.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_API_MOELAYER_H
 #define MOEGEN_RUNTIME_API_MOELAYER_H
@@ -225,6 +231,14 @@ public:
   /// Errors name the argument and say why. `observer`, when given, is told
   /// of each clear and launch right after it is issued (per-family timing).
   llvm::Error run(const LayerArgs &args, RunObserver observer = nullptr);
+
+  /// Records one run per element of `calls`, in order, into a graph of the
+  /// layer's backend (Backend::launchGraph replays it; the caller destroys
+  /// it). Each call's tier is resolved and its kernels loaded first. The
+  /// buffers of `calls` are baked into the graph: they must outlive it. A run
+  /// during a capture the caller began itself must be of a resolved tier
+  /// (dispatch(tokens) resolves one).
+  llvm::Expected<GraphHandle> captureRuns(llvm::ArrayRef<LayerArgs> calls);
 
 private:
   struct Resolved;

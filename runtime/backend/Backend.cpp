@@ -17,6 +17,29 @@ llvm::Expected<EventHandle> Backend::createEvent() { return cannotTime(*this); }
 llvm::Error Backend::recordEvent(EventHandle) { return cannotTime(*this); }
 llvm::Expected<float> Backend::elapsedMs(EventHandle, EventHandle) { return cannotTime(*this); }
 
+static llvm::Error noGraphs(const Backend &B) {
+  return llvm::createStringError(std::errc::not_supported,
+                                 "%s backend: device graphs are not supported (the cuda backend "
+                                 "has them)",
+                                 B.name().str().c_str());
+}
+
+llvm::Expected<GraphHandle> Backend::captureGraph(llvm::function_ref<llvm::Error()>) {
+  return noGraphs(*this);
+}
+llvm::Error Backend::launchGraph(GraphHandle) { return noGraphs(*this); }
+llvm::Error Backend::destroyGraph(GraphHandle) { return noGraphs(*this); }
+
+llvm::Expected<EventPair> createEventPair(Backend &B) {
+  auto Start = B.createEvent();
+  if (!Start)
+    return Start.takeError();
+  auto End = B.createEvent();
+  if (!End)
+    return End.takeError();
+  return EventPair{*Start, *End};
+}
+
 KernargPacker &KernargPacker::addBytes(const void *Data, size_t Size, size_t Align) {
   size_t Off = (Bytes.size() + Align - 1) / Align * Align;
   Bytes.resize(Off + Size, 0);

@@ -17,11 +17,25 @@
 // (createEvent/recordEvent/elapsedMs). A backend that cannot time (emu: the
 // emulator's wall time says nothing about a GPU) returns an error saying so.
 //
+// Graphs: the launches and memsets issued while captureGraph's callback runs
+// are recorded instead of run, and launchGraph submits them again, all at
+// once, with the arguments they were recorded with:
+//
+//   auto G = B->captureGraph([&] { return Layer->run(Args); });
+//   B->launchGraph(*G);                          // as often as wanted
+//   B->destroyGraph(*G);
+//
+// While recording, a backend refuses (with an error naming the call) what a
+// graph cannot hold or what would wait for the device: copies, synchronize,
+// allocations, frees, loading code, recording and waiting for events. A
+// backend without graphs (emu, hip) says so.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_BACKEND_H
 #define MOEGEN_RUNTIME_BACKEND_BACKEND_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -52,6 +66,9 @@ struct ModuleHandle {
   uint32_t Id = ~0u;
 };
 struct EventHandle {
+  uint32_t Id = ~0u;
+};
+struct GraphHandle {
   uint32_t Id = ~0u;
 };
 struct KernelHandle {
@@ -90,7 +107,25 @@ public:
   /// Milliseconds of device time from `Start` to `End`, both recorded; waits
   /// for `End`.
   virtual llvm::Expected<float> elapsedMs(EventHandle Start, EventHandle End);
+
+  /// Records the work `Record` issues on this backend into a graph (nothing
+  /// runs), ready to launch. The capture ends whatever `Record` returns; its
+  /// error is returned and no graph is kept. Captures do not nest. The
+  /// default says that the backend has no graphs.
+  virtual llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> Record);
+  /// Submits the recorded work once, in order, after every launch so far.
+  virtual llvm::Error launchGraph(GraphHandle G);
+  /// Frees a graph (graphs left are freed with the backend).
+  virtual llvm::Error destroyGraph(GraphHandle G);
+  /// True while captureGraph records.
+  virtual bool capturing() const { return false; }
 };
+
+/// Two events to time the work recorded between them.
+struct EventPair {
+  EventHandle Start, End;
+};
+llvm::Expected<EventPair> createEventPair(Backend &B);
 
 /// Packs kernel arguments with the AMDGPU ABI alignment rule.
 class KernargPacker {

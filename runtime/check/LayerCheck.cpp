@@ -4,11 +4,10 @@
 
 #include "compiler/spec/SpecLimits.h"
 #include "runtime/api/MoeLayer.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
-#include "runtime/numerics/KernelLayouts.h"
 #include "runtime/numerics/Npy.h"
-#include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -27,55 +26,6 @@ using runtime::DevicePtr;
 
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-}
-
-/// Device buffers of one run, freed at the end.
-class DeviceArena {
-public:
-  explicit DeviceArena(Backend &b) : b(b) {}
-  ~DeviceArena() {
-    for (DevicePtr p : owned)
-      llvm::consumeError(b.free(p));
-  }
-  llvm::Expected<DevicePtr> alloc(size_t bytes, bool zero = true, uint8_t fill = 0) {
-    auto p = b.allocate(std::max<size_t>(bytes, 4));
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (zero)
-      if (llvm::Error e = b.memset(*p, fill, std::max<size_t>(bytes, 4)))
-        return std::move(e);
-    return *p;
-  }
-  template <typename T> llvm::Expected<DevicePtr> upload(const std::vector<T> &host) {
-    auto p = alloc(host.size() * sizeof(T), /*zero=*/host.empty());
-    if (!p)
-      return p.takeError();
-    if (!host.empty())
-      if (llvm::Error e = b.copyToDevice(*p, host.data(), host.size() * sizeof(T)))
-        return std::move(e);
-    return *p;
-  }
-  template <typename T> llvm::Expected<std::vector<T>> download(DevicePtr p, size_t count) {
-    std::vector<T> host(count);
-    if (llvm::Error e = b.copyToHost(host.data(), p, count * sizeof(T)))
-      return std::move(e);
-    return host;
-  }
-
-private:
-  Backend &b;
-  std::vector<DevicePtr> owned;
-};
-
-StageCheck exactCheck(llvm::StringRef name, int64_t mismatches, int64_t compared) {
-  StageCheck c;
-  c.stage = name.str();
-  c.result.compared = compared;
-  c.result.mismatches = mismatches;
-  c.result.passed = mismatches == 0;
-  c.tolerance.rtol = c.tolerance.atol = 0;
-  return c;
 }
 
 } // namespace
@@ -205,7 +155,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       options.inputsDir.empty() ? generate() : readLayerInputs(spec, options.inputsDir);
   if (!in)
     return in.takeError();
-  const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim, I = pr.interDim;
+  const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim;
   if (!options.inputsDir.empty())
     if (llvm::Error e = checkTokenCount(T, options.inputsDir + "/a1"))
       return std::move(e);
@@ -217,15 +167,12 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     return makeError("runLayerCheck: no kernel source (LayerCheckOptions::kernels)");
   // Timing needs events: ask before the long part, so that a backend that
   // cannot time says so at once.
-  std::optional<std::pair<runtime::EventHandle, runtime::EventHandle>> events;
+  std::optional<runtime::EventPair> events;
   if (options.timedRuns > 0) {
-    auto start = backend.createEvent();
-    if (!start)
-      return start.takeError();
-    auto end = backend.createEvent();
-    if (!end)
-      return end.takeError();
-    events = {*start, *end};
+    auto pair = runtime::createEventPair(backend);
+    if (!pair)
+      return pair.takeError();
+    events = *pair;
   }
   runtime::LayerOptions layerOptions;
   layerOptions.cuNum = options.cuNum;
@@ -259,26 +206,30 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     }
   }
   const std::vector<int32_t> &experts = in->experts;
-  MoeSpec keptSpec = spec; // the reference's view: the kept experts only
-  keptSpec.problem.experts = static_cast<int64_t>(experts.size());
+  const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
 
-  // The reference, from the spec alone: the sorting over every expert (what
-  // the sort kernel must produce), the stages on the kept experts.
+  // What a kernel that does not run would have written, from the reference:
+  // the sorting (every later kernel reads it) and, for the inter-stage
+  // quantization alone, stage 1's output (bf16 rows by (token, slot)).
   auto sorting = num::sortMoe(in->topkIds, in->topkWeights, T, topk, pr.experts, spec.stage1.tileM);
   if (!sorting)
     return sorting.takeError();
-  auto keptSorting = num::renumberExperts(*sorting, experts);
-  if (!keptSorting)
-    return keptSorting.takeError();
-  auto ref = num::referenceStages(keptSpec, in->a1, *keptSorting, in->w1, in->w2);
-  if (!ref)
-    return ref.takeError();
-  ref->sorting = std::move(*sorting);
+  std::optional<num::Stage1Result> placedStage1;
+  if (ran(KernelFamily::QuantInter) && !ran(KernelFamily::Stage1) && !fused) {
+    MoeSpec keptSpec = spec; // the reference's view: the kept experts only
+    keptSpec.problem.experts = static_cast<int64_t>(experts.size());
+    auto keptSorting = num::renumberExperts(*sorting, experts);
+    if (!keptSorting)
+      return keptSorting.takeError();
+    auto s1 = num::referenceStage1(keptSpec, in->a1, *keptSorting, in->w1);
+    if (!s1)
+      return s1.takeError();
+    placedStage1 = std::move(*s1);
+  }
 
   DeviceArena dev(backend);
   const num::PackedSizes sizes = num::packedSizes(spec);
   const uint8_t unwritten = options.poison ? 0xff : 0;
-  const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
   // One set of device buffers: the inputs in the kernels' layouts, the
   // output and the workspace. The check runs on the first; timing rotates
   // over all of them.
@@ -316,13 +267,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     };
     if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, experts, sink))
       return std::move(e);
-    // What a kernel that does not run would have written, from the
-    // reference: the sorting (every later kernel reads it) and, for the
-    // inter-stage quantization, stage 1's output (bf16 rows by (token, slot)).
     auto put = [&](const runtime::WorkspaceRegion &r, const void *data, size_t bytes) {
       return backend.copyToDevice(args.workspace + r.offset, data, std::min(bytes, r.bytes));
     };
-    const num::MoeSorting &sorted = ref->sorting;
+    const num::MoeSorting &sorted = *sorting;
     if (!ran(KernelFamily::Sort))
       if (llvm::Error e = llvm::joinErrors(
               llvm::joinErrors(put(ws->sortedIds, sorted.sortedTokenIds.data(),
@@ -334,9 +282,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
                       sorted.sortedExpertIds.size() * 4),
                   put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
         return std::move(e);
-    if (ran(KernelFamily::QuantInter) && !ran(KernelFamily::Stage1) && !fused)
+    if (placedStage1)
       if (llvm::Error e =
-              put(ws->stage1Out, ref->stage1.out.data.data(), ref->stage1.out.data.size()))
+              put(ws->stage1Out, placedStage1->out.data.data(), placedStage1->out.data.size()))
         return std::move(e);
     return args;
   };
@@ -355,23 +303,30 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     sets.push_back(*set);
   }
   const runtime::LayerArgs &args = sets[0];
-  in->w1 = {}; // stage 2 is re-checked below; stage 1 is done with its weights
   if (llvm::Error e = (*layer)->run(args))
     return std::move(e);
   if (llvm::Error e = backend.synchronize())
     return std::move(e);
 
-  auto region = [&](const runtime::WorkspaceRegion &r) {
-    return dev.download<uint8_t>(args.workspace + r.offset, r.bytes);
-  };
-  auto words = [&](const runtime::WorkspaceRegion &r) {
-    return dev.download<int32_t>(args.workspace + r.offset, r.bytes / 4);
-  };
-  const DType interFormat = spec.formats.activation;
-  LayerCheckResult result;
-  result.tokens = T;
-  num::CompareOptions exact;
-  exact.rtol = exact.atol = 0;
+  // The check, on the tokens asked for.
+  const std::vector<int64_t> checked = options.checkTokens > 0 && options.checkTokens < T
+                                           ? spreadTokens(T, options.checkTokens)
+                                           : std::vector<int64_t>{};
+  num::HostTensor checkedA1;
+  if (!checked.empty())
+    checkedA1 = tokenRows(in->a1, checked);
+  RunInputs runInputs;
+  runInputs.tokens = T;
+  runInputs.topkIds = in->topkIds;
+  runInputs.topkWeights = in->topkWeights;
+  runInputs.checked = checked;
+  runInputs.a1 = checked.empty() ? &in->a1 : &checkedA1;
+  runInputs.w1 = &in->w1;
+  runInputs.w2 = &in->w2;
+  runInputs.experts = experts;
+  auto checkedRun = checkLayerRun(spec, backend, kernels, *ws, args, runInputs);
+  if (!checkedRun)
+    return checkedRun.takeError();
 
   // Timing, after the check (which ran on the first set): warmup, then each
   // run between two events, rotating over the sets.
@@ -401,22 +356,22 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     };
     for (int i = 0; i < options.timedRuns; ++i) {
       steps.clear();
-      if (llvm::Error e = backend.recordEvent(events->first))
+      if (llvm::Error e = backend.recordEvent(events->Start))
         return std::move(e);
       if (llvm::Error e = options.timeSteps
                               ? (*layer)->run(sets[(options.warmupRuns + i) % copies], observer)
                               : (*layer)->run(sets[(options.warmupRuns + i) % copies]))
         return std::move(e);
-      if (llvm::Error e = backend.recordEvent(events->second))
+      if (llvm::Error e = backend.recordEvent(events->End))
         return std::move(e);
-      auto ms = backend.elapsedMs(events->first, events->second);
+      auto ms = backend.elapsedMs(events->Start, events->End);
       if (!ms)
         return ms.takeError();
       timing.runsMs.push_back(*ms);
       if (!options.timeSteps)
         continue;
       std::vector<float> stepMs;
-      runtime::EventHandle from = events->first;
+      runtime::EventHandle from = events->Start;
       for (size_t s = 0; s < steps.size(); ++s) {
         auto ms = backend.elapsedMs(from, stepEvents[s]);
         if (!ms)
@@ -433,157 +388,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     return r;
   };
 
-  // --- sort ------------------------------------------------------------------
-  if (!ran(KernelFamily::Sort)) {
-    result.notRun.push_back("sort");
-  } else {
-    const num::MoeSorting &want = ref->sorting;
-    auto nv = words(ws->numValidIds);
-    auto ids = words(ws->sortedIds);
-    auto weights = words(ws->sortedWeights); // compared bit for bit
-    auto experts = words(ws->sortedExperts);
-    if (!nv || !ids || !weights || !experts)
-      return makeError("cannot read the sorting outputs back");
-    int64_t bad = 0, compared = 2;
-    bad += (*nv)[0] != want.numValidIds[0];
-    bad += (*nv)[1] != want.numValidIds[1];
-    int64_t used = std::min<int64_t>(want.numValidIds[0], ws->maxPaddedRows);
-    for (int64_t i = 0; i < used; ++i, compared += 2) {
-      bad += (*ids)[i] != want.sortedTokenIds[i];
-      bad += std::memcmp(&(*weights)[i], &want.sortedWeights[i], 4) != 0;
-    }
-    for (int64_t blk = 0; blk < used / ws->blockM; ++blk, ++compared)
-      bad += (*experts)[blk] != want.sortedExpertIds[blk];
-    result.stages.push_back(exactCheck("sort", bad, compared));
-  }
-
-  // --- input quantization (MX activations), exactly the host's --------------
-  if (kernels.find(KernelFamily::QuantInput)) {
-    auto data = region(ws->inputQ);
-    auto shuffled = region(ws->inputQScale);
-    if (!data || !shuffled)
-      return makeError("cannot read the quantized input back");
-    auto scales = num::e8m0Unshuffle(*shuffled, T, K / 32);
-    if (!scales)
-      return scales.takeError();
-    data->resize(in->a1.data.size());
-    num::HostTensor got{in->a1.format, in->a1.shape, std::move(*data), std::move(*scales)};
-    auto cmp = num::compareTensors(in->a1, got, {}, exact);
-    if (!cmp)
-      return cmp.takeError();
-    cmp->passed = cmp->passed && got.scales == in->a1.scales;
-    result.stages.push_back({"quant1", *cmp, exact});
-  }
-
-  // --- stage 1 -----------------------------------------------------------------
-  num::HostTensor kernelS1;
-  if (!ran(KernelFamily::Stage1) && (fused || !ran(KernelFamily::QuantInter))) {
-    result.notRun.push_back("stage1");
-  } else {
-    auto rows = region(ws->stage1Out);
-    if (!rows)
-      return rows.takeError();
-    if (fused) {
-      auto scales = region(ws->stage1OutScale);
-      if (!scales)
-        return scales.takeError();
-      auto t = num::stage1FromKernelLayout(spec, ref->sorting, *rows, *scales,
-                                           /*sortedRows=*/false);
-      if (!t)
-        return t.takeError();
-      kernelS1 = std::move(*t);
-    } else {
-      rows->resize(T * topk * I * 2);
-      kernelS1.format = num::ElemFormat::BF16;
-      kernelS1.shape = {T, topk, I};
-      kernelS1.data = std::move(*rows);
-    }
-    if (ran(KernelFamily::Stage1)) {
-      num::CompareOptions tol = stageTolerance(interFormat, fused);
-      auto cmp = num::compareTensors(ref->stage1.out, kernelS1, ref->stage1.pairRouted, tol);
-      if (!cmp)
-        return cmp.takeError();
-      result.stages.push_back({"stage1", *cmp, tol});
-    } else {
-      result.notRun.push_back("stage1"); // its output is the reference's, placed above
-    }
-  }
-
-  // --- inter-stage quantization, exactly the host's of the same values --------
-  num::HostTensor kernelA2 = kernelS1;
-  if (kernels.find(KernelFamily::QuantInter)) {
-    auto rows = region(ws->interQ);
-    auto shuffled = region(ws->interQScale);
-    if (!rows || !shuffled)
-      return makeError("cannot read the stage-2 input back");
-    // The inter-stage kernel writes the layout a fused stage 1 would.
-    MoeSpec layoutSpec = spec;
-    layoutSpec.stage1.fusedQuant =
-        spec.formats.activation == DType::MXFP4 ? FusedQuant::FP4 : FusedQuant::FP8;
-    auto got = num::stage1FromKernelLayout(layoutSpec, ref->sorting, *rows, *shuffled,
-                                           /*sortedRows=*/false);
-    if (!got)
-      return got.takeError();
-    num::Stage1Result fromKernel;
-    fromKernel.out = kernelS1;
-    auto want = num::stage2Input(spec, fromKernel);
-    if (!want)
-      return want.takeError();
-    auto cmp = num::compareTensors(*want, *got, ref->stage1.pairRouted, exact);
-    if (!cmp)
-      return cmp.takeError();
-    result.stages.push_back({"quant2", *cmp, exact});
-    kernelA2 = std::move(*got);
-  }
-
-  // --- stage 2, judged alone: the reference applied to the kernels' stage-2 A --
-  // It needs every kernel before it; the layer needs them all.
-  bool whole = true;
-  for (KernelFamily f : {KernelFamily::Sort, KernelFamily::Stage1, KernelFamily::Stage2})
-    whole = whole && ran(f);
-  if (!whole) {
-    result.notRun.push_back("stage2");
-    result.notRun.push_back("layer");
-    return finishWithTiming(std::move(result));
-  }
-  num::HostTensor kernelOut;
-  kernelOut.format = num::ElemFormat::BF16;
-  kernelOut.shape = {T, K};
-  {
-    auto host = dev.download<uint8_t>(args.output, T * K * 2);
-    if (!host)
-      return host.takeError();
-    kernelOut.data = std::move(*host);
-  }
-  const bool atomic = spec.stage2.reduce == ReduceMode::Atomic;
-  {
-    // Packed bf16 atomics round every contribution and every partial sum to
-    // bf16, per-slot rows round every contribution; the reference models
-    // both (atomic mode in sorted order).
-    num::RefOptions opts;
-    opts.sum = atomic ? num::Stage2Sum::Bf16Atomic : num::Stage2Sum::Bf16SlotRows;
-    auto ref2 = num::referenceStage2(keptSpec, kernelA2, *keptSorting, in->w2, opts);
-    if (!ref2)
-      return ref2.takeError();
-    double largest = 0;
-    for (float v : num::decode(ref2->perSlot))
-      largest = std::max(largest, std::fabs(double(v)));
-    num::CompareOptions tol = num::stage2Tolerance(atomic, topk, largest);
-    auto cmp = num::compareTensors(ref2->out, kernelOut, {}, tol);
-    if (!cmp)
-      return cmp.takeError();
-    result.stages.push_back({"stage2", *cmp, tol});
-  }
-  {
-    // The whole layer: quantized intermediates may differ by a code, so the
-    // bound is the intermediate format's.
-    num::CompareOptions tol = layerTolerance(spec);
-    auto cmp = num::compareTensors(ref->stage2.out, kernelOut, {}, tol);
-    if (!cmp)
-      return cmp.takeError();
-    result.stages.push_back({"layer", *cmp, tol});
-  }
-  return finishWithTiming(std::move(result));
+  return finishWithTiming(std::move(*checkedRun));
 }
 
 } // namespace moegen

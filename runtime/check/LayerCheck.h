@@ -18,6 +18,12 @@
 // kernel test matrix and the schedule property test use. MLIR-free: the
 // caller chooses the KernelSource.
 //
+// The check may cover a part of the tokens (LayerCheckOptions::checkTokens,
+// RunInputs::checked): the reference is computed on those tokens only and
+// compared with the kernels' rows of them; the sorting is always checked
+// whole. checkLayerRun is the comparison alone, for callers that place their
+// own inputs and run the layer themselves (bench/h200).
+//
 // A layer restricted to some families (LayerCheckOptions::families) checks
 // the stages whose kernels ran: quant1 with quant_input, stage1 with stage1,
 // quant2 with quant_inter, sort, stage2 and layer with their kernels and
@@ -79,6 +85,10 @@ struct LayerCheckOptions {
   /// Time only a layer that passed its check (a failed one is returned
   /// without timing).
   bool timeOnlyIfPassed = false;
+  /// Compare at most this many tokens, evenly spaced (spreadTokens); 0: all.
+  /// The reference, single-threaded per sorted block, is the check's cost at
+  /// thousands of tokens.
+  int64_t checkTokens = 0;
 };
 
 /// The timed runs of a layer (LayerCheckOptions::timedRuns).
@@ -109,6 +119,7 @@ struct StageCheck {
 
 struct LayerCheckResult {
   int64_t tokens = 0;
+  int64_t checkedTokens = 0; // the tokens the stages after the sort compared
   std::vector<StageCheck> stages;
   /// Stages not checked because their kernels were not part of the run.
   std::vector<std::string> notRun;
@@ -129,6 +140,39 @@ using num::stageTolerance;
 /// backend that cannot time.
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, runtime::Backend &backend,
                                                const LayerCheckOptions &options);
+
+/// `count` of [0, tokens), evenly spaced, the first and the last included,
+/// ascending; every token when count is 0 or at least `tokens`.
+std::vector<int64_t> spreadTokens(int64_t tokens, int64_t count);
+
+/// The rows of `tokens` (valid indices) of a tensor whose first dimension is
+/// the token, [T, ...] -> [tokens.size(), ...]: data and scales.
+num::HostTensor tokenRows(const num::HostTensor &t, llvm::ArrayRef<int64_t> tokens);
+
+/// What one run read, on the host, for its check.
+struct RunInputs {
+  int64_t tokens = 0;
+  llvm::ArrayRef<int32_t> topkIds;   // [tokens, topk], every token
+  llvm::ArrayRef<float> topkWeights; // [tokens, topk]
+  /// The tokens compared, ascending; empty: every token.
+  llvm::ArrayRef<int64_t> checked;
+  /// Their stage-1 A (the input in formats.activation), [checked, model_dim].
+  const num::HostTensor *a1 = nullptr;
+  /// w1 [n, 2I, K] and w2 [n, K, I] (formats.weight, GGUU rows) of the experts
+  /// `experts` (ascending; they include every expert a checked token routes
+  /// to); `experts` empty: n is the layer's expert count.
+  const num::HostTensor *w1 = nullptr, *w2 = nullptr;
+  llvm::ArrayRef<int32_t> experts;
+};
+
+/// Compares what one finished run on `args` wrote (workspace in the layout
+/// `ws`, output) with the reference on `in`, stage by stage; `kernels` is the
+/// set the run launched (the stages of missing families are listed as not
+/// run). Reads the device; the caller has synchronized.
+llvm::Expected<LayerCheckResult> checkLayerRun(const MoeSpec &spec, runtime::Backend &backend,
+                                               const runtime::KernelSet &kernels,
+                                               const runtime::WorkspaceLayout &ws,
+                                               const runtime::LayerArgs &args, const RunInputs &in);
 
 } // namespace moegen
 

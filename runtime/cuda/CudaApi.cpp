@@ -2,21 +2,16 @@
 
 #include "runtime/cuda/CudaApi.h"
 
-#include <cstdlib>
+#include "runtime/backend/DriverLibrary.h"
+
 #include <dlfcn.h>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 namespace moegen::cuda {
 namespace {
 
-const char *const kLibraryNames[] = {"libcuda.so.1", "libcuda.so"};
-
-std::string dlerrorText() {
-  const char *e = dlerror();
-  return e ? e : "unknown dlopen error";
-}
+const std::string kLibraryNames[] = {"libcuda.so.1", "libcuda.so"};
 
 /// Resolves every symbol of CudaSymbols.def; the missing ones are listed.
 llvm::Error resolve(CudaApi &api) {
@@ -34,32 +29,14 @@ llvm::Error resolve(CudaApi &api) {
                                  api.libraryPath.c_str(), missing.c_str());
 }
 
-/// Tries the places of CudaApi.h in order; `tried` collects one line each.
-void *openLibrary(std::string &path, std::vector<std::string> &tried) {
-  if (const char *env = std::getenv("MOEGEN_CUDA_LIB"); env && *env) {
-    if (void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) {
-      path = env;
-      return h;
-    }
-    tried.push_back(std::string("$MOEGEN_CUDA_LIB=") + env + ": " + dlerrorText());
-    return nullptr;
-  }
-  tried.push_back("$MOEGEN_CUDA_LIB: not set");
-  for (const char *name : kLibraryNames) {
-    if (void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
-      path = std::string(name) + " (already loaded)";
-      return h;
-    }
-  }
-  tried.push_back("a libcuda already loaded in the process: none");
-  for (const char *name : kLibraryNames) {
-    if (void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) {
-      path = name;
-      return h;
-    }
-    tried.push_back(std::string(name) + ": " + dlerrorText());
-  }
-  return nullptr;
+/// Tries the places of CudaApi.h in order.
+void *openLibrary(std::string &path, runtime::LibrarySearch &search) {
+  bool set = false;
+  if (void *h = search.fromEnvironment("MOEGEN_CUDA_LIB", path, set); h || set)
+    return h; // when set, the only place tried
+  if (void *h = search.alreadyLoaded(kLibraryNames, "a libcuda", path))
+    return h;
+  return search.firstOf(kLibraryNames, path);
 }
 
 } // namespace
@@ -83,16 +60,12 @@ llvm::Expected<const CudaApi &> loadCudaApi() {
   if (loaded)
     return *loaded;
   auto api = std::make_unique<CudaApi>();
-  std::vector<std::string> tried;
-  api->handle = openLibrary(api->libraryPath, tried);
-  if (!api->handle) {
-    std::string msg = "no CUDA driver found (libcuda.so.1, from an NVIDIA driver for CUDA 12 or "
-                      "later); looked for:";
-    for (const std::string &t : tried)
-      msg += "\n  " + t;
-    msg += "\nInstall the NVIDIA driver or set MOEGEN_CUDA_LIB to the path of libcuda.so.1.";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  }
+  runtime::LibrarySearch search;
+  api->handle = openLibrary(api->libraryPath, search);
+  if (!api->handle)
+    return search.notFound(
+        "no CUDA driver found (libcuda.so.1, from an NVIDIA driver for CUDA 12 or later)",
+        "Install the NVIDIA driver or set MOEGEN_CUDA_LIB to the path of libcuda.so.1.");
   if (llvm::Error e = resolve(*api)) {
     dlclose(api->handle);
     return std::move(e);

@@ -29,8 +29,13 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+/// CUstreamCaptureMode: only the capturing thread is barred from calls that
+/// would break the capture (other threads may allocate, synchronize, ...).
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
 // CUdevice_attribute values.
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;

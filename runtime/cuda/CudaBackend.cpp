@@ -2,11 +2,12 @@
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "runtime/backend/DriverHandles.h"
 #include "runtime/cuda/CudaApi.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -28,11 +29,14 @@ public:
 
   ~CudaBackend() override {
     api.cuCtxSetCurrent(context);
-    for (CUmodule m : modules)
+    for (CUgraphExec g : graphs)
+      if (g)
+        api.cuGraphExecDestroy(g);
+    for (CUmodule m : handles.allModules())
       api.cuModuleUnload(m);
-    for (CUdeviceptr p : allocations)
+    for (DevicePtr p : handles.allAllocations())
       api.cuMemFree(p);
-    for (CUevent e : events)
+    for (CUevent e : handles.allEvents())
       api.cuEventDestroy(e);
     if (ownsStream)
       api.cuStreamDestroy(stream);
@@ -46,11 +50,12 @@ public:
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "cuda backend: code bundle '%s' has no code object",
                                      code.Name.c_str());
+    if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
+      return std::move(e);
     // PTX must reach the driver NUL-terminated.
     std::vector<uint8_t> image(code.Hsaco.begin(), code.Hsaco.end());
     if (image.back() != 0)
       image.push_back(0);
-    std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     char errorLog[8192] = {}, infoLog[8192] = {};
@@ -66,46 +71,37 @@ public:
                        "loading PTX '" + code.Name + "' (built for a chip this device is not?)" +
                            (log.empty() ? "" : "; driver log:\n" + log));
     }
-    modules.push_back(m);
-    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+    return handles.addModule(m);
   }
 
   llvm::Expected<KernelHandle> getKernel(ModuleHandle m, llvm::StringRef symbol) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (m.Id >= modules.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuda backend: no module %u",
-                                     m.Id);
+    auto module = handles.module(m);
+    if (!module)
+      return module.takeError();
     std::string name = symbol.str();
     CUfunction f = nullptr;
-    if (CUresult e = api.cuModuleGetFunction(&f, modules[m.Id], name.c_str()); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuModuleGetFunction(&f, *module, name.c_str()); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuModuleGetFunction('" + name + "')");
-    functions.push_back(f);
-    KernelHandle k;
-    // The handle's module field indexes our function table.
-    k.Module = static_cast<uint32_t>(functions.size() - 1);
-    k.Symbol = name;
-    return k;
+    return handles.addKernel(f, name);
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mutex);
+    if (llvm::Error e = refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
+      return std::move(e);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     CUdeviceptr p = 0;
     if (CUresult e = api.cuMemAlloc(&p, bytes ? bytes : 1); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuMemAlloc(" + llvm::Twine(bytes) + ")");
-    allocations.push_back(p);
+    handles.addAllocation(p);
     return static_cast<DevicePtr>(p);
   }
 
   llvm::Error free(DevicePtr p) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = std::find(allocations.begin(), allocations.end(), p);
-    if (it == allocations.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: free of 0x%llx, which is not an allocation",
-                                     static_cast<unsigned long long>(p));
-    allocations.erase(it);
+    if (llvm::Error e = refuseWhileCapturing("free"))
+      return e;
+    if (llvm::Error e = handles.removeAllocation(p))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemFree(p); e != CUDA_SUCCESS)
@@ -114,6 +110,9 @@ public:
   }
 
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
+    if (llvm::Error e =
+            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the device"))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemcpyHtoDAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
@@ -122,6 +121,9 @@ public:
   }
 
   llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
+    if (llvm::Error e =
+            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the host"))
+      return e;
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuMemcpyDtoHAsync(dst, src, bytes, stream); e != CUDA_SUCCESS)
@@ -139,42 +141,41 @@ public:
 
   llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t dynamicLds,
                      llvm::ArrayRef<uint8_t> kernarg) override {
-    CUfunction f;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (k.Module >= functions.size())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "cuda backend: kernel handle '%s' is not from this backend",
-                                       k.Symbol.c_str());
-      f = functions[k.Module];
-    }
+    auto f = handles.kernel(k);
+    if (!f)
+      return f.takeError();
     if (llvm::Error e = makeCurrent())
       return e;
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
-    if (CUresult e = api.cuLaunchKernel(f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
+    if (CUresult e = api.cuLaunchKernel(*f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
                                         dynamicLds, stream, nullptr, config);
         e != CUDA_SUCCESS)
       return cudaError(api, e, "launch of '" + k.Symbol + "'");
     return llvm::Error::success();
   }
 
-  llvm::Error synchronize() override { return sync("synchronize"); }
+  llvm::Error synchronize() override {
+    if (llvm::Error e = refuseWhileCapturing("synchronize"))
+      return e;
+    return sync("synchronize");
+  }
 
   llvm::Expected<EventHandle> createEvent() override {
-    std::lock_guard<std::mutex> lock(mutex);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     CUevent event = nullptr;
     if (CUresult e = api.cuEventCreate(&event, CU_EVENT_DEFAULT); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventCreate");
-    events.push_back(event);
-    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
+    return handles.addEvent(event);
   }
 
   llvm::Error recordEvent(EventHandle h) override {
-    auto event = lookupEvent(h);
+    // A recorded event would mark the capture, not the replays: no timing.
+    if (llvm::Error e = refuseWhileCapturing("recording an event"))
+      return e;
+    auto event = handles.event(h);
     if (!event)
       return event.takeError();
     if (llvm::Error e = makeCurrent())
@@ -185,10 +186,12 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
-    auto from = lookupEvent(start);
+    if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
+      return std::move(e);
+    auto from = handles.event(start);
     if (!from)
       return from.takeError();
-    auto to = lookupEvent(end);
+    auto to = handles.event(end);
     if (!to)
       return to.takeError();
     if (llvm::Error e = makeCurrent())
@@ -201,19 +204,100 @@ public:
     return ms;
   }
 
+  llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
+    if (llvm::Error e = refuseWhileCapturing("capturing a graph (captures do not nest)"))
+      return std::move(e);
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    if (CUresult e = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuStreamBeginCapture");
+    inCapture = true;
+    llvm::Error recorded = record();
+    inCapture = false;
+    // The capture ends in every case, so that the stream runs work again.
+    CUgraph graph = nullptr;
+    CUresult ended = api.cuStreamEndCapture(stream, &graph);
+    if (recorded || ended != CUDA_SUCCESS) {
+      if (graph)
+        api.cuGraphDestroy(graph);
+      if (ended == CUDA_SUCCESS)
+        return recorded;
+      return llvm::joinErrors(std::move(recorded),
+                              cudaError(api, ended,
+                                        "cuStreamEndCapture (the recorded work had a call that "
+                                        "a graph cannot hold)"));
+    }
+    CUgraphExec exec = nullptr;
+    CUresult made = api.cuGraphInstantiateWithFlags(&exec, graph, 0);
+    api.cuGraphDestroy(graph); // the executable graph is independent of it
+    if (made != CUDA_SUCCESS)
+      return cudaError(api, made, "cuGraphInstantiateWithFlags");
+    std::lock_guard<std::mutex> lock(mutex);
+    graphs.push_back(exec);
+    return GraphHandle{static_cast<uint32_t>(graphs.size() - 1)};
+  }
+
+  llvm::Error launchGraph(GraphHandle h) override {
+    if (llvm::Error e = refuseWhileCapturing("launching a graph"))
+      return e;
+    auto exec = lookupGraph(h);
+    if (!exec)
+      return exec.takeError();
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuGraphLaunch(*exec, stream); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
+    return llvm::Error::success();
+  }
+
+  llvm::Error destroyGraph(GraphHandle h) override {
+    if (llvm::Error e = refuseWhileCapturing("destroying a graph"))
+      return e;
+    auto exec = lookupGraph(h);
+    if (!exec)
+      return exec.takeError();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      graphs[h.Id] = nullptr;
+    }
+    if (llvm::Error e = makeCurrent())
+      return e;
+    if (CUresult e = api.cuGraphExecDestroy(*exec); e != CUDA_SUCCESS)
+      return cudaError(api, e, "cuGraphExecDestroy");
+    return llvm::Error::success();
+  }
+
+  bool capturing() const override { return inCapture; }
+
 private:
+  /// What a graph cannot hold, or what would wait for work a capture only
+  /// records, fails without reaching the driver (which would invalidate the
+  /// capture).
+  llvm::Error refuseWhileCapturing(const llvm::Twine &what) const {
+    if (!inCapture)
+      return llvm::Error::success();
+    return llvm::createStringError(std::make_error_code(std::errc::operation_not_permitted),
+                                   "cuda backend: " + what +
+                                       " while a graph is being captured (a graph holds "
+                                       "launches and memsets only; do it before the capture)");
+  }
+
+  llvm::Expected<CUgraphExec> lookupGraph(GraphHandle h) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (h.Id >= graphs.size())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: graph %u is not from this backend", h.Id);
+    if (!graphs[h.Id])
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cuda backend: graph %u was destroyed", h.Id);
+    return graphs[h.Id];
+  }
+
   llvm::Error makeCurrent() {
     if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuCtxSetCurrent");
     return llvm::Error::success();
-  }
-
-  llvm::Expected<CUevent> lookupEvent(EventHandle h) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= events.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: event %u is not from this backend", h.Id);
-    return events[h.Id];
   }
 
   llvm::Error sync(const llvm::Twine &what) {
@@ -227,11 +311,10 @@ private:
   CUcontext context;
   CUstream stream;
   bool ownsStream;
-  std::mutex mutex;
-  std::vector<CUmodule> modules;
-  std::vector<CUfunction> functions;
-  std::vector<CUdeviceptr> allocations;
-  std::vector<CUevent> events;
+  DriverHandles<CUmodule, CUfunction, CUevent> handles{"cuda"};
+  std::mutex mutex;                // of graphs
+  std::vector<CUgraphExec> graphs; // null once destroyed
+  std::atomic<bool> inCapture{false};
 };
 
 } // namespace

@@ -6,7 +6,9 @@
 // cuLaunchKernel with the packed parameter buffer (laid out as
 // KernargPacker lays out the AMDGPU kernarg segment: natural alignment, in
 // order), cuMemAlloc/cuMemFree and stream-ordered copies. All work goes to
-// one stream, the caller's or the backend's own.
+// one stream, the caller's or the backend's own. Graphs: stream capture
+// (cuStreamBeginCapture_v2, thread-local mode) around the recorded work,
+// cuGraphInstantiateWithFlags, cuGraphLaunch on the same stream.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_CUDA_CUDABACKEND_H

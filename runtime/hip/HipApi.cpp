@@ -2,22 +2,17 @@
 
 #include "runtime/hip/HipApi.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
+#include "runtime/backend/DriverLibrary.h"
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <memory>
 #include <mutex>
 
 namespace moegen::hip {
 namespace {
 
-const char *const kLibraryNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"};
-
-std::string dlerrorText() {
-  const char *e = dlerror();
-  return e ? e : "unknown dlopen error";
-}
+const std::string kLibraryNames[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"};
 
 /// Resolves every symbol of HipSymbols.def; the missing required ones are
 /// listed in the error.
@@ -39,36 +34,18 @@ llvm::Error resolve(HipApi &api) {
                                  api.libraryPath.c_str(), missing.c_str());
 }
 
-/// Tries the places of HipApi.h in order; `tried` collects one line each.
-void *openLibrary(std::string &path, std::vector<std::string> &tried) {
-  for (const char *name : kLibraryNames) {
-    if (void *h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
-      path = std::string(name) + " (already loaded)";
-      return h;
-    }
-  }
-  tried.push_back("a libamdhip64 already loaded in the process: none");
-  if (const char *env = std::getenv("MOEGEN_HIP_LIB"); env && *env) {
-    if (void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL)) {
-      path = env;
-      return h;
-    }
-    tried.push_back(std::string("$MOEGEN_HIP_LIB=") + env + ": " + dlerrorText());
-  } else {
-    tried.push_back("$MOEGEN_HIP_LIB: not set");
-  }
-  llvm::SmallVector<std::string> candidates(std::begin(kLibraryNames), std::end(kLibraryNames));
+/// Tries the places of HipApi.h in order.
+void *openLibrary(std::string &path, runtime::LibrarySearch &search) {
+  if (void *h = search.alreadyLoaded(kLibraryNames, "a libamdhip64", path))
+    return h;
+  bool set = false;
+  if (void *h = search.fromEnvironment("MOEGEN_HIP_LIB", path, set))
+    return h;
+  std::vector<std::string> candidates(std::begin(kLibraryNames), std::end(kLibraryNames));
   if (const char *rocm = std::getenv("ROCM_PATH"); rocm && *rocm)
     candidates.push_back(std::string(rocm) + "/lib/libamdhip64.so");
   candidates.push_back("/opt/rocm/lib/libamdhip64.so");
-  for (const std::string &c : candidates) {
-    if (void *h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      path = c;
-      return h;
-    }
-    tried.push_back(c + ": " + dlerrorText());
-  }
-  return nullptr;
+  return search.firstOf(candidates, path);
 }
 
 } // namespace
@@ -89,15 +66,11 @@ llvm::Expected<const HipApi &> loadHipApi() {
   if (loaded)
     return *loaded;
   auto api = std::make_unique<HipApi>();
-  std::vector<std::string> tried;
-  api->handle = openLibrary(api->libraryPath, tried);
-  if (!api->handle) {
-    std::string msg = "no HIP runtime found (libamdhip64, from ROCm 6.0 or later); looked for:";
-    for (const std::string &t : tried)
-      msg += "\n  " + t;
-    msg += "\nInstall ROCm or set MOEGEN_HIP_LIB to the path of libamdhip64.so.";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  }
+  runtime::LibrarySearch search;
+  api->handle = openLibrary(api->libraryPath, search);
+  if (!api->handle)
+    return search.notFound("no HIP runtime found (libamdhip64, from ROCm 6.0 or later)",
+                           "Install ROCm or set MOEGEN_HIP_LIB to the path of libamdhip64.so.");
   if (llvm::Error e = resolve(*api)) {
     dlclose(api->handle);
     return std::move(e);

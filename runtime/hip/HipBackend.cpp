@@ -2,12 +2,12 @@
 
 #include "runtime/hip/HipBackend.h"
 
+#include "runtime/backend/DriverHandles.h"
 #include "runtime/hip/HipApi.h"
 
 #include "llvm/ADT/StringRef.h"
 
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 using namespace moegen::hip;
@@ -36,11 +36,11 @@ public:
 
   ~HipBackend() override {
     api.hipSetDevice(device);
-    for (hipModule_t m : modules)
+    for (hipModule_t m : handles.allModules())
       api.hipModuleUnload(m);
-    for (void *p : allocations)
-      api.hipFree(p);
-    for (hipEvent_t e : events)
+    for (DevicePtr p : handles.allAllocations())
+      api.hipFree(reinterpret_cast<void *>(p));
+    for (hipEvent_t e : handles.allEvents())
       api.hipEventDestroy(e);
     if (ownsStream)
       api.hipStreamDestroy(stream);
@@ -53,7 +53,6 @@ public:
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "hip backend: code bundle '%s' has no code object",
                                      code.Name.c_str());
-    std::lock_guard<std::mutex> lock(mutex);
     api.hipSetDevice(device);
     hipModule_t m = nullptr;
     if (hipError_t e = api.hipModuleLoadData(&m, code.Hsaco.data()); e != hipSuccess)
@@ -61,47 +60,33 @@ public:
                       "loading code object '" + code.Name +
                           "' (built for a chip or target "
                           "features this device lacks?)");
-    modules.push_back(m);
-    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+    return handles.addModule(m);
   }
 
   llvm::Expected<KernelHandle> getKernel(ModuleHandle m, llvm::StringRef symbol) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (m.Id >= modules.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "hip backend: no module %u",
-                                     m.Id);
+    auto module = handles.module(m);
+    if (!module)
+      return module.takeError();
     std::string name = symbol.ends_with(".kd") ? symbol.drop_back(3).str() : symbol.str();
     hipFunction_t f = nullptr;
-    if (hipError_t e = api.hipModuleGetFunction(&f, modules[m.Id], name.c_str()); e != hipSuccess)
+    if (hipError_t e = api.hipModuleGetFunction(&f, *module, name.c_str()); e != hipSuccess)
       return hipError(api, e, "hipModuleGetFunction('" + name + "')");
-    functions.push_back(f);
-    KernelHandle k;
-    // The handle's module field indexes our function table.
-    k.Module = static_cast<uint32_t>(functions.size() - 1);
-    k.Symbol = name;
-    return k;
+    return handles.addKernel(f, name);
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
-    std::lock_guard<std::mutex> lock(mutex);
     api.hipSetDevice(device);
     void *p = nullptr;
     if (hipError_t e = api.hipMalloc(&p, bytes ? bytes : 1); e != hipSuccess)
       return hipError(api, e, "hipMalloc(" + llvm::Twine(bytes) + ")");
-    allocations.push_back(p);
+    handles.addAllocation(reinterpret_cast<DevicePtr>(p));
     return reinterpret_cast<DevicePtr>(p);
   }
 
   llvm::Error free(DevicePtr p) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto *ptr = reinterpret_cast<void *>(p);
-    auto it = std::find(allocations.begin(), allocations.end(), ptr);
-    if (it == allocations.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "hip backend: free of 0x%llx, which is not an allocation",
-                                     static_cast<unsigned long long>(p));
-    allocations.erase(it);
-    if (hipError_t e = api.hipFree(ptr); e != hipSuccess)
+    if (llvm::Error e = handles.removeAllocation(p))
+      return e;
+    if (hipError_t e = api.hipFree(reinterpret_cast<void *>(p)); e != hipSuccess)
       return hipError(api, e, "hipFree");
     return llvm::Error::success();
   }
@@ -129,19 +114,13 @@ public:
 
   llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t dynamicLds,
                      llvm::ArrayRef<uint8_t> kernarg) override {
-    hipFunction_t f;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (k.Module >= functions.size())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "hip backend: kernel handle '%s' is not from this backend",
-                                       k.Symbol.c_str());
-      f = functions[k.Module];
-    }
+    auto f = handles.kernel(k);
+    if (!f)
+      return f.takeError();
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
-    if (hipError_t e = api.hipModuleLaunchKernel(f, grid.X, grid.Y, grid.Z, block.X, block.Y,
+    if (hipError_t e = api.hipModuleLaunchKernel(*f, grid.X, grid.Y, grid.Z, block.X, block.Y,
                                                  block.Z, dynamicLds, stream, nullptr, config);
         e != hipSuccess)
       return hipError(api, e, "launch of '" + k.Symbol + "'");
@@ -151,17 +130,15 @@ public:
   llvm::Error synchronize() override { return sync("synchronize"); }
 
   llvm::Expected<EventHandle> createEvent() override {
-    std::lock_guard<std::mutex> lock(mutex);
     api.hipSetDevice(device);
     hipEvent_t event = nullptr;
     if (hipError_t e = api.hipEventCreate(&event); e != hipSuccess)
       return hipError(api, e, "hipEventCreate");
-    events.push_back(event);
-    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
+    return handles.addEvent(event);
   }
 
   llvm::Error recordEvent(EventHandle h) override {
-    auto event = lookupEvent(h);
+    auto event = handles.event(h);
     if (!event)
       return event.takeError();
     if (hipError_t e = api.hipEventRecord(*event, stream); e != hipSuccess)
@@ -170,10 +147,10 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
-    auto from = lookupEvent(start);
+    auto from = handles.event(start);
     if (!from)
       return from.takeError();
-    auto to = lookupEvent(end);
+    auto to = handles.event(end);
     if (!to)
       return to.takeError();
     if (hipError_t e = api.hipEventSynchronize(*to); e != hipSuccess)
@@ -185,14 +162,6 @@ public:
   }
 
 private:
-  llvm::Expected<hipEvent_t> lookupEvent(EventHandle h) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= events.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "hip backend: event %u is not from this backend", h.Id);
-    return events[h.Id];
-  }
-
   llvm::Error sync(const llvm::Twine &what) {
     if (hipError_t e = api.hipStreamSynchronize(stream); e != hipSuccess)
       return hipError(api, e, what);
@@ -203,11 +172,7 @@ private:
   int device;
   hipStream_t stream;
   bool ownsStream;
-  std::mutex mutex;
-  std::vector<hipModule_t> modules;
-  std::vector<hipFunction_t> functions;
-  std::vector<void *> allocations;
-  std::vector<hipEvent_t> events;
+  DriverHandles<hipModule_t, hipFunction_t, hipEvent_t> handles{"hip"};
 };
 
 } // namespace

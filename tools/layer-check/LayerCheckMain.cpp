@@ -1,14 +1,17 @@
 //===- LayerCheckMain.cpp - moegen-layer-check: whole layers from a cache -===//
 //
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
-//                      [--kernels FAMILY,...] [--time N] [--seed S] [--set key=value ...]
+//                      [--kernels FAMILY,...] [--time N] [--seed S] [--check-tokens N]
+//                      [--set key=value ...]
 //
 // Runs a layer the way a deployment does: its kernels come from the prefilled
 // kernel cache DIR (`moegen cache prefill`, or a JIT run, of the same moegen
 // build: the cache keys carry the build id), MoeLayer::run launches them on
 // the backend (cuda: the first sm_90a GPU; emu: the gfx950 emulator), and
 // every stage is compared with the reference exactly as `moegen run` does
-// (runtime/check/LayerCheck.h). --kernels runs only those families (a target
+// (runtime/check/LayerCheck.h), on every token or, with --check-tokens N, on N
+// evenly spaced ones (the sorting is always compared whole). --kernels runs
+// only those families (a target
 // that has templates for some families only); the stages of the others are
 // listed as not run. --time N then times N runs of the whole layer between
 // device events, inputs rotated over copies larger than the L2, and prints the
@@ -68,6 +71,10 @@ static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("the device's CU/SM count the layer launches for "
                                             "(default 256)"),
                                    cl::init(256));
+static cl::opt<long long> checkTokensArg("check-tokens",
+                                         cl::desc("compare this many tokens, evenly spaced "
+                                                  "(default 0: all)"),
+                                         cl::init(0));
 static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
 
 static int fail(const llvm::Twine &msg) {
@@ -103,6 +110,9 @@ int main(int argc, char **argv) {
   options.timedRuns = static_cast<int>(timeArg);
   options.warmupRuns = static_cast<int>(warmupArg);
   options.rotateBytes = rotateArg;
+  if (checkTokensArg < 0)
+    return fail("--check-tokens: " + llvm::Twine(checkTokensArg) + " is negative");
+  options.checkTokens = checkTokensArg;
   options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
   auto families = parseKernelFamilies(kernelsArg);
   if (!families)
@@ -148,8 +158,10 @@ int main(int argc, char **argv) {
       continue;
     }
     llvm::outs() << spec->name << " on " << backendName << " (" << options.target.chip << "), "
-                 << result->tokens << " tokens, seed " << options.seed << ", kernels from "
-                 << cacheArg << "\n";
+                 << result->tokens << " tokens";
+    if (result->checkedTokens < result->tokens)
+      llvm::outs() << " (" << result->checkedTokens << " compared)";
+    llvm::outs() << ", seed " << options.seed << ", kernels from " << cacheArg << "\n";
     if (!result->stages.empty())
       llvm::outs() << result->table();
     else

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds moegen-layer-check and moegen-tune-device for a GPU machine: the moegen CMake project in its
-# static configuration (MOEGEN_STATIC_DEVICE_TOOLS=ON: the MLIR-free targets
-# only, the same sources and build id as the regular build, LLVM's support
-# library and libstdc++ linked statically), then checks that the binary needs
-# nothing but glibc. With MOEGEN_BIN (a moegen of the regular build) it also
-# checks that both print the same build id: the tool reads only caches that
-# this moegen filled.
+# Builds moegen-layer-check, moegen-tune-device and moegen-bench-h200 for a GPU
+# machine: the moegen CMake project in its static configuration
+# (MOEGEN_STATIC_DEVICE_TOOLS=ON: the MLIR-free targets only, the same sources
+# and build id as the regular build, LLVM's support library and libstdc++
+# linked statically), then checks that each binary needs nothing but glibc.
+# With MOEGEN_BIN (a moegen of the regular build) it also checks that they
+# print the same build id: the tools read only caches that this moegen filled.
 #
-#   tools/layer-check/build-static.sh BUILD_DIR      # prints BUILD_DIR/bin/moegen-layer-check
-#                                                    # and BUILD_DIR/bin/moegen-tune-device
+#   tools/layer-check/build-static.sh BUILD_DIR      # prints BUILD_DIR/bin/moegen-layer-check,
+#                                                    # BUILD_DIR/bin/moegen-tune-device and
+#                                                    # BUILD_DIR/bin/moegen-bench-h200
 #
 # Environment: MOEGEN_LLVM_ROOT (default /usr/lib/llvm-22), CXX / CC (default clang++-22 /
 # clang-22), JOBS (default: all cores), MOEGEN_BIN.
@@ -23,9 +24,9 @@ if [ ! -f "$out/build.ninja" ]; then
     -DCMAKE_CXX_COMPILER="${CXX:-clang++-22}" -DCMAKE_C_COMPILER="${CC:-clang-22}" \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 fi
-ninja -C "$out" -j "${JOBS:-$(nproc)}" moegen-layer-check moegen-tune-device >&2
+ninja -C "$out" -j "${JOBS:-$(nproc)}" moegen-layer-check moegen-tune-device moegen-bench-h200 >&2
 
-for bin in "$out/bin/moegen-layer-check" "$out/bin/moegen-tune-device"; do
+for bin in "$out/bin/moegen-layer-check" "$out/bin/moegen-tune-device" "$out/bin/moegen-bench-h200"; do
   # Only glibc's libraries (and its loader) may be needed at run time.
   needed=$("$llvm/bin/llvm-readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
   for lib in $needed; do

@@ -118,6 +118,46 @@ TEST(AotLayerCheck, APrefilledCacheRunsOnEmuAndMatchesTheReference) {
   EXPECT_FALSE(r->timing);
 }
 
+TEST(AotLayerCheck, APartOfTheTokensIsComparedAfterTheWholeSorting) {
+  TempDir dir;
+  prefill(dir.path, {});
+  auto emu = emuBackend();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.tokens = 40;
+  o.checkTokens = 6;
+  auto part = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(part)) << llvm::toString(part.takeError());
+  EXPECT_TRUE(part->passed()) << part->table();
+  EXPECT_EQ(part->tokens, 40);
+  EXPECT_EQ(part->checkedTokens, 6);
+  o.checkTokens = 0;
+  auto all = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(all)) << llvm::toString(all.takeError());
+  EXPECT_TRUE(all->passed()) << all->table();
+  EXPECT_EQ(all->checkedTokens, 40);
+  ASSERT_EQ(part->stages.size(), all->stages.size());
+  const int64_t K = smallSpec().problem.modelDim;
+  for (size_t i = 0; i < all->stages.size(); ++i) {
+    const StageCheck &p = part->stages[i], &a = all->stages[i];
+    ASSERT_EQ(p.stage, a.stage);
+    if (p.stage == "sort") // always whole
+      EXPECT_EQ(p.result.compared, a.result.compared);
+    else
+      EXPECT_LT(p.result.compared, a.result.compared) << p.stage;
+  }
+  EXPECT_EQ(all->stages.back().stage, "layer");
+  EXPECT_EQ(all->stages.back().result.compared, 40 * K);
+  EXPECT_EQ(part->stages.back().result.compared, 6 * K);
+}
+
+TEST(SpreadTokens, EvenlySpacedWithBothEnds) {
+  EXPECT_EQ(spreadTokens(10, 0), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(spreadTokens(3, 5), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(spreadTokens(100, 4), (std::vector<int64_t>{0, 33, 66, 99}));
+  EXPECT_EQ(spreadTokens(100, 1), (std::vector<int64_t>{0}));
+  EXPECT_EQ(spreadTokens(5, 4), (std::vector<int64_t>{0, 1, 2, 4}));
+}
+
 TEST(AotLayerCheck, SomeFamiliesCheckTheirStagesAndListTheRest) {
   // Without fused quantization the layer has quant_inter; run only the
   // quantizations: quant2 quantizes the reference's stage-1 output.

@@ -2,8 +2,9 @@
 //
 // The backend's own logic without a GPU: device selection by compute
 // capability, PTX loading with the driver's log in errors, symbol lookup,
-// memory, and launches with the packed parameter buffer. A program of its
-// own: the driver library, once loaded, stays for the process.
+// memory, launches with the packed parameter buffer, and graphs (stream
+// capture, instantiation, launches, what a capture refuses). A program of
+// its own: the driver library, once loaded, stays for the process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,7 @@ struct FakeDriver {
   ~FakeDriver() {
     ::unsetenv("MOEGEN_CUDA_LIB");
     ::unsetenv("FAKE_CUDA_CC");
+    ::unsetenv("FAKE_CUDA_FAIL");
   }
   template <class F> F fn(const char *name) {
     void *h = dlopen(MOEGEN_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
@@ -145,6 +147,197 @@ TEST(CudaFake, OnlyComputeCapability90RunsSm90a) {
   std::string msg = llvm::toString(b.takeError());
   EXPECT_NE(msg.find("no device runs sm_90a among the 1 CUDA device(s)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("device 0: Fake H200 (sm_80)"), std::string::npos) << msg;
+}
+
+/// A backend with the quantization kernel loaded and a 64-byte buffer.
+struct GraphFixture {
+  FakeDriver fake;
+  std::unique_ptr<Backend> b;
+  KernelHandle k;
+  DevicePtr p = 0;
+  GraphFixture() {
+    auto created = createCudaBackend();
+    EXPECT_TRUE(bool(created)) << llvm::toString(created.takeError());
+    b = std::move(*created);
+    CodeBundle code;
+    code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx));
+    code.Name = "quant";
+    auto m = b->loadCode(code);
+    EXPECT_TRUE(bool(m));
+    k = llvm::cantFail(b->getKernel(*m, "moe_quant_mxfp4_c256"));
+    p = llvm::cantFail(b->allocate(64));
+    std::vector<uint8_t> zeros(64, 0);
+    llvm::cantFail(b->copyToDevice(p, zeros.data(), 64));
+  }
+  size_t launchCount() { return fake.fn<size_t (*)()>("fakeCudaLaunchCount")(); }
+  int liveGraphs() { return fake.fn<int (*)()>("fakeCudaLiveGraphs")(); }
+  int32_t launchedTokens(size_t i) {
+    const unsigned char *bytes = nullptr;
+    fake.fn<size_t (*)(size_t, const unsigned char **)>("fakeCudaLaunchParams")(i, &bytes);
+    int32_t tokens;
+    std::memcpy(&tokens, bytes + 24, 4);
+    return tokens;
+  }
+  uint8_t byteAt(size_t i) {
+    uint8_t host[64];
+    llvm::cantFail(b->copyToHost(host, p, 64));
+    return host[i];
+  }
+  std::string message(llvm::Error e) { return e ? llvm::toString(std::move(e)) : "success"; }
+};
+
+TEST(CudaFakeGraph, RecordedWorkRunsOnlyWhenTheGraphIsLaunched) {
+  GraphFixture f;
+  const size_t before = f.launchCount();
+  auto g = f.b->captureGraph([&]() -> llvm::Error {
+    EXPECT_TRUE(f.b->capturing());
+    if (llvm::Error e = f.b->memset(f.p, 0x5A, 8))
+      return e;
+    KernargPacker args;
+    args.add(uint64_t(f.p)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(37));
+    // The arguments are recorded at the launch: the packer dies with this scope.
+    return f.b->launch(f.k, {5, 1, 1}, {256, 1, 1}, 0, args.bytes());
+  });
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  EXPECT_FALSE(f.b->capturing());
+  EXPECT_EQ(f.launchCount(), before); // recorded, not run
+  EXPECT_EQ(f.byteAt(0), 0);
+
+  // Each launch of the graph runs the memset and the kernel; the fake's clock
+  // advances 1.5 ms per kernel.
+  auto start = f.b->createEvent(), end = f.b->createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool(f.b->recordEvent(*start)));
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_FALSE(bool(f.b->recordEvent(*end)));
+  EXPECT_EQ(llvm::cantFail(f.b->elapsedMs(*start, *end)), 3.0f);
+  ASSERT_EQ(f.launchCount(), before + 2);
+  EXPECT_EQ(f.launchedTokens(before), 37);
+  EXPECT_EQ(f.launchedTokens(before + 1), 37);
+  EXPECT_EQ(f.byteAt(0), 0x5A);
+  EXPECT_EQ(f.byteAt(8), 0);
+  EXPECT_EQ(f.fake.fn<size_t (*)()>("fakeCudaGraphLaunches")(), 2u);
+
+  EXPECT_EQ(f.liveGraphs(), 1); // the executable graph; the captured one is freed
+  EXPECT_EQ(f.message(f.b->destroyGraph(*g)), "success");
+  EXPECT_EQ(f.liveGraphs(), 0);
+  EXPECT_EQ(f.message(f.b->launchGraph(*g)), "cuda backend: graph 0 was destroyed");
+  EXPECT_EQ(f.message(f.b->destroyGraph(*g)), "cuda backend: graph 0 was destroyed");
+  EXPECT_EQ(f.message(f.b->launchGraph(GraphHandle{9})),
+            "cuda backend: graph 9 is not from this backend");
+  EXPECT_EQ(f.launchCount(), before + 2);
+}
+
+TEST(CudaFakeGraph, ACaptureRefusesCopiesWaitsAllocationsAndLoads) {
+  // Each of these would invalidate the capture in the driver (the fake's
+  // too): the backend refuses them first, so the capture stays valid.
+  GraphFixture f;
+  std::vector<std::string> refused;
+  auto g = f.b->captureGraph([&]() -> llvm::Error {
+    uint8_t host[8] = {};
+    auto event = f.b->createEvent(); // not a stream operation: allowed
+    EXPECT_TRUE(bool(event));
+    refused.push_back(f.message(f.b->copyToDevice(f.p, host, 8)));
+    refused.push_back(f.message(f.b->copyToHost(host, f.p, 8)));
+    refused.push_back(f.message(f.b->synchronize()));
+    refused.push_back(f.message(f.b->allocate(16).takeError()));
+    refused.push_back(f.message(f.b->free(f.p)));
+    CodeBundle code;
+    code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx));
+    code.Name = "late";
+    refused.push_back(f.message(f.b->loadCode(code).takeError()));
+    refused.push_back(f.message(f.b->recordEvent(*event)));
+    refused.push_back(f.message(f.b->elapsedMs(*event, *event).takeError()));
+    refused.push_back(f.message(f.b->launchGraph(GraphHandle{0})));
+    refused.push_back(
+        f.message(f.b->captureGraph([] { return llvm::Error::success(); }).takeError()));
+    KernargPacker args;
+    args.add(uint64_t(f.p)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(5));
+    return f.b->launch(f.k, {1, 1, 1}, {256, 1, 1}, 0, args.bytes());
+  });
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  const char *what[] = {"copy of 8 bytes to the device",
+                        "copy of 8 bytes to the host",
+                        "synchronize",
+                        "allocation of 16 bytes",
+                        "free",
+                        "loading PTX 'late'",
+                        "recording an event",
+                        "waiting for an event",
+                        "launching a graph",
+                        "capturing a graph (captures do not nest)"};
+  ASSERT_EQ(refused.size(), std::size(what));
+  for (size_t i = 0; i < refused.size(); ++i)
+    EXPECT_EQ(refused[i], std::string("cuda backend: ") + what[i] +
+                              " while a graph is being captured (a graph holds launches and "
+                              "memsets only; do it before the capture)");
+  const size_t before = f.launchCount();
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_EQ(f.launchCount(), before + 1);
+  EXPECT_EQ(f.launchedTokens(before), 5);
+  // After the capture, the same calls work again.
+  uint8_t host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(f.message(f.b->copyToDevice(f.p, host, 8)), "success");
+  EXPECT_EQ(f.byteAt(7), 8);
+}
+
+TEST(CudaFakeGraph, AFailedRecordingEndsTheCaptureAndKeepsNoGraph) {
+  GraphFixture f;
+  auto g = f.b->captureGraph([&]() -> llvm::Error {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the layer refused");
+  });
+  ASSERT_FALSE(bool(g));
+  EXPECT_EQ(llvm::toString(g.takeError()), "the layer refused");
+  EXPECT_FALSE(f.b->capturing());
+  EXPECT_EQ(f.liveGraphs(), 0);
+  // The stream is no longer capturing: a launch runs at once.
+  const size_t before = f.launchCount();
+  KernargPacker args;
+  args.add(uint64_t(f.p)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(1));
+  ASSERT_FALSE(bool(f.b->launch(f.k, {1, 1, 1}, {256, 1, 1}, 0, args.bytes())));
+  EXPECT_EQ(f.launchCount(), before + 1);
+}
+
+TEST(CudaFakeGraph, DriverErrorsOfEachGraphCallAreReported) {
+  GraphFixture f;
+  auto record = [&]() -> llvm::Error {
+    KernargPacker args;
+    args.add(uint64_t(f.p)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(1));
+    return f.b->launch(f.k, {1, 1, 1}, {256, 1, 1}, 0, args.bytes());
+  };
+  auto captureError = [&](const char *fail) {
+    ::setenv("FAKE_CUDA_FAIL", fail, 1);
+    auto g = f.b->captureGraph(record);
+    ::unsetenv("FAKE_CUDA_FAIL");
+    return g ? std::string("a graph") : llvm::toString(g.takeError());
+  };
+  bool called = false;
+  ::setenv("FAKE_CUDA_FAIL", "cuStreamBeginCapture_v2=999", 1);
+  auto notBegun = f.b->captureGraph([&] {
+    called = true;
+    return llvm::Error::success();
+  });
+  ::unsetenv("FAKE_CUDA_FAIL");
+  ASSERT_FALSE(bool(notBegun));
+  EXPECT_EQ(llvm::toString(notBegun.takeError()),
+            "cuda backend: cuStreamBeginCapture failed: CUDA_ERROR_UNKNOWN (unknown error)");
+  EXPECT_FALSE(called);
+  EXPECT_EQ(captureError("cuStreamEndCapture=901"),
+            "cuda backend: cuStreamEndCapture (the recorded work had a call that a graph cannot "
+            "hold) failed: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (operation failed due to a "
+            "previous error during capture)");
+  EXPECT_EQ(captureError("cuGraphInstantiateWithFlags=999"),
+            "cuda backend: cuGraphInstantiateWithFlags failed: CUDA_ERROR_UNKNOWN (unknown error)");
+  EXPECT_EQ(f.liveGraphs(), 0); // nothing left behind by the failures
+  auto g = f.b->captureGraph(record);
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  ::setenv("FAKE_CUDA_FAIL", "cuGraphLaunch=2", 1);
+  EXPECT_EQ(
+      f.message(f.b->launchGraph(*g)),
+      "cuda backend: cuGraphLaunch(graph 0) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  ::unsetenv("FAKE_CUDA_FAIL");
+  EXPECT_EQ(f.message(f.b->launchGraph(*g)), "success");
 }
 
 } // namespace

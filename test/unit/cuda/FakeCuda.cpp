@@ -5,7 +5,15 @@
 // after ".entry". FAKE_CUDA_CC (default 90) is the compute capability every
 // device reports; FAKE_CUDA_DEVICES the device count (default 1);
 // FAKE_CUDA_LAUNCH_MS ("part=ms,part=ms...") the device time of a launch
-// whose kernel name contains `part` (the first that matches; default 1.5).
+// whose kernel name contains `part` (the first that matches; default 1.5);
+// FAKE_CUDA_FAIL ("symbol=code,...") makes those entry points return `code`.
+//
+// Graphs: while the stream captures, launches and memsets become nodes of the
+// graph instead of running; a copy, a wait, an allocation or a module load
+// on the capturing thread invalidates the capture (CUDA_ERROR_STREAM_CAPTURE_
+// UNSUPPORTED, then CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at its end), as
+// the driver does in thread-local capture mode. A launched graph runs its
+// nodes in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +63,56 @@ int envInt(const char *name, int fallback) {
   return v && *v ? std::atoi(v) : fallback;
 }
 
+/// A launch or a memset, recorded by a capture.
+struct FakeNode {
+  bool isLaunch = true;
+  FakeLaunch launch;
+  unsigned long long dst = 0;
+  unsigned char value = 0;
+  size_t count = 0;
+};
+struct FakeGraph {
+  std::vector<FakeNode> nodes;
+};
+struct FakeGraphExec {
+  std::vector<FakeNode> nodes;
+};
+FakeGraph *capture = nullptr; // the stream's capture in progress
+bool captureInvalidated = false;
+int liveGraphs = 0, liveGraphExecs = 0;
+size_t graphLaunches = 0;
+
+constexpr int kIllegalState = 401;       // CUDA_ERROR_ILLEGAL_STATE
+constexpr int kCaptureUnsupported = 900; // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+constexpr int kCaptureInvalidated = 901; // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+
+/// FAKE_CUDA_FAIL's code for `symbol`, or 0.
+int injectedFailure(const char *symbol) {
+  const char *spec = std::getenv("FAKE_CUDA_FAIL");
+  std::string rules = spec ? spec : "", want = std::string(symbol) + "=";
+  for (size_t at = rules.find(want); at != std::string::npos; at = rules.find(want, at + 1))
+    if (at == 0 || rules[at - 1] == ',')
+      return std::atoi(rules.c_str() + at + want.size());
+  return 0;
+}
+
+/// A call the capturing thread may not make: it breaks the capture.
+int breaksCapture() {
+  if (!capture)
+    return 0;
+  captureInvalidated = true;
+  return kCaptureUnsupported;
+}
+
+void runMemset(unsigned long long dst, unsigned char v, size_t n) {
+  std::memset(reinterpret_cast<void *>(dst), v, n);
+}
+
+void runLaunch(FakeLaunch l) {
+  clockMs += launchMs(l.name);
+  launches.push_back(std::move(l));
+}
+
 } // namespace
 
 extern "C" {
@@ -62,17 +120,23 @@ extern "C" {
 using CUresult = int;
 
 CUresult cuGetErrorName(CUresult e, const char **name) {
-  *name = e == 2     ? "CUDA_ERROR_OUT_OF_MEMORY"
-          : e == 200 ? "CUDA_ERROR_INVALID_IMAGE"
-          : e == 500 ? "CUDA_ERROR_NOT_FOUND"
-                     : "CUDA_ERROR_UNKNOWN";
+  *name = e == 2                     ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : e == 200                 ? "CUDA_ERROR_INVALID_IMAGE"
+          : e == 500                 ? "CUDA_ERROR_NOT_FOUND"
+          : e == kIllegalState       ? "CUDA_ERROR_ILLEGAL_STATE"
+          : e == kCaptureUnsupported ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+          : e == kCaptureInvalidated ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+                                     : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult e, const char **text) {
-  *text = e == 2     ? "out of memory"
-          : e == 200 ? "device kernel image is invalid"
-          : e == 500 ? "named symbol not found"
-                     : "unknown error";
+  *text = e == 2                     ? "out of memory"
+          : e == 200                 ? "device kernel image is invalid"
+          : e == 500                 ? "named symbol not found"
+          : e == kIllegalState       ? "the operation cannot be performed in the present state"
+          : e == kCaptureUnsupported ? "operation not permitted when stream is capturing"
+          : e == kCaptureInvalidated ? "operation failed due to a previous error during capture"
+                                     : "unknown error";
   return 0;
 }
 CUresult cuInit(unsigned) { return 0; }
@@ -106,6 +170,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(int) { return 0; }
 CUresult cuCtxSetCurrent(void *) { return 0; }
 CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *options,
                             void **values) {
+  if (int e = breaksCapture())
+    return e;
   std::string ptx(static_cast<const char *>(image));
   if (ptx.find(".target sm_90a") == std::string::npos) {
     for (unsigned i = 0; i < n; ++i) // the error log, as the driver fills it
@@ -139,12 +205,18 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
     return 1; // CUDA_ERROR_INVALID_VALUE: only the packed buffer form is expected
   FakeLaunch l{static_cast<FakeFunction *>(function)->name, {gx, gy, gz}, {bx, by, bz}, shared, {}};
   auto *bytes = static_cast<unsigned char *>(extra[1]);
+  // The parameters are copied now, as the driver does: the caller may reuse
+  // its buffer on return, also when the launch is only recorded.
   l.params.assign(bytes, bytes + *static_cast<size_t *>(extra[3]));
-  clockMs += launchMs(l.name);
-  launches.push_back(std::move(l));
+  if (capture)
+    capture->nodes.push_back(FakeNode{true, std::move(l), 0, 0, 0});
+  else
+    runLaunch(std::move(l));
   return 0;
 }
 CUresult cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
+  if (int e = breaksCapture())
+    return e;
   if (bytes > (size_t(1) << 40))
     return 2;
   // 256-byte aligned, as the driver's allocations are.
@@ -152,19 +224,28 @@ CUresult cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
   return 0;
 }
 CUresult cuMemFree_v2(unsigned long long p) {
+  if (int e = breaksCapture())
+    return e;
   std::free(reinterpret_cast<void *>(p));
   return 0;
 }
 CUresult cuMemcpyHtoDAsync_v2(unsigned long long dst, const void *src, size_t n, void *) {
+  if (int e = breaksCapture())
+    return e;
   std::memcpy(reinterpret_cast<void *>(dst), src, n);
   return 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void *) {
+  if (int e = breaksCapture())
+    return e;
   std::memcpy(dst, reinterpret_cast<void *>(src), n);
   return 0;
 }
 CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void *) {
-  std::memset(reinterpret_cast<void *>(dst), v, n);
+  if (capture)
+    capture->nodes.push_back(FakeNode{false, {}, dst, v, n});
+  else
+    runMemset(dst, v, n);
   return 0;
 }
 CUresult cuStreamCreate(void **s, unsigned) {
@@ -173,7 +254,7 @@ CUresult cuStreamCreate(void **s, unsigned) {
   return 0;
 }
 CUresult cuStreamDestroy_v2(void *) { return 0; }
-CUresult cuStreamSynchronize(void *) { return 0; }
+CUresult cuStreamSynchronize(void *) { return breaksCapture(); }
 // Events read a clock that advances by each launch's time (launchMs); an
 // event never recorded has no time (CUDA_ERROR_NOT_READY).
 CUresult cuEventCreate(void **e, unsigned) {
@@ -185,15 +266,73 @@ CUresult cuEventDestroy_v2(void *e) {
   return 0;
 }
 CUresult cuEventRecord(void *e, void *) {
+  if (int err = breaksCapture())
+    return err;
   *static_cast<double *>(e) = clockMs;
   return 0;
 }
-CUresult cuEventSynchronize(void *) { return 0; }
+CUresult cuEventSynchronize(void *) { return breaksCapture(); }
 CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
   double from = *static_cast<double *>(start), to = *static_cast<double *>(end);
   if (from < 0 || to < 0)
     return 600;
   *ms = static_cast<float>(to - from);
+  return 0;
+}
+
+CUresult cuStreamBeginCapture_v2(void *, int mode) {
+  if (int e = injectedFailure("cuStreamBeginCapture_v2"))
+    return e;
+  if (capture || mode != 1) // one capture at a time; moegen asks for thread-local mode
+    return kIllegalState;
+  capture = new FakeGraph;
+  captureInvalidated = false;
+  ++liveGraphs;
+  return 0;
+}
+CUresult cuStreamEndCapture(void *, void **graph) {
+  if (!capture)
+    return kIllegalState;
+  FakeGraph *g = capture;
+  capture = nullptr;
+  int injected = injectedFailure("cuStreamEndCapture");
+  if (captureInvalidated || injected) {
+    delete g;
+    --liveGraphs;
+    *graph = nullptr;
+    return injected ? injected : kCaptureInvalidated;
+  }
+  *graph = g;
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
+  if (int e = injectedFailure("cuGraphInstantiateWithFlags"))
+    return e;
+  *exec = new FakeGraphExec{static_cast<FakeGraph *>(graph)->nodes};
+  ++liveGraphExecs;
+  return 0;
+}
+CUresult cuGraphLaunch(void *exec, void *) {
+  if (int e = injectedFailure("cuGraphLaunch"))
+    return e;
+  if (capture)
+    return kCaptureUnsupported; // moegen does not nest graphs
+  ++graphLaunches;
+  for (const FakeNode &n : static_cast<FakeGraphExec *>(exec)->nodes)
+    if (n.isLaunch)
+      runLaunch(n.launch);
+    else
+      runMemset(n.dst, n.value, n.count);
+  return 0;
+}
+CUresult cuGraphExecDestroy(void *exec) {
+  delete static_cast<FakeGraphExec *>(exec);
+  --liveGraphExecs;
+  return 0;
+}
+CUresult cuGraphDestroy(void *graph) {
+  delete static_cast<FakeGraph *>(graph);
+  --liveGraphs;
   return 0;
 }
 
@@ -206,5 +345,8 @@ size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
   *bytes = launches[i].params.data();
   return launches[i].params.size();
 }
+/// Graphs and executable graphs not destroyed yet.
+int fakeCudaLiveGraphs() { return liveGraphs + liveGraphExecs; }
+size_t fakeCudaGraphLaunches() { return graphLaunches; }
 
 } // extern "C"

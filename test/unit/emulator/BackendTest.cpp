@@ -90,3 +90,19 @@ TEST(EmuBackend, CannotTimeAndSaysSo) {
   emu::test::expectErrorContains(B->elapsedMs(EventHandle{0}, EventHandle{1}).takeError(),
                                  {"emu backend: cannot time"});
 }
+
+TEST(EmuBackend, HasNoGraphsAndSaysSo) {
+  auto B = createEmuBackend();
+  bool Recorded = false;
+  auto G = B->captureGraph([&] {
+    Recorded = true;
+    return llvm::Error::success();
+  });
+  emu::test::expectErrorContains(G.takeError(), {"emu backend: device graphs are not supported"});
+  EXPECT_FALSE(Recorded); // nothing is run in place of a capture
+  EXPECT_FALSE(B->capturing());
+  emu::test::expectErrorContains(B->launchGraph(GraphHandle{0}),
+                                 {"emu backend: device graphs are not supported"});
+  emu::test::expectErrorContains(B->destroyGraph(GraphHandle{0}),
+                                 {"emu backend: device graphs are not supported"});
+}

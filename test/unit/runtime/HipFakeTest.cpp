@@ -169,4 +169,22 @@ TEST_F(HipFake, EventsNeedRecordingAndComeFromTheBackend) {
             std::string::npos);
 }
 
+TEST_F(HipFake, HasNoGraphsAndSaysSo) {
+  auto b = createHipBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  bool recorded = false;
+  auto g = (*b)->captureGraph([&] {
+    recorded = true;
+    return llvm::Error::success();
+  });
+  ASSERT_FALSE(bool(g));
+  EXPECT_EQ(llvm::toString(g.takeError()),
+            "hip backend: device graphs are not supported (the cuda backend has them)");
+  EXPECT_FALSE(recorded);
+  llvm::Error launched = (*b)->launchGraph(GraphHandle{0});
+  ASSERT_TRUE(bool(launched));
+  EXPECT_NE(llvm::toString(std::move(launched)).find("hip backend: device graphs"),
+            std::string::npos);
+}
+
 } // namespace

@@ -196,11 +196,16 @@ TEST_F(MoeLayerDispatch, CreateChecksItsArguments) {
 }
 
 /// Accepts everything and runs nothing: argument checks and launch plans
-/// without executing kernels.
+/// without executing kernels. `log` lists the calls in order; launches and
+/// memsets made while a graph is captured go to the graph, and a launch of
+/// the graph appends them to `launches`.
 class RecordingBackend final : public Backend {
 public:
   llvm::StringRef name() const override { return "recording"; }
-  llvm::Expected<ModuleHandle> loadCode(const CodeBundle &) override { return ModuleHandle{0}; }
+  llvm::Expected<ModuleHandle> loadCode(const CodeBundle &) override {
+    log.push_back("load");
+    return ModuleHandle{0};
+  }
   llvm::Expected<KernelHandle> getKernel(ModuleHandle, llvm::StringRef s) override {
     return KernelHandle{0, s.str(), 0};
   }
@@ -211,15 +216,39 @@ public:
   }
   llvm::Error copyToHost(void *, DevicePtr, size_t) override { return llvm::Error::success(); }
   llvm::Error memset(DevicePtr p, uint8_t, size_t bytes) override {
-    memsets.push_back({p, bytes});
+    log.push_back("memset");
+    if (!recording)
+      memsets.push_back({p, bytes});
     return llvm::Error::success();
   }
   llvm::Error launch(const KernelHandle &k, Dim3 grid, Dim3 block, uint32_t,
                      llvm::ArrayRef<uint8_t>) override {
-    launches.push_back({k.Symbol, grid, block});
+    log.push_back("launch");
+    (recording ? graphs.back() : launches).push_back({k.Symbol, grid, block});
     return llvm::Error::success();
   }
   llvm::Error synchronize() override { return llvm::Error::success(); }
+
+  llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
+    if (!hasGraphs)
+      return Backend::captureGraph(record);
+    log.push_back("begin capture");
+    graphs.emplace_back();
+    recording = true;
+    llvm::Error e = record();
+    recording = false;
+    log.push_back("end capture");
+    if (e) {
+      graphs.pop_back();
+      return std::move(e);
+    }
+    return GraphHandle{uint32_t(graphs.size() - 1)};
+  }
+  llvm::Error launchGraph(GraphHandle g) override {
+    launches.insert(launches.end(), graphs[g.Id].begin(), graphs[g.Id].end());
+    return llvm::Error::success();
+  }
+  bool capturing() const override { return recording; }
 
   struct Launch {
     std::string symbol;
@@ -227,6 +256,10 @@ public:
   };
   std::vector<Launch> launches;
   std::vector<std::pair<DevicePtr, size_t>> memsets;
+  std::vector<std::string> log;
+  std::vector<std::vector<Launch>> graphs;
+  bool hasGraphs = true;
+  bool recording = false;
 
 private:
   DevicePtr next = 1 << 24;
@@ -374,6 +407,82 @@ TEST_F(MoeLayerRun, ArgumentErrorsNameTheArgument) {
   EXPECT_NE(runError(a).find("not 256-byte aligned"), std::string::npos);
   EXPECT_TRUE(backend.launches.empty()); // nothing ran
   EXPECT_EQ(runError(args), "");
+}
+
+std::string launchList(const std::vector<RecordingBackend::Launch> &launches) {
+  std::string out;
+  for (const RecordingBackend::Launch &k : launches)
+    out += k.symbol + " " + std::to_string(k.grid.X) + "x" + std::to_string(k.grid.Y) + "x" +
+           std::to_string(k.grid.Z) + "\n";
+  return out;
+}
+
+TEST_F(MoeLayerRun, CapturedRunsLoadTheirKernelsFirstAndReplayAsRun) {
+  // Two calls of two tiers: 4 tokens (resolved by SetUp) and 16 (not yet).
+  LayerArgs more = args;
+  more.tokens = 16;
+  more.workspaceBytes = 1 << 24; // the recording backend's allocations are 16 MiB apart
+  more.workspace = llvm::cantFail(backend.allocate(more.workspaceBytes));
+  backend.log.clear();
+  auto g = l->captureRuns({args, more});
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  EXPECT_TRUE(backend.launches.empty()); // recorded, not run
+  // Kernels are loaded before the capture; inside it only memsets and launches.
+  auto begin = llvm::find(backend.log, "begin capture"),
+       end = llvm::find(backend.log, "end capture");
+  ASSERT_NE(begin, backend.log.end());
+  ASSERT_NE(end, backend.log.end());
+  EXPECT_GT(std::count(backend.log.begin(), begin, "load"), 0);
+  EXPECT_EQ(std::count(begin, end, "load"), 0);
+  for (auto it = begin + 1; it != end; ++it)
+    EXPECT_TRUE(*it == "launch" || *it == "memset") << *it;
+  EXPECT_EQ(end + 1, backend.log.end());
+
+  // A replay issues what the two runs issue, in order.
+  ASSERT_FALSE(bool(l->run(args)));
+  ASSERT_FALSE(bool(l->run(more)));
+  std::string direct = launchList(backend.launches);
+  EXPECT_NE(direct.find("moe_stage2_"), std::string::npos);
+  backend.launches.clear();
+  ASSERT_FALSE(bool(backend.launchGraph(*g)));
+  EXPECT_EQ(launchList(backend.launches), direct);
+  ASSERT_FALSE(bool(backend.launchGraph(*g)));
+  EXPECT_EQ(launchList(backend.launches), direct + direct);
+}
+
+TEST_F(MoeLayerRun, ARunInsideACaptureNeedsItsTierResolved) {
+  LayerArgs unresolved = args;
+  unresolved.tokens = 64;
+  backend.log.clear();
+  auto g = backend.captureGraph([&] { return l->run(unresolved); });
+  ASSERT_FALSE(bool(g));
+  EXPECT_EQ(llvm::toString(g.takeError()),
+            "MoeLayer::run: 64 tokens (tier 64) during a graph capture, but the tier's kernels "
+            "are not loaded yet; resolve it before the capture (dispatch(64), or captureRuns)");
+  EXPECT_EQ(llvm::count(backend.log, "load"), 0);
+  // A resolved tier records.
+  ASSERT_TRUE(bool(l->dispatch(args.tokens)));
+  auto ok = backend.captureGraph([&] { return l->run(args); });
+  EXPECT_TRUE(bool(ok)) << llvm::toString(ok.takeError());
+}
+
+TEST_F(MoeLayerRun, CaptureRunsErrors) {
+  auto none = l->captureRuns({});
+  ASSERT_FALSE(bool(none));
+  EXPECT_EQ(llvm::toString(none.takeError()), "MoeLayer::captureRuns: argument 'calls' is empty");
+  LayerArgs bad = args;
+  bad.output = 0;
+  auto refused = l->captureRuns({args, bad});
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("argument 'output' is null"),
+            std::string::npos);
+  EXPECT_FALSE(backend.capturing()); // the capture ended
+  EXPECT_TRUE(backend.launches.empty());
+  backend.hasGraphs = false;
+  auto unsupported = l->captureRuns({args});
+  ASSERT_FALSE(bool(unsupported));
+  EXPECT_EQ(llvm::toString(unsupported.takeError()),
+            "recording backend: device graphs are not supported (the cuda backend has them)");
 }
 
 } // namespace

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fills a kernel cache with the sm_90a kernels of the layers moegen-bench-h200
+# times by default (bench/h200/Plan.cpp), for a GPU machine without the
+# compiler, and prints its size. The cache must come from the moegen build
+# whose build id the static moegen-bench-h200 has (tools/layer-check/build-static.sh
+# with MOEGEN_BIN checks it).
+#
+#   bench/h200/prefill.sh CACHE_DIR      # MOEGEN_BIN: the moegen to use (default build/bin/moegen)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=${1:?usage: prefill.sh CACHE_DIR}
+moegen=${MOEGEN_BIN:-$root/build/bin/moegen}
+specs=(examples/kimi_k3_tp8_a16w4.moe examples/kimi_k3_tp8_a4w4.moe examples/kimi_k3_tp8_a8w4.moe
+       bench/h200/deepseek_v3_tp8_e256_a16w4.moe bench/h200/deepseek_v3_tp8_e256_a4w4.moe)
+args=()
+for s in "${specs[@]}"; do
+  args+=(--spec "$root/$s")
+done
+"$moegen" cache prefill --target sm_90a "${args[@]}" --dir "$dir"
+du -sh "$dir"

@@ -1,0 +1,245 @@
+//===- H200BenchRunTest.cpp - moegen-bench-h200's runs without a GPU ------===//
+//
+// A token count of the small layer as the bench runs it, from a cache the
+// JIT filled in another process (moegen-test-prefill): on the emulator, the
+// check alone (it has no graphs), which must pass; over the stand-in libcuda
+// (it runs no kernel, its clock advances a set time per launch), the graph of
+// the rotated calls, its replays and their times. And the check of a part of
+// the tokens: a wrong row of a checked token fails, of another does not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "bench/h200/LayerBench.h"
+#include "bench/h200/RotatedInputs.h"
+#include "compiler/spec/DslParser.h"
+#include "runtime/api/Backends.h"
+#include "runtime/cuda/CudaBackend.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+using namespace moegen;
+using namespace moegen::bench;
+
+namespace {
+
+std::string smallSpecPath() {
+  const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/test/lit/Inputs/small.moe";
+}
+
+MoeSpec smallSpec() {
+  auto spec = loadMoeSpec(smallSpecPath(), {});
+  EXPECT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  return *spec;
+}
+
+/// A kernel cache the JIT filled for `chip`, removed at the end.
+struct PrefilledCache {
+  std::string path;
+  explicit PrefilledCache(const std::string &chip) {
+    llvm::SmallString<128> p;
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-h200-bench", p));
+    path = std::string(p);
+    std::string spec = smallSpecPath();
+    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, path, chip};
+    std::string err;
+    EXPECT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
+        << err;
+  }
+  ~PrefilledCache() { llvm::sys::fs::remove_directories(path); }
+  std::shared_ptr<runtime::KernelSource> kernels() const {
+    runtime::KernelSourceOptions o;
+    o.cacheDir = path;
+    return std::make_shared<runtime::KernelSource>(o);
+  }
+};
+
+std::unique_ptr<runtime::MoeLayer> makeLayer(const PrefilledCache &cache, runtime::Backend &b,
+                                             const std::string &chip) {
+  runtime::LayerOptions o;
+  o.target.chip = chip;
+  auto layer = runtime::MoeLayer::create(cache.kernels(), b, smallSpec(), o);
+  EXPECT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+  return layer ? std::move(*layer) : nullptr;
+}
+
+TEST(H200BenchRun, OnTheEmulatorTheCheckedCallPasses) {
+  PrefilledCache cache("gfx950");
+  auto emu = runtime::createBackend("emu");
+  ASSERT_TRUE(bool(emu));
+  auto weights = uploadWeights(smallSpec(), **emu);
+  ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+  auto layer = makeLayer(cache, **emu, "gfx950");
+  ASSERT_TRUE(layer);
+  BenchOptions o;
+  o.time = false;
+  for (auto [tokens, checkTokens, compared] :
+       {std::tuple{5, 0, 5}, std::tuple{40, 6, 6}, std::tuple{40, 0, 40}}) {
+    o.checkTokens = checkTokens;
+    auto row = benchTokens(*layer, **emu, **weights, tokens, o, runtime::EventPair{});
+    ASSERT_TRUE(bool(row)) << llvm::toString(row.takeError());
+    ASSERT_TRUE(row->check);
+    EXPECT_TRUE(row->check->passed()) << tokens << " tokens:\n" << row->check->table();
+    EXPECT_EQ(row->check->checkedTokens, compared);
+    EXPECT_EQ(row->sets, 8);
+    EXPECT_GT(row->expertsHit, 1.0);
+    EXPECT_TRUE(row->callMs.empty());
+    for (const StageCheck &s : row->check->stages)
+      if (s.stage == "layer")
+        EXPECT_EQ(s.result.compared, compared * smallSpec().problem.modelDim);
+  }
+  // With timing, the emulator's missing graphs are the row's error.
+  o.time = true;
+  auto timed = benchTokens(*layer, **emu, **weights, 5, o, runtime::EventPair{});
+  ASSERT_FALSE(bool(timed));
+  EXPECT_EQ(llvm::toString(timed.takeError()),
+            "emu backend: device graphs are not supported (the cuda backend has them)");
+}
+
+TEST(H200BenchRun, ACheckOfSomeTokensComparesTheirRowsOnly) {
+  PrefilledCache cache("gfx950");
+  auto emu = runtime::createBackend("emu");
+  ASSERT_TRUE(bool(emu));
+  runtime::Backend &b = **emu;
+  const MoeSpec spec = smallSpec();
+  const int64_t T = 9, K = spec.problem.modelDim;
+  auto weights = uploadWeights(spec, b);
+  ASSERT_TRUE(bool(weights));
+  auto layer = makeLayer(cache, b, "gfx950");
+  ASSERT_TRUE(layer);
+  RotatedInputs in = makeRotatedInputs(spec.problem, T, 0);
+  auto ws = layer->workspaceLayout(T);
+  ASSERT_TRUE(bool(ws));
+  DeviceArena arena(b);
+  runtime::LayerArgs args;
+  args.tokens = T;
+  args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
+  args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
+  args.hidden = llvm::cantFail(arena.upload(in.hidden));
+  args.w1 = (*weights)->w1Dev;
+  args.w1Scale = (*weights)->w1Scale;
+  args.w2 = (*weights)->w2Dev;
+  args.w2Scale = (*weights)->w2Scale;
+  args.output = llvm::cantFail(arena.alloc(T * K * 2));
+  args.workspace = llvm::cantFail(arena.alloc(ws->total));
+  args.workspaceBytes = ws->total;
+  ASSERT_FALSE(bool(layer->run(args)));
+  ASSERT_FALSE(bool(b.synchronize()));
+  // Token 8's output row overwritten.
+  std::vector<uint16_t> ones(K, 0x4700); // 32768.0
+  ASSERT_FALSE(bool(b.copyToDevice(args.output + 8 * K * 2, ones.data(), K * 2)));
+  auto d = layer->dispatch(T);
+  ASSERT_TRUE(bool(d));
+  auto check = [&](std::vector<int64_t> checked) -> std::string {
+    auto a1 = stage1Input(spec, in, checked.empty() ? spreadTokens(T, 0) : checked);
+    EXPECT_TRUE(bool(a1));
+    RunInputs run;
+    run.tokens = T;
+    run.topkIds = in.topkIds;
+    run.topkWeights = in.topkWeights;
+    run.checked = checked;
+    run.a1 = &*a1;
+    run.w1 = &(*weights)->w1;
+    run.w2 = &(*weights)->w2;
+    auto r = checkLayerRun(spec, b, *d->kernels, *ws, args, run);
+    if (!r)
+      return llvm::toString(r.takeError());
+    std::string failed;
+    for (const StageCheck &s : r->stages)
+      if (!s.result.passed)
+        failed += s.stage + " ";
+    return failed.empty() ? "PASS" : failed;
+  };
+  EXPECT_EQ(check({0, 4}), "PASS");
+  EXPECT_EQ(check({0, 8}), "stage2 layer ");
+  EXPECT_EQ(check({8}), "stage2 layer ");
+  EXPECT_EQ(check({}), "stage2 layer ");
+  EXPECT_EQ(check({4, 2}), "checkLayerRun: checked token 2 (#1) is not ascending in [0, 9)");
+}
+
+/// The stand-in libcuda, and the launch time its clock charges.
+struct FakeCuda {
+  explicit FakeCuda(const char *launchMs) {
+    ::setenv("MOEGEN_CUDA_LIB", MOEGEN_FAKE_CUDA, 1);
+    ::setenv("FAKE_CUDA_LAUNCH_MS", launchMs, 1);
+  }
+  ~FakeCuda() { ::unsetenv("FAKE_CUDA_LAUNCH_MS"); }
+  template <class F> F fn(const char *name) {
+    void *h = dlopen(MOEGEN_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+    return h ? reinterpret_cast<F>(dlsym(h, name)) : nullptr;
+  }
+};
+
+TEST(H200BenchRun, TheRotatedCallsAreOneGraphReplayedBetweenEvents) {
+  PrefilledCache cache("sm_90a");
+  FakeCuda fake("moe_stage1_=3,moe_=1");
+  auto cuda = runtime::createCudaBackend();
+  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  auto weights = uploadWeights(smallSpec(), **cuda);
+  ASSERT_TRUE(bool(weights));
+  auto layer = makeLayer(cache, **cuda, "sm_90a");
+  ASSERT_TRUE(layer);
+  auto events = runtime::createEventPair(**cuda);
+  ASSERT_TRUE(bool(events));
+  auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto graphLaunches = fake.fn<size_t (*)()>("fakeCudaGraphLaunches");
+  ASSERT_TRUE(launches && graphLaunches);
+  BenchOptions o;
+  o.warmupReplays = 1;
+  o.minReplays = 3;
+  o.maxReplays = 4;
+  o.targetMs = 1; // a replay of 8 calls takes 48 ms: the fewest replays
+  const size_t launchesBefore = launches(), graphsBefore = graphLaunches();
+  auto row = benchTokens(*layer, **cuda, **weights, 5, o, *events);
+  ASSERT_TRUE(bool(row)) << llvm::toString(row.takeError());
+  // The small layer at 5 tokens launches sort, quant_input, stage1 (3 ms),
+  // stage2: 6 ms a call; 8 sets in each replay.
+  EXPECT_EQ(row->sets, 8);
+  EXPECT_EQ(row->callMs, std::vector<float>(3, 6.0f));
+  EXPECT_EQ(row->medianUs(), 6000.0);
+  EXPECT_EQ(graphLaunches() - graphsBefore, 1u + 3u);
+  EXPECT_EQ(launches() - launchesBefore, 4u + (1 + 3) * 8 * 4u); // the checked call, the replays
+  // The stand-in runs no kernel: the check fails, and says so.
+  ASSERT_TRUE(row->check);
+  EXPECT_FALSE(row->check->passed());
+  EXPECT_FALSE(row->passed());
+
+  // Above 64 tokens, 2 sets; the replay count follows the target time.
+  o.check = false;
+  o.targetMs = 40; // a replay: 2 calls of 6 ms
+  o.maxReplays = 60;
+  auto big = benchTokens(*layer, **cuda, **weights, 100, o, *events);
+  ASSERT_TRUE(bool(big)) << llvm::toString(big.takeError());
+  EXPECT_EQ(big->sets, 2);
+  EXPECT_FALSE(big->check);
+  EXPECT_EQ(big->callMs.size(), 4u); // ceil(40 / 12)
+  EXPECT_TRUE(big->passed());
+}
+
+TEST(H200BenchRun, ALayerMissingFromTheCacheIsEveryRowsError) {
+  PrefilledCache cache("gfx950"); // nothing for sm_90a
+  FakeCuda fake("moe_=1");
+  auto cuda = runtime::createCudaBackend();
+  ASSERT_TRUE(bool(cuda));
+  auto weights = uploadWeights(smallSpec(), **cuda);
+  ASSERT_TRUE(bool(weights));
+  BenchOptions o;
+  o.tokens = {1, 16};
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  std::vector<BenchRow> rows = benchLayer(smallSpec(), cache.kernels(), **cuda, **weights, o, os);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const BenchRow &r : rows) {
+    EXPECT_NE(r.error.find("is not in the kernel cache"), std::string::npos) << r.error;
+    EXPECT_FALSE(r.passed());
+  }
+  EXPECT_NE(log.find("small, 16 tokens: error:"), std::string::npos) << log;
+}
+
+} // namespace
