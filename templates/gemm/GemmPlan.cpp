@@ -191,6 +191,8 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
     p.sm90 = planSm90Gemm(p, issues);
     p.ldsBytes = p.ldsAllocBytes = p.sm90.sharedBytes;
+    p.waves = p.sm90.warpsN * s.kWave;
+    p.threads = p.waves * target.waveSize;
     return p;
   }
 

@@ -61,7 +61,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     I = spec.problem.interDim;
     topk = spec.problem.topk;
     halves = stage1 ? 2 : 1;
-    groupThreads = p.nWaves * 32;
+    groupThreads = l.warpsN * 32;
   }
 
   Type f32() { return b.getF32Type(); }
@@ -694,7 +694,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     auto slot = [&](Value warp, int64_t i) {
       return a.add(a.mul(a.add(a.mul(warp, a.idx(l.accRegs)), a.idx(i)), a.idx(32)), lane32);
     };
-    Value warp = a.add(waveN, a.mul(waveK, a.idx(p.nWaves)));
+    Value warp = a.add(waveN, a.mul(waveK, a.idx(l.warpsN)));
     for (int64_t i = 0; i < l.accRegs; ++i)
       store(arith::BitcastOp::create(b, i32(), acc[i]), shared, slot(warp, i));
     gpu::BarrierOp::create(b);
@@ -703,7 +703,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       Value total;
       for (int64_t g = 0; g < s.kWave; ++g) {
         Value v = arith::BitcastOp::create(
-            b, f32(), load(shared, slot(a.add(waveN, a.idx(g * p.nWaves)), i)));
+            b, f32(), load(shared, slot(a.add(waveN, a.idx(g * l.warpsN)), i)));
         total = total ? arith::AddFOp::create(b, total, v) : v;
       }
       sum.push_back(total);
@@ -865,8 +865,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     quadRow = shr(lane, 2);
     quadCol = andI(lane, 3);
     Value warp = shr(tid, 5);
-    waveN = a.remu(warp, a.idx(p.nWaves));
-    waveK = a.divu(warp, a.idx(p.nWaves));
+    waveN = a.remu(warp, a.idx(l.warpsN));
+    waveK = a.divu(warp, a.idx(l.warpsN));
     gtid = a.add(a.mul(waveN, a.idx(32)), lane);
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);

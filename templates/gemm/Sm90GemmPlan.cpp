@@ -19,21 +19,30 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   Sm90GemmLayout l;
   bool stage1 = p.stage == StageId::Stage1;
   int64_t halves = stage1 ? 2 : 1;
-  if (p.nWaves > 0 && s.tileN % p.nWaves == 0)
-    l.nPerWarp = s.tileN / p.nWaves;
+  l.registerWeights = p.bFormat == DType::MXFP4;
+  // One warp per gfx950 wave; with register weights two, each taking half the
+  // wave's columns, where those stay whole MMA tiles (and whole 32-column MX
+  // blocks for a fused quantization): half the accumulators and weight
+  // registers per thread buy a deeper prefetch and twice the warps per SM.
+  l.warpsN = p.nWaves;
+  bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None;
+  if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0 &&
+      (!fusedQuant || s.tileN % (64 * p.nWaves) == 0))
+    l.warpsN = 2 * p.nWaves;
+  if (l.warpsN > 0 && s.tileN % l.warpsN == 0)
+    l.nPerWarp = s.tileN / l.warpsN;
   if (l.nPerWarp == 0 || l.nPerWarp % 8 != 0)
-    fail("tile_n", "tile_n=" + str(s.tileN) + " over " + str(p.nWaves) +
+    fail("tile_n", "tile_n=" + str(s.tileN) + " over " + str(l.warpsN) +
                        " warps is not a multiple of the mma.sync N=8 per warp on sm_90a");
   l.mTiles = s.tileM / 16;
   l.nTiles = l.nPerWarp / 8;
   l.accRegs = l.mTiles * l.nTiles * 4 * halves;
   if (l.accRegs > Sm90GemmLayout::kMaxAccRegs)
-    fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) + " gives each of " + str(p.nWaves) +
+    fail("tile", "tile " + str(s.tileM) + "x" + str(s.tileN) + " gives each of " + str(l.warpsN) +
                      " warps " + str(l.accRegs) + " f32 accumulators, over the " +
                      str(Sm90GemmLayout::kMaxAccRegs) +
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
-  l.registerWeights = p.bFormat == DType::MXFP4;
   if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).
@@ -62,7 +71,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     l.bRows = halves * s.tileN;
     l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
   }
-  int64_t warps = p.nWaves * s.kWave;
+  int64_t warps = l.warpsN * s.kWave;
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps
   // still read the previous one, one barrier per block instead of two.

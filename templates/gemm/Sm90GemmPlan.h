@@ -45,6 +45,7 @@ struct Sm90GemmLayout {
   /// they and the accumulators would exceed kMaxAccRegs.
   static constexpr int64_t kMaxPrefetch = 3;
 
+  int64_t warpsN = 0;         // warps splitting tile_n in a K-group
   int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
   int64_t mTiles = 0;         // 16-row MMA tiles per warp
   int64_t nTiles = 0;         // 8-column MMA tiles per warp and half

@@ -113,40 +113,54 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
     EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
     return p.sm90;
   };
-  // MXFP4 weights: no weight staging, K stepped 128 wide; stage 1 (one warp,
-  // 4 tiles x 2 halves of 16-byte quarters: 40 registers a step beside 64
-  // accumulators) loads one step ahead, stage 2 (32 accumulators) three.
+  // MXFP4 weights: no weight staging, K stepped 128 wide, two warps per
+  // gfx950 wave. Stage 1 (tile_n 32: 16 columns per warp, 2 tiles x 2 halves
+  // of 16-byte quarters, 20 registers a step beside 32 accumulators) could
+  // load 3 steps ahead but K = 256 has 2.
   MoeSpec spec = small();
   Sm90GemmLayout s1 = plan(spec, StageId::Stage1);
   EXPECT_TRUE(s1.registerWeights);
+  EXPECT_EQ(s1.warpsN, 2);
+  EXPECT_EQ(s1.nPerWarp, 16);
   EXPECT_EQ(s1.superK, 128);
-  EXPECT_EQ(s1.accRegs, 64);
-  EXPECT_EQ(s1.prefetch, 1);
+  EXPECT_EQ(s1.accRegs, 32);
+  EXPECT_EQ(s1.prefetch, 2);
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
   EXPECT_EQ(s1.buffers, 2);
   Sm90GemmLayout s2 = plan(spec, StageId::Stage2);
+  EXPECT_EQ(s2.warpsN, 8);
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
-  // A K-group range that is not a multiple of 128 steps 64 (or 32) wide:
-  // bf16 activations allow tile_k = 64 and 32.
+  // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
+  // wide: bf16 activations allow tile_k = 64 and 32.
   MoeSpec odd = small();
   odd.formats.activation = DType::BF16;
   odd.stage1.fusedQuant = FusedQuant::None;
   odd.problem.modelDim = 320;
-  odd.problem.interDim = 96;
+  odd.problem.interDim = 192;
   odd.stage1.tileK = 64;
   odd.stage2.tileN = 64;
   odd.stage2.tileK = 32;
+  odd.stage2.kWave = 2; // 96 of K per group
   EXPECT_EQ(plan(odd, StageId::Stage1).superK, 64);
   Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
   EXPECT_EQ(odd2.superK, 32);
   EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
-  // bf16 weights are staged with A: 80-byte rows, 32-wide blocks.
+  // A fused MX quantization keeps 32-column blocks per warp: one warp.
+  MoeSpec fused = small();
+  fused.stage1.fusedQuant = FusedQuant::FP4;
+  Sm90GemmLayout f1 = plan(fused, StageId::Stage1);
+  EXPECT_EQ(f1.warpsN, 1);
+  EXPECT_EQ(f1.accRegs, 64);
+  EXPECT_EQ(f1.prefetch, 1); // 40 registers a step beside 64 accumulators
+  // bf16 weights are staged with A: 80-byte rows, 32-wide blocks, one warp
+  // per wave.
   MoeSpec w16 = odd;
   w16.formats.weight = DType::BF16;
   Sm90GemmLayout staged = plan(w16, StageId::Stage1);
   EXPECT_FALSE(staged.registerWeights);
+  EXPECT_EQ(staged.warpsN, 1);
   EXPECT_EQ(staged.bRows, 64);
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
