@@ -803,11 +803,20 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                    [&] { vstore(packed, out, a.add(a.mul(pair, a.idx(width)), col), 4); });
             continue;
           }
-          // The top-k sum: both columns of the lane in one packed bf16x2 atomic.
+          // The top-k sum: both columns of the lane in one packed bf16x2
+          // reduction (sm_90's native red.add.bf16x2, round to nearest even:
+          // what the compare-and-swap loop LLVM expands atomicrmw fadd <2 x
+          // bfloat> into computes, without its retries under contention).
           ifThen(row.valid, [&] {
             Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
-            LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::fadd, ptr, packed,
-                                      LLVM::AtomicOrdering::monotonic, "device", 4);
+            Value bits = vector::ExtractOp::create(
+                b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), packed),
+                ArrayRef<int64_t>{0});
+            LLVM::InlineAsmOp::create(b, Type(), ValueRange{ptr, bits},
+                                      "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r",
+                                      /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                      LLVM::tailcallkind::TailCallKind::None,
+                                      LLVM::AsmDialectAttr(), ArrayAttr());
           });
         }
       }
@@ -899,6 +908,11 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), shared);
   func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(16));
+  // Registers for the planned workgroups per SM (ptxas would otherwise take
+  // up to 255 a thread and leave the SM a few warps).
+  if (plan.sm90.registerWeights)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(static_cast<int32_t>(plan.sm90.minBlocksPerSM)));
   Sm90GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }

@@ -42,8 +42,14 @@ struct Sm90GemmLayout {
   /// would spill.
   static constexpr int64_t kMaxAccRegs = 128;
   /// Steps of weight bytes in flight at most (register weights); fewer where
-  /// they and the accumulators would exceed kMaxAccRegs.
+  /// they and the accumulators would exceed the register budget.
   static constexpr int64_t kMaxPrefetch = 3;
+  /// Register weights: the warps per SM the kernel asks registers for (its
+  /// minimum resident workgroups, `.minnctapersm`), and the registers a
+  /// thread needs beside its accumulators and weights in flight (addresses,
+  /// A fragments, decoding temporaries).
+  static constexpr int64_t kTargetWarpsPerSM = 16;
+  static constexpr int64_t kOtherRegs = 56;
 
   int64_t warpsN = 0;         // warps splitting tile_n in a K-group
   int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
@@ -54,6 +60,7 @@ struct Sm90GemmLayout {
   bool registerWeights = false;
   int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
   int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
+  int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
   int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)

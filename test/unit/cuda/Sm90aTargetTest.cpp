@@ -125,11 +125,13 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.superK, 128);
   EXPECT_EQ(s1.accRegs, 32);
   EXPECT_EQ(s1.prefetch, 2);
+  EXPECT_EQ(s1.minBlocksPerSM, 4); // the persistent grid's 4 per SM hold 8 warps
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
   EXPECT_EQ(s1.buffers, 2);
   Sm90GemmLayout s2 = plan(spec, StageId::Stage2);
   EXPECT_EQ(s2.warpsN, 8);
+  EXPECT_EQ(s2.minBlocksPerSM, 2); // 16 warps per SM
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
