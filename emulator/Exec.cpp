@@ -463,9 +463,12 @@ LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
   C.W = &W;
   C.Lane = L;
   C.F = frame(W, L);
-  unsigned T = W.Index * 64 + L;
-  C.Tid = {T % Cfg.Block.X, (T / Cfg.Block.X) % Cfg.Block.Y, T / (Cfg.Block.X * Cfg.Block.Y)};
   return C;
+}
+
+uint32_t Runner::workItemId(const LaneCtx &C, unsigned Dim) const {
+  const uint32_t T = C.W->Index * 64 + C.Lane, X = Cfg.Block.X, Y = Cfg.Block.Y;
+  return Dim == 0 ? T % X : Dim == 1 ? (T / X) % Y : T / (X * Y);
 }
 
 /// Runs the wave's paths until it finishes or waits at a barrier. A barrier

@@ -10,7 +10,7 @@
 namespace moegen::emu {
 
 bool ctxWorkitemId(const Inst &I, LaneCtx &C) {
-  wr<uint32_t>(C.F, I.Dst, C.Tid[I.Pred]);
+  wr<uint32_t>(C.F, I.Dst, C.R->workItemId(C, I.Pred));
   return true;
 }
 
@@ -38,7 +38,7 @@ bool ctxOckl(const Inst &I, LaneCtx &C) {
   const Dim3 &B = C.R->Cfg.Block, &G = C.R->Cfg.Grid;
   uint64_t BlockD = Dim == 0 ? B.X : Dim == 1 ? B.Y : Dim == 2 ? B.Z : 1;
   uint64_t GridD = Dim == 0 ? G.X : Dim == 1 ? G.Y : Dim == 2 ? G.Z : 1;
-  uint64_t Wg = Dim < 3 ? C.WG->Id[Dim] : 0, Tid = Dim < 3 ? C.Tid[Dim] : 0;
+  uint64_t Wg = Dim < 3 ? C.WG->Id[Dim] : 0, Tid = Dim < 3 ? C.R->workItemId(C, Dim) : 0;
   uint64_t R = 0;
   switch (I.Sub) {
   case OK_LocalSize:

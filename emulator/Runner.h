@@ -54,6 +54,9 @@ struct Runner {
                  uint64_t &Base, BufferRange &Range);
 
   LaneCtx laneCtx(Workgroup &WG, Wave &W, unsigned Lane);
+  /// The work-item id of a lane in dimension Dim (0..2), computed on demand:
+  /// few instructions need it, and the divisions are not free.
+  uint32_t workItemId(const LaneCtx &C, unsigned Dim) const;
   uint8_t *frame(const Wave &W, unsigned Lane) const {
     return const_cast<uint8_t *>(W.Frames.data()) + size_t(Lane) * P.FrameBytes;
   }
