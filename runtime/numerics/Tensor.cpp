@@ -197,8 +197,12 @@ std::vector<double> decodeF64(const HostTensor &t) {
 
 std::vector<float> decodeRows(const HostTensor &t, int64_t row0, int64_t count) {
   std::vector<float> out(count * t.cols());
-  decodeInto(t, row0 * t.cols(), count * t.cols(), out.data());
+  decodeRowsInto(t, row0, count, out.data());
   return out;
+}
+
+void decodeRowsInto(const HostTensor &t, int64_t row0, int64_t count, float *out) {
+  decodeInto(t, row0 * t.cols(), count * t.cols(), out);
 }
 
 HostTensor makeF32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {
