@@ -198,9 +198,9 @@ bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32
   if (!H)
     return false;
   if (Write)
-    std::memcpy(H, Data, Bytes);
+    moveBytes(H, Data, Bytes);
   else
-    std::memcpy(Data, H, Bytes);
+    moveBytes(Data, H, Bytes);
   return true;
 }
 
@@ -326,8 +326,22 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       FOR_LANES(wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A))))
       ++Pc;
       continue;
+    case Kind::ZExtI8I32:
+      FOR_LANES(wr<uint32_t>(F, I.Dst, F[I.A]))
+      ++Pc;
+      continue;
+    case Kind::Concat: {
+      const size_t Half = size_t(I.Aux) * I.D;
+      FOR_LANES({
+        moveBytes(F + I.Dst, F + I.A, Half);
+        moveBytes(F + I.Dst + Half, F + I.B, Half);
+      })
+      ++Pc;
+      continue;
+    }
     case Kind::GepP64:
-    case Kind::GepP32: {
+    case Kind::GepP32:
+    case Kind::GepPBuf: {
       // opGep for its common forms (fastKind): the same offset arithmetic.
       const uint32_t *T = I.Tab;
       const uint64_t Off = uint64_t(T[0]) | (uint64_t(T[1]) << 32);
@@ -342,8 +356,14 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       };
       if (I.K == Kind::GepP64)
         FOR_LANES(wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A) + Off + index(F)))
-      else
+      else if (I.K == Kind::GepP32)
         FOR_LANES(wr<uint32_t>(F, I.Dst, uint32_t(rd<uint32_t>(F, I.A) + Off + index(F))))
+      else
+        FOR_LANES({
+          const uint32_t Offset = uint32_t(rd<uint32_t>(F, I.A + 16) + Off + index(F));
+          moveFixed<16>(F + I.Dst, F + I.A);
+          wr<uint32_t>(F, I.Dst + 16, Offset);
+        })
       ++Pc;
       continue;
     }

@@ -184,7 +184,8 @@ Error CallDecoder::cvt(const ScaledCvt &E) {
     return Err;
   In.Aux = uint32_t(Sel);
   In.Sub = E.Op;
-  return pure(opCvt);
+  const bool FromFp4 = E.Op == CV_PkF32Fp4 || E.Op == CV_PkF16Fp4 || E.Op == CV_PkBf16Fp4;
+  return pure(FromFp4 ? opCvtFromFp4 : opCvt);
 }
 
 Error CallDecoder::cvtUnscaled(int Sub) {

@@ -186,6 +186,33 @@ static void widenFp4(uint8_t *Dst, unsigned Ty, uint8_t Code, bool Ok, int Exp) 
   writeFp(Dst, K, Ok ? mxValues(MxFormat::E2M1)[Code] * pow2(Exp) : NAN);
 }
 
+void opCvtFromFp4(const Inst &I, uint8_t *F) {
+  uint8_t Byte = uint8_t(rd<uint32_t>(F, I.A) >> (8 * I.Aux));
+  int Exp;
+  bool Ok = scaleFactor(rd<float>(F, I.B), Exp);
+  unsigned Ty = I.Sub == CV_PkF32Fp4 ? 0 : I.Sub == CV_PkF16Fp4 ? 1 : 2;
+  // The hot case of a16w4 dequantization: every nonzero e2m1 magnitude
+  // (0.5 .. 6, two binades either side of 1) stays a normal number of Ty
+  // after the scale, so the exponent fields just move by Exp.
+  const int Room = Ty == 1 ? 13 : 125;
+  if (Ok && Exp >= -Room && Exp <= Room) {
+    const Fp4Bits &T = fp4Bits();
+    uint32_t Step = uint32_t(Exp) << T.ManBits[Ty];
+    unsigned Lo = Byte & 0xF, Hi = Byte >> 4;
+    uint32_t BL = T.Bits[Ty][Lo] + ((Lo & 7) ? Step : 0);
+    uint32_t BH = T.Bits[Ty][Hi] + ((Hi & 7) ? Step : 0);
+    if (Ty == 0) {
+      wr<uint32_t>(F, I.Dst, BL);
+      wr<uint32_t>(F, I.Dst + 4, BH);
+    } else {
+      wr<uint32_t>(F, I.Dst, (BL & 0xFFFF) | (BH << 16));
+    }
+    return;
+  }
+  widenFp4(F + I.Dst, Ty, Byte & 0xF, Ok, Exp);
+  widenFp4(F + I.Dst + (Ty == 0 ? 4 : 2), Ty, Byte >> 4, Ok, Exp);
+}
+
 void opCvt(const Inst &I, uint8_t *F) {
   unsigned Sel = I.Aux;
   switch (I.Sub) {
@@ -211,33 +238,9 @@ void opCvt(const Inst &I, uint8_t *F) {
   }
   case CV_PkF32Fp4:
   case CV_PkF16Fp4:
-  case CV_PkBf16Fp4: {
-    uint8_t Byte = uint8_t(rd<uint32_t>(F, I.A) >> (8 * Sel));
-    int Exp;
-    bool Ok = scaleFactor(rd<float>(F, I.B), Exp);
-    unsigned Ty = I.Sub == CV_PkF32Fp4 ? 0 : I.Sub == CV_PkF16Fp4 ? 1 : 2;
-    // The hot case of a16w4 dequantization: every nonzero e2m1 magnitude
-    // (0.5 .. 6, two binades either side of 1) stays a normal number of Ty
-    // after the scale, so the exponent fields just move by Exp.
-    const int Room = Ty == 1 ? 13 : 125;
-    if (Ok && Exp >= -Room && Exp <= Room) {
-      const Fp4Bits &T = fp4Bits();
-      uint32_t Step = uint32_t(Exp) << T.ManBits[Ty];
-      unsigned Lo = Byte & 0xF, Hi = Byte >> 4;
-      uint32_t BL = T.Bits[Ty][Lo] + ((Lo & 7) ? Step : 0);
-      uint32_t BH = T.Bits[Ty][Hi] + ((Hi & 7) ? Step : 0);
-      if (Ty == 0) {
-        wr<uint32_t>(F, I.Dst, BL);
-        wr<uint32_t>(F, I.Dst + 4, BH);
-      } else {
-        wr<uint32_t>(F, I.Dst, (BL & 0xFFFF) | (BH << 16));
-      }
-      return;
-    }
-    widenFp4(F + I.Dst, Ty, Byte & 0xF, Ok, Exp);
-    widenFp4(F + I.Dst + (Ty == 0 ? 4 : 2), Ty, Byte >> 4, Ok, Exp);
+  case CV_PkBf16Fp4:
+    opCvtFromFp4(I, F);
     return;
-  }
   case CV_PkFp8F32:
   case CV_PkBf8F32:
   case CV_PkFp8Bf16:

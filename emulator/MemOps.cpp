@@ -51,7 +51,7 @@ bool ctxLoad(const Inst &I, LaneCtx &C) {
   if (I.Tab)
     unpack(I.Tab, H, F + I.Dst);
   else
-    std::memcpy(F + I.Dst, H, I.Aux2);
+    moveBytes(F + I.Dst, H, I.Aux2);
   return true;
 }
 
@@ -66,13 +66,13 @@ bool ctxStore(const Inst &I, LaneCtx &C) {
     Src = Tmp;
   }
   if (I.Pred == ASBuf) {
-    std::memcpy(Tmp, Src, I.Aux);
+    moveBytes(Tmp, Src, I.Aux);
     return C.R->bufferAccess(C, I, F + I.A, rd<uint32_t>(F, I.A + 16), I.Aux, Tmp, true);
   }
   uint8_t *H = C.R->resolve(C, I, I.Pred, I.A, I.Aux, true);
   if (!H)
     return false;
-  std::memcpy(H, Src, I.Aux);
+  moveBytes(H, Src, I.Aux);
   return true;
 }
 

@@ -36,7 +36,17 @@ namespace moegen::emu {
 #endif
 #define MOEGEN_EMU_INLINE __attribute__((always_inline)) inline
 
-static unsigned accRow(unsigned M, unsigned L, unsigned R) {
+/// The wave's lane frames with the base pointer read once: stores through
+/// frame bytes could otherwise alias it and force a reload per lane.
+struct LaneFrames {
+  uint8_t *Base;
+  size_t Stride;
+  explicit LaneFrames(const WaveCtx &W) : Base(W.frame(0)), Stride(W.R->P.FrameBytes) {}
+  uint8_t *operator()(unsigned L) const { return Base + L * Stride; }
+};
+
+template <unsigned M> static unsigned accRow(unsigned L, unsigned R) {
+  static_assert(M == 16 || M == 32, "MFMA tiles are 16x16 or 32x32");
   return M == 16 ? 4 * (L / 16) + R : 8 * (R / 4) + 4 * (L / 32) + (R % 4);
 }
 
@@ -47,18 +57,22 @@ static bool requireFullWave(const Inst &I, WaveCtx &W) {
   return W.R->fail(I, W.WG, W.W, -1, "MFMA executed by a partially active wave");
 }
 
-static void readAcc(WaveCtx &W, const Inst &I, unsigned M, double *Acc) {
-  unsigned Regs = M * M / 64;
-  for (unsigned L = 0; L < 64; ++L)
+template <unsigned M> static void readAcc(const LaneFrames &Fr, uint32_t Slot, double *Acc) {
+  constexpr unsigned Regs = M * M / 64;
+  for (unsigned L = 0; L < 64; ++L) {
+    const uint8_t *F = Fr(L) + Slot;
     for (unsigned R = 0; R < Regs; ++R)
-      Acc[accRow(M, L, R) * M + L % M] = rd<float>(W.frame(L), I.C + 4 * R);
+      Acc[accRow<M>(L, R) * M + L % M] = rd<float>(F, 4 * R);
+  }
 }
 
-static void writeAcc(WaveCtx &W, const Inst &I, unsigned M, const double *Acc) {
-  unsigned Regs = M * M / 64;
-  for (unsigned L = 0; L < 64; ++L)
+template <unsigned M> static void writeAcc(const LaneFrames &Fr, uint32_t Slot, const double *Acc) {
+  constexpr unsigned Regs = M * M / 64;
+  for (unsigned L = 0; L < 64; ++L) {
+    uint8_t *F = Fr(L) + Slot;
     for (unsigned R = 0; R < Regs; ++R)
-      wr<float>(W.frame(L), I.Dst + 4 * R, float(Acc[accRow(M, L, R) * M + L % M]));
+      wr<float>(F, 4 * R, float(Acc[accRow<M>(L, R) * M + L % M]));
+  }
 }
 
 /// Sum of products in f64 with four independent partial sums. The products
@@ -93,12 +107,10 @@ MOEGEN_EMU_INLINE static void rowTimesMatrix(const double *ARow, const double *B
     AccRow[Col] += (S[0][Col] + S[1][Col]) + (S[2][Col] + S[3][Col]);
 }
 
-/// The 16-bit operands of a lane as doubles (exact).
-static void readHalves(const uint8_t *P, unsigned N, bool Bf16, double *Out) {
-  for (unsigned X = 0; X < N; ++X) {
-    uint16_t H = rd<uint16_t>(P, 2 * X);
-    Out[X] = Bf16 ? bf16ToFloat(H) : halfToFloat(H);
-  }
+/// A 16-bit operand element as a double (exact).
+template <bool Bf16> static double halfAt(const uint8_t *P, unsigned X) {
+  uint16_t H = rd<uint16_t>(P, 2 * X);
+  return Bf16 ? bf16ToFloat(H) : halfToFloat(H);
 }
 
 MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const double *A,
@@ -110,23 +122,33 @@ MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const
       rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
 }
 
+/// The bf16/f16 MFMA with M x M tiles: operands gathered from the lanes
+/// (A by row, B by column into [k][column]), the products summed in f64.
+template <unsigned M, bool Bf16> static void mfmaHalves(const Inst &I, const LaneFrames &Fr) {
+  const unsigned K = I.Aux2, E = K * M / 64;
+  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+  for (unsigned L = 0; L < 64; ++L) {
+    const unsigned Idx = L % M, K0 = E * (L / M);
+    const uint8_t *FA = Fr(L) + I.A, *FB = Fr(L) + I.B;
+    for (unsigned X = 0; X < E; ++X) {
+      A[Idx * K + K0 + X] = halfAt<Bf16>(FA, X);
+      Bk[(K0 + X) * M + Idx] = halfAt<Bf16>(FB, X);
+    }
+  }
+  readAcc<M>(Fr, I.C, Acc);
+  matrixProduct(M, K, A, Bk, Acc);
+  writeAcc<M>(Fr, I.Dst, Acc);
+}
+
 bool waveMfma(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
-  unsigned M = I.Aux, K = I.Aux2, E = K * M / 64;
-  bool Bf16 = I.Pred == 0;
-  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
-  double Tmp[16];
-  for (unsigned L = 0; L < 64; ++L) {
-    unsigned Idx = L % M, K0 = E * (L / M);
-    readHalves(W.frame(L) + I.A, E, Bf16, &A[Idx * K + K0]);
-    readHalves(W.frame(L) + I.B, E, Bf16, Tmp); // B[k][column Idx]
-    for (unsigned X = 0; X < E; ++X)
-      Bk[(K0 + X) * M + Idx] = Tmp[X];
-  }
-  readAcc(W, I, M, Acc);
-  matrixProduct(M, K, A, Bk, Acc);
-  writeAcc(W, I, M, Acc);
+  const LaneFrames Fr(W);
+  const bool Bf16 = I.Pred == 0;
+  if (I.Aux == 16)
+    Bf16 ? mfmaHalves<16, true>(I, Fr) : mfmaHalves<16, false>(I, Fr);
+  else
+    Bf16 ? mfmaHalves<32, true>(I, Fr) : mfmaHalves<32, false>(I, Fr);
   return true;
 }
 
@@ -267,7 +289,8 @@ bool waveMfmaScale(const Inst &I, WaveCtx &W) {
   static thread_local double Acc[32 * 32];
   loadMxCodes(W, I.A, FA, M, CA);
   loadMxCodes(W, I.B, FB, M, CB); // B is stored [column][k]
-  readAcc(W, I, M, Acc);
+  const LaneFrames Fr(W);
+  M == 16 ? readAcc<16>(Fr, I.C, Acc) : readAcc<32>(Fr, I.C, Acc);
   unsigned N = M * K;
   bool AllFinite = true;
   if (!TA.AllFinite || !TB.AllFinite)
@@ -300,7 +323,7 @@ bool waveMfmaScale(const Inst &I, WaveCtx &W) {
     Run(
         A, B, [](const MxTable &T, uint8_t C) { return T.Value[C]; }, 0);
   }
-  writeAcc(W, I, M, Acc);
+  M == 16 ? writeAcc<16>(Fr, I.Dst, Acc) : writeAcc<32>(Fr, I.Dst, Acc);
   return true;
 }
 
