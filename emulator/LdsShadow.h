@@ -8,6 +8,13 @@
 // plus the epoch. A new workgroup moves the base past every stamp given so
 // far, so older stamps read as "never" without clearing the shadow.
 //
+// The history is per byte, but kernels move LDS data in aligned 16-byte
+// pieces: a 16-byte granule whose bytes share one history keeps it once, and
+// an access of the whole granule checks and updates that one record. A
+// partial access splits the granule into its bytes; a later whole write or
+// read that leaves them alike merges them again. The reports are the
+// per-byte rule's either way.
+//
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_EMULATOR_LDSSHADOW_H
 #define MOEGEN_EMULATOR_LDSSHADOW_H
@@ -34,7 +41,7 @@ public:
   /// Starts a new workgroup (epochs count from 1 again): O(1) unless the
   /// size changes or the stamps run out.
   void reset(uint32_t Bytes) {
-    if (WStamp.size() != Bytes || Top > StampLimit)
+    if (ByteCells.size() != Bytes || Top > StampLimit)
       clear(Bytes);
     Base = Top;
   }
@@ -44,9 +51,20 @@ public:
   void markAtomic(uint32_t Off, uint32_t N, uint16_t Wave);
 
 private:
+  static constexpr uint32_t Granule = 16;
   /// Stamps stay below 2^31 between workgroups, so that one workgroup's
   /// epochs can never wrap them.
   static constexpr uint32_t StampLimit = 0x7FFFFFFFu;
+
+  /// The history of a byte (or of every byte of a uniform granule).
+  struct Cell {
+    uint32_t WStamp = 0, RStamp = 0; // <= Base: not in this workgroup
+    uint16_t WWave = 0, RWave = 0;   // RWave: ManyReaders when several waves read
+    bool operator==(const Cell &O) const {
+      return WStamp == O.WStamp && RStamp == O.RStamp && WWave == O.WWave && RWave == O.RWave;
+    }
+  };
+
   uint32_t stamp(uint32_t Epoch) {
     if (Epoch > ~0u - Base)
       rebase();
@@ -54,18 +72,20 @@ private:
     Top = S > Top ? S : Top;
     return S;
   }
-  bool written(uint32_t Off) const { return WStamp[Off] > Base; }
   void clear(uint32_t Bytes);
   /// Restarts the stamps at 0, keeping this workgroup's history.
   void rebase();
-  Result readSlow(uint32_t Off, uint32_t N, uint16_t Wave, uint32_t S, bool CheckInit);
+  /// Calls Visit(Cell, first byte) for the pieces of [Off, Off + N) in byte
+  /// order: a whole uniform granule once, other bytes one by one.
+  template <class VisitFn> void forCells(uint32_t Off, uint32_t N, VisitFn Visit);
+  void readCell(Cell &C, uint32_t At, uint16_t Wave, uint32_t S, bool CheckInit, Result &R) const;
+  void writeCell(Cell &C, uint32_t At, uint16_t Wave, uint32_t S, Result &R) const;
 
-  // Per byte: the stamp and wave of the last write and of the last read(s)
-  // (ManyReaders when several waves read in that epoch).
-  std::vector<uint32_t> WStamp, RStamp;
-  std::vector<uint16_t> WWave, RWave;
-  uint32_t Base = 0; // stamps <= Base belong to earlier workgroups (or none)
-  uint32_t Top = 0;  // the largest stamp given
+  std::vector<Cell> GranuleCells; // valid where Uniform
+  std::vector<uint8_t> Uniform;
+  std::vector<Cell> ByteCells; // valid in granules that are not uniform
+  uint32_t Base = 0;           // stamps <= Base belong to earlier workgroups (or none)
+  uint32_t Top = 0;            // the largest stamp given
 };
 
 } // namespace moegen::emu

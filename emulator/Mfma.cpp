@@ -17,6 +17,8 @@
 #include "emulator/Ops.h"
 #include "emulator/Runner.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -122,21 +124,50 @@ MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const
       rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
 }
 
-/// The bf16/f16 MFMA with M x M tiles: operands gathered from the lanes
-/// (A by row, B by column into [k][column]), the products summed in f64.
-template <unsigned M, bool Bf16> static void mfmaHalves(const Inst &I, const LaneFrames &Fr) {
-  const unsigned K = I.Aux2, E = K * M / 64;
-  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+/// The M x K A operand by row and the K x M B operand as [k][column], as
+/// doubles (exact), from the lanes' 16-bit elements. K constant: the
+/// conversions of a lane's elements vectorize.
+template <unsigned M, unsigned K, bool Bf16>
+MOEGEN_EMU_INLINE static void gatherHalves(const LaneFrames &Fr, uint32_t SlotA, uint32_t SlotB,
+                                           double *A, double *Bk) {
+  constexpr unsigned E = K * M / 64;
+  double Bt[M * K]; // B by column
   for (unsigned L = 0; L < 64; ++L) {
     const unsigned Idx = L % M, K0 = E * (L / M);
-    const uint8_t *FA = Fr(L) + I.A, *FB = Fr(L) + I.B;
+    const uint8_t *FA = Fr(L) + SlotA, *FB = Fr(L) + SlotB;
     for (unsigned X = 0; X < E; ++X) {
       A[Idx * K + K0 + X] = halfAt<Bf16>(FA, X);
-      Bk[(K0 + X) * M + Idx] = halfAt<Bf16>(FB, X);
+      Bt[Idx * K + K0 + X] = halfAt<Bf16>(FB, X);
     }
   }
+  for (unsigned Kk = 0; Kk < K; ++Kk)
+    for (unsigned Col = 0; Col < M; ++Col)
+      Bk[Kk * M + Col] = Bt[Col * K + Kk];
+}
+
+/// gatherHalves for the shapes of the bf16/f16 MFMAs the emulator decodes.
+MOEGEN_EMU_VECTOR_CLONES static void gatherOperands(const LaneFrames &Fr, const Inst &I, double *A,
+                                                    double *Bk) {
+  const bool Bf16 = I.Pred == 0;
+#define SHAPE(M, K)                                                                                \
+  if (I.Aux == M && I.Aux2 == K)                                                                   \
+    return Bf16 ? gatherHalves<M, K, true>(Fr, I.A, I.B, A, Bk)                                    \
+                : gatherHalves<M, K, false>(Fr, I.A, I.B, A, Bk);
+  SHAPE(16, 32)
+  SHAPE(32, 16)
+  SHAPE(16, 16)
+  SHAPE(32, 8)
+#undef SHAPE
+  llvm_unreachable("an MFMA shape the decoder's table (IntrinsicTables.cpp) does not list");
+}
+
+/// The bf16/f16 MFMA with M x M tiles: operands gathered from the lanes,
+/// the products summed in f64.
+template <unsigned M> static void mfmaHalves(const Inst &I, const LaneFrames &Fr) {
+  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+  gatherOperands(Fr, I, A, Bk);
   readAcc<M>(Fr, I.C, Acc);
-  matrixProduct(M, K, A, Bk, Acc);
+  matrixProduct(M, I.Aux2, A, Bk, Acc);
   writeAcc<M>(Fr, I.Dst, Acc);
 }
 
@@ -144,11 +175,10 @@ bool waveMfma(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
   const LaneFrames Fr(W);
-  const bool Bf16 = I.Pred == 0;
   if (I.Aux == 16)
-    Bf16 ? mfmaHalves<16, true>(I, Fr) : mfmaHalves<16, false>(I, Fr);
+    mfmaHalves<16>(I, Fr);
   else
-    Bf16 ? mfmaHalves<32, true>(I, Fr) : mfmaHalves<32, false>(I, Fr);
+    mfmaHalves<32>(I, Fr);
   return true;
 }
 

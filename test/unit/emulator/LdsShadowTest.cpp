@@ -1,9 +1,9 @@
 //===- LdsShadowTest.cpp - The LDS race shadow against a per-byte model ---===//
 //
-// LdsShadow tests whole accesses at once and keeps stamps across workgroups;
-// this model keeps the rule in its plainest form (a cell per byte, cleared
-// per workgroup, visited byte by byte) and both must report the same thing
-// for random access sequences.
+// LdsShadow keeps one history per uniform 16-byte piece and stamps across
+// workgroups; this model keeps the rule in its plainest form (a cell per
+// byte, cleared per workgroup, visited byte by byte) and both must report the
+// same thing for random access sequences.
 //
 //===----------------------------------------------------------------------===//
 #include "emulator/LdsShadow.h"
@@ -102,16 +102,19 @@ void expectSame(const LdsShadow::Result &Got, const LdsShadow::Result &Want,
 
 } // namespace
 
-// Random reads, writes and atomics of 1..32 bytes by 4 waves over a small
-// LDS, with barriers (epochs) and new workgroups in between: issues are
-// frequent, and the shadow must find the same first one as the model.
+// Random reads, writes and atomics by 4 waves over a small LDS, half of them
+// whole aligned 16-byte pieces (the shadow's fast path), the others of 1..32
+// bytes anywhere (splitting those pieces), with barriers (epochs) and new
+// workgroups in between; an LDS size that is not a multiple of 16 too.
+// Issues are frequent, and the shadow must find the same first one as the
+// model.
 TEST(LdsShadow, MatchesPerByteModel) {
   std::mt19937 Gen(12345);
-  const uint32_t Bytes = 96;
   LdsShadow Shadow;
   ByteModel Model;
   int Issues = 0, Cross = 0;
-  for (int Group = 0; Group < 40; ++Group) {
+  for (int Group = 0; Group < 60; ++Group) {
+    const uint32_t Bytes = Group < 40 ? 96 : 100;
     Shadow.reset(Bytes);
     Model.reset(Bytes);
     uint32_t Epoch = 1;
@@ -121,7 +124,14 @@ TEST(LdsShadow, MatchesPerByteModel) {
         ++Epoch;
         continue;
       }
-      const uint32_t N = 1 + Gen() % 32, Off = Gen() % (Bytes - N + 1);
+      uint32_t N, Off;
+      if (Gen() % 2) {
+        N = 16 * (1 + Gen() % 2);
+        Off = 16 * (Gen() % ((Bytes - N) / 16 + 1));
+      } else {
+        N = 1 + Gen() % 32;
+        Off = Gen() % (Bytes - N + 1);
+      }
       const uint16_t Wave = uint16_t(Gen() % 4);
       const std::string Where = "group " + std::to_string(Group) + " step " + std::to_string(Step);
       if (Op == 1) {
