@@ -82,26 +82,51 @@ struct ZigguratDraw {
 /// What follows a draw outside the rectangle under the next layer (about
 /// one draw in 80): the base layer's tail, or the wedge test under the
 /// density and, when rejected, fresh draws.
-[[gnu::noinline]] float zigguratRest(Rng &rng, const Ziggurat &z, ZigguratDraw d) {
+[[gnu::noinline]] float zigguratRest(Rng &rng, const Ziggurat &z, int layer, int32_t u,
+                                     double v) {
   for (;;) {
-    if (d.layer == 0)
-      return static_cast<float>(d.u < 0 ? -zigguratTail(rng) : zigguratTail(rng));
-    const double y = z.f[d.layer] + rng.uniform() * (z.f[d.layer + 1] - z.f[d.layer]);
-    if (y < std::exp(-0.5 * d.v * d.v))
-      return static_cast<float>(d.v);
-    d = ZigguratDraw(rng.next(), z);
+    if (layer == 0)
+      return static_cast<float>(u < 0 ? -zigguratTail(rng) : zigguratTail(rng));
+    const double y = z.f[layer] + rng.uniform() * (z.f[layer + 1] - z.f[layer]);
+    if (y < std::exp(-0.5 * v * v))
+      return static_cast<float>(v);
+    const ZigguratDraw d(rng.next(), z);
     if (d.mag < z.k[d.layer])
       return static_cast<float>(d.v);
+    layer = d.layer;
+    u = d.u;
+    v = d.v;
   }
 }
 
 /// Rng::fastNormal with the common case (accept inside the rectangle under
-/// the next layer) inline: the weight generator's inner loop.
+/// the next layer) inline.
 inline float zigguratNormal(Rng &rng, const Ziggurat &z) {
   const ZigguratDraw d(rng.next(), z);
   if (d.mag < z.k[d.layer])
     return static_cast<float>(d.v);
-  return zigguratRest(rng, z, d);
+  return zigguratRest(rng, z, d.layer, d.u, d.v);
+}
+
+/// out[i] = fastNormal() * scale rounded to f32, the weight generator's
+/// inner loop. The generator's state is a local copy that only the rare slow
+/// path hands out by reference, so that it stays in registers.
+void drawNormals(Rng &rng, float *out, int64_t n, double scale) {
+  const Ziggurat &z = ziggurat();
+  Rng local = rng;
+  for (int64_t i = 0; i < n; ++i) {
+    const ZigguratDraw d(local.next(), z);
+    float x;
+    if (d.mag < z.k[d.layer]) {
+      x = static_cast<float>(d.v);
+    } else {
+      Rng slow = local;
+      x = zigguratRest(slow, z, d.layer, d.u, d.v);
+      local = slow;
+    }
+    out[i] = static_cast<float>(x * scale);
+  }
+  rng = local;
 }
 
 std::vector<float> normals(uint64_t seed, uint64_t stream, int64_t n, double scale) {
@@ -157,12 +182,10 @@ llvm::Error generateExpert(const WeightJob &job, uint64_t seed, ScaleRounding mo
   uint8_t *data = w.data.data() + pos * job.dataPer;
   uint8_t *scales = w.scales.data() + pos * job.scalePer;
   const bool mxRows = isMx(w.format) && cols % kMxBlock == 0;
-  const Ziggurat &z = ziggurat();
   Rng rng(seed * 0x100000001B3ull + (job.stream << 32) + expert);
   std::vector<float> row(cols);
   for (int64_t r = 0; r < rows; ++r) {
-    for (float &v : row)
-      v = static_cast<float>(zigguratNormal(rng, z) * job.scale);
+    drawNormals(rng, row.data(), cols, job.scale);
     if (mxRows) {
       quantizeMxInto(row, w.format, mode, data + r * rowBytes, scales + r * rowScales);
       continue;
