@@ -115,36 +115,13 @@ template <bool Bf16> static double halfAt(const uint8_t *P, unsigned X) {
   return Bf16 ? bf16ToFloat(H) : halfToFloat(H);
 }
 
-/// Rows of A that are all zeros (either sign) are common: the padding rows
-/// of a sorted M tile. Times a finite B, every product of such a row is a
-/// zero and each partial sum starts at +0 and stays +0 (round to nearest),
-/// so the row adds exactly +0.0 to its accumulators (which turns a -0 into
-/// +0 and changes nothing else): that is done without the products. A B with
-/// inf or NaN takes the full path.
 MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const double *A,
                                                    const double *Bk, double *Acc) {
-  int BFinite = -1; // not looked at yet
-  for (unsigned Row = 0; Row < M; ++Row) {
-    const double *ARow = &A[Row * K];
-    bool Zero = true;
-    for (unsigned Kk = 0; Kk < K; ++Kk)
-      Zero &= ARow[Kk] == 0.0;
-    if (Zero && BFinite < 0) {
-      bool Finite = true;
-      for (unsigned X = 0; X < K * M; ++X)
-        Finite &= std::isfinite(Bk[X]);
-      BFinite = Finite;
-    }
-    if (Zero && BFinite) {
-      for (unsigned Col = 0; Col < M; ++Col)
-        Acc[Row * M + Col] += 0.0;
-      continue;
-    }
+  for (unsigned Row = 0; Row < M; ++Row)
     if (M == 16)
-      rowTimesMatrix<16>(ARow, Bk, K, &Acc[Row * M]);
+      rowTimesMatrix<16>(&A[Row * K], Bk, K, &Acc[Row * M]);
     else
-      rowTimesMatrix<32>(ARow, Bk, K, &Acc[Row * M]);
-  }
+      rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
 }
 
 /// The M x K A operand by row and the K x M B operand as [k][column], as
@@ -184,34 +161,9 @@ MOEGEN_EMU_VECTOR_CLONES static void gatherOperands(const LaneFrames &Fr, const 
   llvm_unreachable("an MFMA shape the decoder's table (IntrinsicTables.cpp) does not list");
 }
 
-/// Whether every lane's A elements are zeros (either sign) and every B
-/// element is finite: then the whole MFMA adds +0.0 to each accumulator
-/// (see matrixProduct).
-template <bool Bf16> static bool addsZero(const Inst &I, const LaneFrames &Fr) {
-  const unsigned E = I.Aux2 * I.Aux / 64;
-  const uint16_t ExpMask = Bf16 ? 0x7F80 : 0x7C00;
-  uint16_t ANonZero = 0;
-  bool BFinite = true;
-  for (unsigned L = 0; L < 64; ++L) {
-    const uint8_t *FA = Fr(L) + I.A, *FB = Fr(L) + I.B;
-    for (unsigned X = 0; X < E; ++X) {
-      ANonZero |= rd<uint16_t>(FA, 2 * X) & 0x7FFF;
-      BFinite &= (rd<uint16_t>(FB, 2 * X) & ExpMask) != ExpMask;
-    }
-  }
-  return ANonZero == 0 && BFinite;
-}
-
 /// The bf16/f16 MFMA with M x M tiles: operands gathered from the lanes,
 /// the products summed in f64.
 template <unsigned M> static void mfmaHalves(const Inst &I, const LaneFrames &Fr) {
-  if (I.Pred == 0 ? addsZero<true>(I, Fr) : addsZero<false>(I, Fr)) {
-    constexpr unsigned Regs = M * M / 64;
-    for (unsigned L = 0; L < 64; ++L)
-      for (unsigned R = 0; R < Regs; ++R)
-        wr<float>(Fr(L), I.Dst + 4 * R, float(double(rd<float>(Fr(L), I.C + 4 * R)) + 0.0));
-    return;
-  }
   static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
   gatherOperands(Fr, I, A, Bk);
   readAcc<M>(Fr, I.C, Acc);
