@@ -49,7 +49,7 @@ bool Runner::fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane,
   return false;
 }
 
-uint8_t *Runner::global(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write) {
+uint8_t *Runner::globalSlow(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write) {
   if ((Addr & ApertureMask) == LdsAperture)
     return lds(I, *C.WG, *C.W, C.Lane, uint32_t(Addr), Bytes, Write);
   if ((Addr & ApertureMask) == PrivAperture)
@@ -135,18 +135,6 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
   return WG.Lds.data() + Off;
 }
 
-uint8_t *Runner::resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
-                         bool Write) {
-  switch (AS) {
-  case ASLds:
-    return lds(I, *C.WG, *C.W, C.Lane, rd<uint32_t>(C.F, Slot), Bytes, Write);
-  case ASPriv:
-    return priv(C, I, rd<uint32_t>(C.F, Slot), Bytes);
-  default:
-    return global(C, I, rd<uint64_t>(C.F, Slot), Bytes, Write);
-  }
-}
-
 static void decodeRsrc(const uint8_t *R, uint64_t &Base, uint32_t &Stride, uint32_t &NumRecords) {
   uint32_t W0 = rd<uint32_t>(R, 0), W1 = rd<uint32_t>(R, 4);
   Base = uint64_t(W0) | (uint64_t(W1 & 0xFFFF) << 32);
@@ -162,10 +150,8 @@ static BufferRange bufferRange(uint32_t Offset, uint32_t Bytes, uint32_t NR) {
   return Bytes >= 4 && Offset < NR ? BufferRange::Straddles : BufferRange::Out;
 }
 
-/// The resource's base and num_records of a raw (stride 0) buffer; false
-/// after fail().
-bool Runner::rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
-                       uint32_t Bytes, uint64_t &Base, BufferRange &Range) {
+bool Runner::rawBufferSlow(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                           uint32_t Bytes, uint64_t &Base, BufferRange &Range) {
   uint32_t Stride, NR;
   decodeRsrc(Rsrc, Base, Stride, NR);
   if (Stride != 0)
@@ -179,28 +165,6 @@ bool Runner::rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t 
                     std::to_string(Offset) + " straddles num_records " + std::to_string(NR) +
                     " (partly in range: behaviour uncertain [U])",
                 Base + Offset);
-  return true;
-}
-
-bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
-                          uint32_t Bytes, uint8_t *Data, bool Write) {
-  uint64_t Base;
-  BufferRange Range;
-  if (!rawBuffer(C, I, Rsrc, Offset, Bytes, Base, Range))
-    return false;
-  // Out of range: loads read 0, stores are dropped.
-  if (Range == BufferRange::Out) {
-    if (!Write)
-      std::memset(Data, 0, Bytes);
-    return true;
-  }
-  uint8_t *H = global(C, I, Base + Offset, Bytes, Write);
-  if (!H)
-    return false;
-  if (Write)
-    moveBytes(H, Data, Bytes);
-  else
-    moveBytes(Data, H, Bytes);
   return true;
 }
 
@@ -377,6 +341,15 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       }
       ++Pc;
       continue;
+    case Kind::Lanes: {
+      WaveCtx WC{this, &WG, &W, Mask};
+      if (!reinterpret_cast<WaveFn>(I.Fn.Wave)(I, WC)) {
+        S = Stop::Error;
+        goto out;
+      }
+      ++Pc;
+      continue;
+    }
     case Kind::WaveOp: {
       WaveCtx WC{this, &WG, &W, Mask};
       ++WG.WaveOps;

@@ -37,8 +37,9 @@ bool ctxBufferStore(const Inst &I, LaneCtx &C);
 bool ctxBufferAtomic(const Inst &I, LaneCtx &C);
 void opMakeRsrc(const Inst &I, uint8_t *F);
 void opCvt(const Inst &I, uint8_t *F); // Sub = CvtOp
-/// opCvt's fp4 -> f32/f16/bf16 conversions alone (a16w4's dequantization).
-void opCvtFromFp4(const Inst &I, uint8_t *F);
+/// opCvt's fp4 -> f32/f16/bf16 conversions alone, for the active lanes at
+/// once (Kind::Lanes: a16w4's dequantization, one per weight byte).
+bool lanesCvtFromFp4(const Inst &I, WaveCtx &W);
 /// Unscaled fp8/bf8 conversions: Sub 0 pk.fp8.f32, 1 pk.bf8.f32, 2 f32.fp8,
 /// 3 f32.bf8, 4 pk.f32.fp8, 5 pk.f32.bf8.
 bool ctxCvtUnscaled(const Inst &I, LaneCtx &C);

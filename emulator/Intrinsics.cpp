@@ -68,6 +68,11 @@ struct CallDecoder {
     In.Fn.Wave = reinterpret_cast<void *>(Fn);
     return Error::success();
   }
+  Error lanes(WaveFn Fn) {
+    In.K = Kind::Lanes;
+    In.Fn.Wave = reinterpret_cast<void *>(Fn);
+    return Error::success();
+  }
   /// Immediate operands: each (operand index, destination) in order.
   Error imms(std::initializer_list<std::pair<unsigned, uint64_t *>> List) {
     for (auto [Idx, Out] : List) {
@@ -185,7 +190,7 @@ Error CallDecoder::cvt(const ScaledCvt &E) {
   In.Aux = uint32_t(Sel);
   In.Sub = E.Op;
   const bool FromFp4 = E.Op == CV_PkF32Fp4 || E.Op == CV_PkF16Fp4 || E.Op == CV_PkBf16Fp4;
-  return pure(FromFp4 ? opCvtFromFp4 : opCvt);
+  return FromFp4 ? lanes(lanesCvtFromFp4) : pure(opCvt);
 }
 
 Error CallDecoder::cvtUnscaled(int Sub) {

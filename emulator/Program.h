@@ -73,6 +73,8 @@ enum class Kind : uint8_t {
   Ret,
   Unreachable,
   WaveOp,  // runs once for the active lanes of a wave (MFMA, ballot, ...)
+  Lanes,   // a per-lane operation whose handler (a WaveFn) loops over the
+           // active lanes itself: one call per instruction instead of per lane
   Barrier, // llvm.amdgcn.s.barrier
   // Scalar fast paths of common Pure operations, executed inline by the
   // interpreter loop (see fastKind()).
