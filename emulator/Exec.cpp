@@ -213,10 +213,18 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
   Stop S = Stop::Done;
   // Lanes per branch target (at most one per switch case and the default).
   llvm::SmallVector<std::pair<uint32_t, uint64_t>, 4> Targets;
+  // The lanes of the group in ascending order; all 64 (the common case) by
+  // a plain stride, which the compiler unrolls.
 #define FOR_LANES(...)                                                                             \
-  for (uint64_t M = Mask; M; M &= M - 1) {                                                         \
-    uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                      \
-    __VA_ARGS__;                                                                                   \
+  if (Mask == ~0ull) {                                                                             \
+    for (uint8_t *F = Base, *End = Base + 64 * Stride; F != End; F += Stride) {                    \
+      __VA_ARGS__;                                                                                 \
+    }                                                                                              \
+  } else {                                                                                         \
+    for (uint64_t M = Mask; M; M &= M - 1) {                                                       \
+      uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                    \
+      __VA_ARGS__;                                                                                 \
+    }                                                                                              \
   }
   for (;;) {
     const Inst &I = Code[Pc];
