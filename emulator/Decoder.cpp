@@ -922,12 +922,14 @@ Error Decoder::decodeInst(const Instruction &I) {
   } else if (isa<LoadInst>(I) || isa<StoreInst>(I)) {
     if (Error E = emitMemory(I, In))
       return E;
+    // The lanes of a group load or store in one handler call.
+    In.K = Kind::Lanes;
     if (auto *SI = dyn_cast<StoreInst>(&I)) {
       if (Error E = slots({{SI->getValueOperand(), &In.B}}))
         return E;
-      In.Fn.Ctx = ctxStore;
+      In.Fn.Wave = reinterpret_cast<void *>(lanesStore);
     } else {
-      In.Fn.Ctx = ctxLoad;
+      In.Fn.Wave = reinterpret_cast<void *>(lanesLoad);
     }
   } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
     if (Error E = emitMemory(I, In))

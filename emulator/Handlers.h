@@ -17,8 +17,10 @@ struct WaveCtx {
 using WaveFn = bool (*)(const Inst &, WaveCtx &);
 
 // Memory (MemOps.cpp). Conventions are documented in Decoder.cpp.
-bool ctxLoad(const Inst &I, LaneCtx &C);
-bool ctxStore(const Inst &I, LaneCtx &C);
+/// Loads and stores of the active lanes, in lane order, in one call
+/// (Kind::Lanes).
+bool lanesLoad(const Inst &I, WaveCtx &W);
+bool lanesStore(const Inst &I, WaveCtx &W);
 bool ctxAtomicRMW(const Inst &I, LaneCtx &C);
 bool ctxCmpXchg(const Inst &I, LaneCtx &C);
 bool ctxFence(const Inst &I, LaneCtx &C);

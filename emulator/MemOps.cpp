@@ -4,6 +4,7 @@
 
 #include "llvm/IR/Instructions.h"
 
+#include <bit>
 #include <cmath>
 
 using llvm::AtomicRMWInst;
@@ -32,7 +33,7 @@ static void pack(const uint32_t *T, const uint8_t *Reg, uint8_t *Mem) {
   }
 }
 
-bool ctxLoad(const Inst &I, LaneCtx &C) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE static bool loadLane(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
@@ -55,7 +56,7 @@ bool ctxLoad(const Inst &I, LaneCtx &C) {
   return true;
 }
 
-bool ctxStore(const Inst &I, LaneCtx &C) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE static bool storeLane(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
@@ -75,6 +76,27 @@ bool ctxStore(const Inst &I, LaneCtx &C) {
   moveBytes(H, Src, I.Aux);
   return true;
 }
+
+/// A lane handler run for each active lane in lane order, stopping at the
+/// first that fails (as Kind::Ctx does), in one call: Fn inlines here.
+template <bool (*Fn)(const Inst &, LaneCtx &)> static bool overLanes(const Inst &I, WaveCtx &W) {
+  LaneCtx C;
+  C.R = W.R;
+  C.WG = W.WG;
+  C.W = W.W;
+  uint8_t *Base = W.frame(0);
+  const size_t Stride = W.R->P.FrameBytes;
+  for (uint64_t M = W.Active; M; M &= M - 1) {
+    C.Lane = unsigned(std::countr_zero(M));
+    C.F = Base + C.Lane * Stride;
+    if (!Fn(I, C))
+      return false;
+  }
+  return true;
+}
+
+bool lanesLoad(const Inst &I, WaveCtx &W) { return overLanes<loadLane>(I, W); }
+bool lanesStore(const Inst &I, WaveCtx &W) { return overLanes<storeLane>(I, W); }
 
 /// The memory word of an atomic: bounds-checked, without race bookkeeping for
 /// LDS (atomics are ordered among themselves).

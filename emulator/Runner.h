@@ -47,8 +47,8 @@ struct Runner {
                bool Write);
   uint8_t *priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes);
   /// Generic pointer of address space AS held at frame offset Slot.
-  uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
-                   bool Write) {
+  LLVM_ATTRIBUTE_ALWAYS_INLINE uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS,
+                                                uint32_t Slot, uint32_t Bytes, bool Write) {
     switch (AS) {
     case ASLds:
       return lds(I, *C.WG, *C.W, C.Lane, rd<uint32_t>(C.F, Slot), Bytes, Write);
