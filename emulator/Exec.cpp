@@ -184,18 +184,30 @@ uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, ui
   return nullptr;
 }
 
-void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
+void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *Base, size_t Stride, uint64_t Mask) const {
   const Edge &E = P.Edges[EdgeIdx];
   const Move *M = P.Moves.data() + E.FirstMove;
+  // Move by move, each for every lane: one size per inner loop.
+  auto Lanes = [&](uint32_t Dst, uint32_t Src, uint32_t Bytes) {
+    if (Mask == ~0ull) {
+      for (uint8_t *F = Base, *End = Base + 64 * Stride; F != End; F += Stride)
+        moveBytes(F + Dst, F + Src, Bytes);
+      return;
+    }
+    for (uint64_t Ls = Mask; Ls; Ls &= Ls - 1) {
+      uint8_t *F = Base + size_t(std::countr_zero(Ls)) * Stride;
+      moveBytes(F + Dst, F + Src, Bytes);
+    }
+  };
   if (!E.NeedsTemp) {
     for (uint32_t K = 0; K < E.NumMoves; ++K)
-      moveBytes(F + M[K].Dst, F + M[K].Src, M[K].Bytes);
+      Lanes(M[K].Dst, M[K].Src, M[K].Bytes);
     return;
   }
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    moveBytes(F + M[K].TempOff, F + M[K].Src, M[K].Bytes);
+    Lanes(M[K].TempOff, M[K].Src, M[K].Bytes);
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    moveBytes(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
+    Lanes(M[K].Dst, M[K].TempOff, M[K].Bytes);
 }
 
 /// Runs the lanes of Mask, the top path of the wave, in lockstep from the
@@ -369,28 +381,41 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       continue;
     }
     case Kind::Br:
-      FOR_LANES(takeEdge(I.A, F))
+      takeEdge(I.A, Base, Stride, Mask);
       Targets.assign(1, {P.Edges[I.A].Target, Mask});
       break;
-    case Kind::CondBr:
+    case Kind::CondBr: {
+      // The lanes of each way, then each edge's moves for its lanes.
+      uint64_t Taken = 0;
+      for (uint64_t M = Mask; M; M &= M - 1) {
+        const unsigned L = unsigned(std::countr_zero(M));
+        Taken |= uint64_t(Base[size_t(L) * Stride + I.A] & 1) << L;
+      }
+      takeEdge(I.B, Base, Stride, Taken);
+      takeEdge(I.C, Base, Stride, Mask & ~Taken);
+      Targets.clear();
+      const uint32_t TrueTarget = P.Edges[I.B].Target, FalseTarget = P.Edges[I.C].Target;
+      if (TrueTarget == FalseTarget)
+        Targets.push_back({TrueTarget, Mask});
+      else
+        for (const auto &[T, Lanes] : {std::pair{TrueTarget, Taken}, {FalseTarget, Mask & ~Taken}})
+          if (Lanes)
+            Targets.push_back({T, Lanes});
+      break;
+    }
     case Kind::Switch:
       Targets.clear();
       for (uint64_t M = Mask; M; M &= M - 1) {
         unsigned L = unsigned(std::countr_zero(M));
         uint8_t *F = Base + size_t(L) * Stride;
-        uint32_t E;
-        if (I.K == Kind::CondBr) {
-          E = F[I.A] & 1 ? I.B : I.C;
-        } else {
-          uint64_t V = readInt(F + I.A, I.Pred);
-          E = I.B;
-          for (uint32_t K = 0; K < I.Aux2; ++K)
-            if (P.Cases[I.Aux + K].Value == V) {
-              E = P.Cases[I.Aux + K].Edge;
-              break;
-            }
-        }
-        takeEdge(E, F);
+        uint64_t V = readInt(F + I.A, I.Pred);
+        uint32_t E = I.B;
+        for (uint32_t K = 0; K < I.Aux2; ++K)
+          if (P.Cases[I.Aux + K].Value == V) {
+            E = P.Cases[I.Aux + K].Edge;
+            break;
+          }
+        takeEdge(E, Base, Stride, 1ull << L);
         uint32_t T = P.Edges[E].Target;
         auto It = llvm::find_if(Targets, [T](const auto &X) { return X.first == T; });
         if (It == Targets.end())

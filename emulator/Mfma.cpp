@@ -109,9 +109,8 @@ MOEGEN_EMU_INLINE static void rowTimesMatrix(const double *ARow, const double *B
     AccRow[Col] += (S[0][Col] + S[1][Col]) + (S[2][Col] + S[3][Col]);
 }
 
-/// A 16-bit operand element as a double (exact).
-template <bool Bf16> static double halfAt(const uint8_t *P, unsigned X) {
-  uint16_t H = rd<uint16_t>(P, 2 * X);
+/// A 16-bit operand element's value (exact as a double).
+template <bool Bf16> static double halfValue(uint16_t H) {
   return Bf16 ? bf16ToFloat(H) : halfToFloat(H);
 }
 
@@ -135,9 +134,12 @@ MOEGEN_EMU_INLINE static void gatherHalves(const LaneFrames &Fr, uint32_t SlotA,
   for (unsigned L = 0; L < 64; ++L) {
     const unsigned Idx = L % M, K0 = E * (L / M);
     const uint8_t *FA = Fr(L) + SlotA, *FB = Fr(L) + SlotB;
+    uint16_t HA[E], HB[E]; // each one load of the register
+    std::memcpy(HA, FA, sizeof(HA));
+    std::memcpy(HB, FB, sizeof(HB));
     for (unsigned X = 0; X < E; ++X) {
-      A[Idx * K + K0 + X] = halfAt<Bf16>(FA, X);
-      Bt[Idx * K + K0 + X] = halfAt<Bf16>(FB, X);
+      A[Idx * K + K0 + X] = halfValue<Bf16>(HA[X]);
+      Bt[Idx * K + K0 + X] = halfValue<Bf16>(HB[X]);
     }
   }
   for (unsigned Kk = 0; Kk < K; ++Kk)

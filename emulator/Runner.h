@@ -138,7 +138,9 @@ private:
   bool runWorkgroup(Workgroup &WG);
   bool runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems);
   bool releaseBarrier(Workgroup &WG);
-  void takeEdge(uint32_t EdgeIdx, uint8_t *F) const;
+  /// The phi moves of an edge for the lanes of Mask (frames at Base + lane *
+  /// Stride).
+  void takeEdge(uint32_t EdgeIdx, uint8_t *Base, size_t Stride, uint64_t Mask) const;
 };
 
 inline uint8_t *WaveCtx::frame(unsigned Lane) const { return R->frame(*W, Lane); }
