@@ -82,8 +82,7 @@ struct ZigguratDraw {
 /// What follows a draw outside the rectangle under the next layer (about
 /// one draw in 80): the base layer's tail, or the wedge test under the
 /// density and, when rejected, fresh draws.
-[[gnu::noinline]] float zigguratRest(Rng &rng, const Ziggurat &z, int layer, int32_t u,
-                                     double v) {
+[[gnu::noinline]] float zigguratRest(Rng &rng, const Ziggurat &z, int layer, int32_t u, double v) {
   for (;;) {
     if (layer == 0)
       return static_cast<float>(u < 0 ? -zigguratTail(rng) : zigguratTail(rng));
