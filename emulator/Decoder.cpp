@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "emulator/Decoder.h"
+#include "emulator/FrameSlots.h"
 
 #include "emulator/Handlers.h"
 #include "emulator/Ops.h"
@@ -24,6 +25,7 @@
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/IntrinsicsAMDGPU.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
@@ -401,9 +403,16 @@ Error Decoder::layoutArgs() {
 Error Decoder::assignSlots() {
   const DataLayout &DL = dataLayout();
   std::vector<const AllocaInst *> Allocas;
+  std::vector<SlotRequest> Requests;
+  SmallPtrSet<const Value *, 8> ReadByOtherLanes;
   for (const BasicBlock &BB : F) {
     BlockIndex[&BB] = uint32_t(BlockIndex.size());
     for (const Instruction &I : BB) {
+      // readlane reads its source lane's slot even while that lane is
+      // inactive (elsewhere in the kernel): such a value keeps its bytes.
+      if (auto *II = dyn_cast<IntrinsicInst>(&I))
+        if (II->getIntrinsicID() == Intrinsic::amdgcn_readlane)
+          ReadByOtherLanes.insert(II->getArgOperand(0));
       if (I.getType()->isVoidTy())
         continue;
       if (auto *AI = dyn_cast<AllocaInst>(&I)) {
@@ -413,9 +422,18 @@ Error Decoder::assignSlots() {
       auto TV = typeOf(I.getType());
       if (!TV)
         return TV.takeError();
-      Slots[&I] = allocFrame(TV->Bytes);
+      Requests.push_back({&I, TV->Bytes});
     }
   }
+  // SSA values share frame bytes where their live ranges do not overlap
+  // (FrameSlots.h).
+  for (SlotRequest &R : Requests)
+    R.Pinned = ReadByOtherLanes.count(R.Value);
+  std::vector<uint32_t> Offsets;
+  const uint32_t Bytes = packFrameSlots(F, Requests, Offsets);
+  const uint32_t Base = allocFrame(Bytes);
+  for (size_t V = 0; V < Requests.size(); ++V)
+    Slots[Requests[V].Value] = Base + Offsets[V];
   // Everything from here on is constant: frames copy only this part (and the
   // arguments) from the template; SSA values are written before being read.
   P->ConstStart = uint32_t(Image().size());
@@ -904,12 +922,14 @@ Error Decoder::decodeInst(const Instruction &I) {
   } else if (isa<LoadInst>(I) || isa<StoreInst>(I)) {
     if (Error E = emitMemory(I, In))
       return E;
+    // The lanes of a group load or store in one handler call.
+    In.K = Kind::Lanes;
     if (auto *SI = dyn_cast<StoreInst>(&I)) {
       if (Error E = slots({{SI->getValueOperand(), &In.B}}))
         return E;
-      In.Fn.Ctx = ctxStore;
+      In.Fn.Wave = reinterpret_cast<void *>(lanesStore);
     } else {
-      In.Fn.Ctx = ctxLoad;
+      In.Fn.Wave = reinterpret_cast<void *>(lanesLoad);
     }
   } else if (auto *RMW = dyn_cast<AtomicRMWInst>(&I)) {
     if (Error E = emitMemory(I, In))

@@ -49,7 +49,7 @@ bool Runner::fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane,
   return false;
 }
 
-uint8_t *Runner::global(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write) {
+uint8_t *Runner::globalSlow(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t Bytes, bool Write) {
   if ((Addr & ApertureMask) == LdsAperture)
     return lds(I, *C.WG, *C.W, C.Lane, uint32_t(Addr), Bytes, Write);
   if ((Addr & ApertureMask) == PrivAperture)
@@ -135,18 +135,6 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
   return WG.Lds.data() + Off;
 }
 
-uint8_t *Runner::resolve(LaneCtx &C, const Inst &I, unsigned AS, uint32_t Slot, uint32_t Bytes,
-                         bool Write) {
-  switch (AS) {
-  case ASLds:
-    return lds(I, *C.WG, *C.W, C.Lane, rd<uint32_t>(C.F, Slot), Bytes, Write);
-  case ASPriv:
-    return priv(C, I, rd<uint32_t>(C.F, Slot), Bytes);
-  default:
-    return global(C, I, rd<uint64_t>(C.F, Slot), Bytes, Write);
-  }
-}
-
 static void decodeRsrc(const uint8_t *R, uint64_t &Base, uint32_t &Stride, uint32_t &NumRecords) {
   uint32_t W0 = rd<uint32_t>(R, 0), W1 = rd<uint32_t>(R, 4);
   Base = uint64_t(W0) | (uint64_t(W1 & 0xFFFF) << 32);
@@ -162,10 +150,8 @@ static BufferRange bufferRange(uint32_t Offset, uint32_t Bytes, uint32_t NR) {
   return Bytes >= 4 && Offset < NR ? BufferRange::Straddles : BufferRange::Out;
 }
 
-/// The resource's base and num_records of a raw (stride 0) buffer; false
-/// after fail().
-bool Runner::rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
-                       uint32_t Bytes, uint64_t &Base, BufferRange &Range) {
+bool Runner::rawBufferSlow(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
+                           uint32_t Bytes, uint64_t &Base, BufferRange &Range) {
   uint32_t Stride, NR;
   decodeRsrc(Rsrc, Base, Stride, NR);
   if (Stride != 0)
@@ -179,28 +165,6 @@ bool Runner::rawBuffer(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t 
                     std::to_string(Offset) + " straddles num_records " + std::to_string(NR) +
                     " (partly in range: behaviour uncertain [U])",
                 Base + Offset);
-  return true;
-}
-
-bool Runner::bufferAccess(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, uint32_t Offset,
-                          uint32_t Bytes, uint8_t *Data, bool Write) {
-  uint64_t Base;
-  BufferRange Range;
-  if (!rawBuffer(C, I, Rsrc, Offset, Bytes, Base, Range))
-    return false;
-  // Out of range: loads read 0, stores are dropped.
-  if (Range == BufferRange::Out) {
-    if (!Write)
-      std::memset(Data, 0, Bytes);
-    return true;
-  }
-  uint8_t *H = global(C, I, Base + Offset, Bytes, Write);
-  if (!H)
-    return false;
-  if (Write)
-    std::memcpy(H, Data, Bytes);
-  else
-    std::memcpy(Data, H, Bytes);
   return true;
 }
 
@@ -220,18 +184,30 @@ uint8_t *Runner::bufferAtomic(LaneCtx &C, const Inst &I, const uint8_t *Rsrc, ui
   return nullptr;
 }
 
-void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *F) const {
+void Runner::takeEdge(uint32_t EdgeIdx, uint8_t *Base, size_t Stride, uint64_t Mask) const {
   const Edge &E = P.Edges[EdgeIdx];
   const Move *M = P.Moves.data() + E.FirstMove;
+  // Move by move, each for every lane: one size per inner loop.
+  auto Lanes = [&](uint32_t Dst, uint32_t Src, uint32_t Bytes) {
+    if (Mask == ~0ull) {
+      for (uint8_t *F = Base, *End = Base + 64 * Stride; F != End; F += Stride)
+        moveBytes(F + Dst, F + Src, Bytes);
+      return;
+    }
+    for (uint64_t Ls = Mask; Ls; Ls &= Ls - 1) {
+      uint8_t *F = Base + size_t(std::countr_zero(Ls)) * Stride;
+      moveBytes(F + Dst, F + Src, Bytes);
+    }
+  };
   if (!E.NeedsTemp) {
     for (uint32_t K = 0; K < E.NumMoves; ++K)
-      moveBytes(F + M[K].Dst, F + M[K].Src, M[K].Bytes);
+      Lanes(M[K].Dst, M[K].Src, M[K].Bytes);
     return;
   }
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    moveBytes(F + M[K].TempOff, F + M[K].Src, M[K].Bytes);
+    Lanes(M[K].TempOff, M[K].Src, M[K].Bytes);
   for (uint32_t K = 0; K < E.NumMoves; ++K)
-    moveBytes(F + M[K].Dst, F + M[K].TempOff, M[K].Bytes);
+    Lanes(M[K].Dst, M[K].TempOff, M[K].Bytes);
 }
 
 /// Runs the lanes of Mask, the top path of the wave, in lockstep from the
@@ -249,10 +225,18 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
   Stop S = Stop::Done;
   // Lanes per branch target (at most one per switch case and the default).
   llvm::SmallVector<std::pair<uint32_t, uint64_t>, 4> Targets;
+  // The lanes of the group in ascending order; all 64 (the common case) by
+  // a plain stride, which the compiler unrolls.
 #define FOR_LANES(...)                                                                             \
-  for (uint64_t M = Mask; M; M &= M - 1) {                                                         \
-    uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                      \
-    __VA_ARGS__;                                                                                   \
+  if (Mask == ~0ull) {                                                                             \
+    for (uint8_t *F = Base, *End = Base + 64 * Stride; F != End; F += Stride) {                    \
+      __VA_ARGS__;                                                                                 \
+    }                                                                                              \
+  } else {                                                                                         \
+    for (uint64_t M = Mask; M; M &= M - 1) {                                                       \
+      uint8_t *F = Base + size_t(std::countr_zero(M)) * Stride;                                    \
+      __VA_ARGS__;                                                                                 \
+    }                                                                                              \
   }
   for (;;) {
     const Inst &I = Code[Pc];
@@ -326,8 +310,22 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       FOR_LANES(wr<float>(F, I.Dst, float(rd<int32_t>(F, I.A))))
       ++Pc;
       continue;
+    case Kind::ZExtI8I32:
+      FOR_LANES(wr<uint32_t>(F, I.Dst, F[I.A]))
+      ++Pc;
+      continue;
+    case Kind::Concat: {
+      const size_t Half = size_t(I.Aux) * I.D;
+      FOR_LANES({
+        moveBytes(F + I.Dst, F + I.A, Half);
+        moveBytes(F + I.Dst + Half, F + I.B, Half);
+      })
+      ++Pc;
+      continue;
+    }
     case Kind::GepP64:
-    case Kind::GepP32: {
+    case Kind::GepP32:
+    case Kind::GepPBuf: {
       // opGep for its common forms (fastKind): the same offset arithmetic.
       const uint32_t *T = I.Tab;
       const uint64_t Off = uint64_t(T[0]) | (uint64_t(T[1]) << 32);
@@ -342,8 +340,14 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       };
       if (I.K == Kind::GepP64)
         FOR_LANES(wr<uint64_t>(F, I.Dst, rd<uint64_t>(F, I.A) + Off + index(F)))
-      else
+      else if (I.K == Kind::GepP32)
         FOR_LANES(wr<uint32_t>(F, I.Dst, uint32_t(rd<uint32_t>(F, I.A) + Off + index(F))))
+      else
+        FOR_LANES({
+          const uint32_t Offset = uint32_t(rd<uint32_t>(F, I.A + 16) + Off + index(F));
+          moveFixed<16>(F + I.Dst, F + I.A);
+          wr<uint32_t>(F, I.Dst + 16, Offset);
+        })
       ++Pc;
       continue;
     }
@@ -357,6 +361,15 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       }
       ++Pc;
       continue;
+    case Kind::Lanes: {
+      WaveCtx WC{this, &WG, &W, Mask};
+      if (!reinterpret_cast<WaveFn>(I.Fn.Wave)(I, WC)) {
+        S = Stop::Error;
+        goto out;
+      }
+      ++Pc;
+      continue;
+    }
     case Kind::WaveOp: {
       WaveCtx WC{this, &WG, &W, Mask};
       ++WG.WaveOps;
@@ -368,28 +381,41 @@ Runner::Stop Runner::runGroup(Workgroup &WG, Wave &W, uint64_t Mask) {
       continue;
     }
     case Kind::Br:
-      FOR_LANES(takeEdge(I.A, F))
+      takeEdge(I.A, Base, Stride, Mask);
       Targets.assign(1, {P.Edges[I.A].Target, Mask});
       break;
-    case Kind::CondBr:
+    case Kind::CondBr: {
+      // The lanes of each way, then each edge's moves for its lanes.
+      uint64_t Taken = 0;
+      for (uint64_t M = Mask; M; M &= M - 1) {
+        const unsigned L = unsigned(std::countr_zero(M));
+        Taken |= uint64_t(Base[size_t(L) * Stride + I.A] & 1) << L;
+      }
+      takeEdge(I.B, Base, Stride, Taken);
+      takeEdge(I.C, Base, Stride, Mask & ~Taken);
+      Targets.clear();
+      const uint32_t TrueTarget = P.Edges[I.B].Target, FalseTarget = P.Edges[I.C].Target;
+      if (TrueTarget == FalseTarget)
+        Targets.push_back({TrueTarget, Mask});
+      else
+        for (const auto &[T, Lanes] : {std::pair{TrueTarget, Taken}, {FalseTarget, Mask & ~Taken}})
+          if (Lanes)
+            Targets.push_back({T, Lanes});
+      break;
+    }
     case Kind::Switch:
       Targets.clear();
       for (uint64_t M = Mask; M; M &= M - 1) {
         unsigned L = unsigned(std::countr_zero(M));
         uint8_t *F = Base + size_t(L) * Stride;
-        uint32_t E;
-        if (I.K == Kind::CondBr) {
-          E = F[I.A] & 1 ? I.B : I.C;
-        } else {
-          uint64_t V = readInt(F + I.A, I.Pred);
-          E = I.B;
-          for (uint32_t K = 0; K < I.Aux2; ++K)
-            if (P.Cases[I.Aux + K].Value == V) {
-              E = P.Cases[I.Aux + K].Edge;
-              break;
-            }
-        }
-        takeEdge(E, F);
+        uint64_t V = readInt(F + I.A, I.Pred);
+        uint32_t E = I.B;
+        for (uint32_t K = 0; K < I.Aux2; ++K)
+          if (P.Cases[I.Aux + K].Value == V) {
+            E = P.Cases[I.Aux + K].Edge;
+            break;
+          }
+        takeEdge(E, Base, Stride, 1ull << L);
         uint32_t T = P.Edges[E].Target;
         auto It = llvm::find_if(Targets, [T](const auto &X) { return X.first == T; });
         if (It == Targets.end())
@@ -463,9 +489,12 @@ LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
   C.W = &W;
   C.Lane = L;
   C.F = frame(W, L);
-  unsigned T = W.Index * 64 + L;
-  C.Tid = {T % Cfg.Block.X, (T / Cfg.Block.X) % Cfg.Block.Y, T / (Cfg.Block.X * Cfg.Block.Y)};
   return C;
+}
+
+uint32_t Runner::workItemId(const LaneCtx &C, unsigned Dim) const {
+  const uint32_t T = C.W->Index * 64 + C.Lane, X = Cfg.Block.X, Y = Cfg.Block.Y;
+  return Dim == 0 ? T % X : Dim == 1 ? (T / X) % Y : T / (X * Y);
 }
 
 /// Runs the wave's paths until it finishes or waits at a barrier. A barrier

@@ -97,7 +97,6 @@ struct LaneCtx {
   Wave *W = nullptr;
   unsigned Lane = 0; // lane in the wave
   uint8_t *F = nullptr;
-  std::array<uint32_t, 3> Tid{};
   uint64_t Seq = 0; // per-lane event counter for the fence check
 };
 

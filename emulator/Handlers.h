@@ -17,8 +17,10 @@ struct WaveCtx {
 using WaveFn = bool (*)(const Inst &, WaveCtx &);
 
 // Memory (MemOps.cpp). Conventions are documented in Decoder.cpp.
-bool ctxLoad(const Inst &I, LaneCtx &C);
-bool ctxStore(const Inst &I, LaneCtx &C);
+/// Loads and stores of the active lanes, in lane order, in one call
+/// (Kind::Lanes).
+bool lanesLoad(const Inst &I, WaveCtx &W);
+bool lanesStore(const Inst &I, WaveCtx &W);
 bool ctxAtomicRMW(const Inst &I, LaneCtx &C);
 bool ctxCmpXchg(const Inst &I, LaneCtx &C);
 bool ctxFence(const Inst &I, LaneCtx &C);
@@ -37,6 +39,9 @@ bool ctxBufferStore(const Inst &I, LaneCtx &C);
 bool ctxBufferAtomic(const Inst &I, LaneCtx &C);
 void opMakeRsrc(const Inst &I, uint8_t *F);
 void opCvt(const Inst &I, uint8_t *F); // Sub = CvtOp
+/// opCvt's fp4 -> f32/f16/bf16 conversions alone, for the active lanes at
+/// once (Kind::Lanes: a16w4's dequantization, one per weight byte).
+bool lanesCvtFromFp4(const Inst &I, WaveCtx &W);
 /// Unscaled fp8/bf8 conversions: Sub 0 pk.fp8.f32, 1 pk.bf8.f32, 2 f32.fp8,
 /// 3 f32.bf8, 4 pk.f32.fp8, 5 pk.f32.bf8.
 bool ctxCvtUnscaled(const Inst &I, LaneCtx &C);

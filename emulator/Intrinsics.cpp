@@ -68,6 +68,11 @@ struct CallDecoder {
     In.Fn.Wave = reinterpret_cast<void *>(Fn);
     return Error::success();
   }
+  Error lanes(WaveFn Fn) {
+    In.K = Kind::Lanes;
+    In.Fn.Wave = reinterpret_cast<void *>(Fn);
+    return Error::success();
+  }
   /// Immediate operands: each (operand index, destination) in order.
   Error imms(std::initializer_list<std::pair<unsigned, uint64_t *>> List) {
     for (auto [Idx, Out] : List) {
@@ -184,7 +189,8 @@ Error CallDecoder::cvt(const ScaledCvt &E) {
     return Err;
   In.Aux = uint32_t(Sel);
   In.Sub = E.Op;
-  return pure(opCvt);
+  const bool FromFp4 = E.Op == CV_PkF32Fp4 || E.Op == CV_PkF16Fp4 || E.Op == CV_PkBf16Fp4;
+  return FromFp4 ? lanes(lanesCvtFromFp4) : pure(opCvt);
 }
 
 Error CallDecoder::cvtUnscaled(int Sub) {

@@ -10,7 +10,7 @@
 namespace moegen::emu {
 
 bool ctxWorkitemId(const Inst &I, LaneCtx &C) {
-  wr<uint32_t>(C.F, I.Dst, C.Tid[I.Pred]);
+  wr<uint32_t>(C.F, I.Dst, C.R->workItemId(C, I.Pred));
   return true;
 }
 
@@ -38,7 +38,7 @@ bool ctxOckl(const Inst &I, LaneCtx &C) {
   const Dim3 &B = C.R->Cfg.Block, &G = C.R->Cfg.Grid;
   uint64_t BlockD = Dim == 0 ? B.X : Dim == 1 ? B.Y : Dim == 2 ? B.Z : 1;
   uint64_t GridD = Dim == 0 ? G.X : Dim == 1 ? G.Y : Dim == 2 ? G.Z : 1;
-  uint64_t Wg = Dim < 3 ? C.WG->Id[Dim] : 0, Tid = Dim < 3 ? C.Tid[Dim] : 0;
+  uint64_t Wg = Dim < 3 ? C.WG->Id[Dim] : 0, Tid = Dim < 3 ? C.R->workItemId(C, Dim) : 0;
   uint64_t R = 0;
   switch (I.Sub) {
   case OK_LocalSize:
@@ -186,6 +186,47 @@ static void widenFp4(uint8_t *Dst, unsigned Ty, uint8_t Code, bool Ok, int Exp) 
   writeFp(Dst, K, Ok ? mxValues(MxFormat::E2M1)[Code] * pow2(Exp) : NAN);
 }
 
+/// fp4 -> f32 (Ty 0), f16 (1) or bf16 (2) of the lanes in Mask (frames at
+/// Base + lane * Stride).
+template <unsigned Ty>
+static void cvtFromFp4(const Inst &I, uint8_t *Base, size_t Stride, uint64_t Mask) {
+  const Fp4Bits &T = fp4Bits();
+  // The hot case of a16w4 dequantization: every nonzero e2m1 magnitude
+  // (0.5 .. 6, two binades either side of 1) stays a normal number of Ty
+  // after the scale, so the exponent fields just move by Exp.
+  constexpr int Room = Ty == 1 ? 13 : 125;
+  for (; Mask; Mask &= Mask - 1) {
+    uint8_t *F = Base + size_t(std::countr_zero(Mask)) * Stride;
+    const uint8_t Byte = uint8_t(rd<uint32_t>(F, I.A) >> (8 * I.Aux));
+    int Exp;
+    const bool Ok = scaleFactor(rd<float>(F, I.B), Exp);
+    if (Ok && Exp >= -Room && Exp <= Room) {
+      const uint32_t Step = uint32_t(Exp) << T.ManBits[Ty];
+      const unsigned Lo = Byte & 0xF, Hi = Byte >> 4;
+      const uint32_t BL = T.Bits[Ty][Lo] + ((Lo & 7) ? Step : 0);
+      const uint32_t BH = T.Bits[Ty][Hi] + ((Hi & 7) ? Step : 0);
+      if (Ty == 0) {
+        wr<uint32_t>(F, I.Dst, BL);
+        wr<uint32_t>(F, I.Dst + 4, BH);
+      } else {
+        wr<uint32_t>(F, I.Dst, (BL & 0xFFFF) | (BH << 16));
+      }
+      continue;
+    }
+    widenFp4(F + I.Dst, Ty, Byte & 0xF, Ok, Exp);
+    widenFp4(F + I.Dst + (Ty == 0 ? 4 : 2), Ty, Byte >> 4, Ok, Exp);
+  }
+}
+
+static void cvtFromFp4(const Inst &I, uint8_t *Base, size_t Stride, uint64_t Mask) {
+  if (I.Sub == CV_PkF32Fp4)
+    cvtFromFp4<0>(I, Base, Stride, Mask);
+  else if (I.Sub == CV_PkF16Fp4)
+    cvtFromFp4<1>(I, Base, Stride, Mask);
+  else
+    cvtFromFp4<2>(I, Base, Stride, Mask);
+}
+
 void opCvt(const Inst &I, uint8_t *F) {
   unsigned Sel = I.Aux;
   switch (I.Sub) {
@@ -211,33 +252,9 @@ void opCvt(const Inst &I, uint8_t *F) {
   }
   case CV_PkF32Fp4:
   case CV_PkF16Fp4:
-  case CV_PkBf16Fp4: {
-    uint8_t Byte = uint8_t(rd<uint32_t>(F, I.A) >> (8 * Sel));
-    int Exp;
-    bool Ok = scaleFactor(rd<float>(F, I.B), Exp);
-    unsigned Ty = I.Sub == CV_PkF32Fp4 ? 0 : I.Sub == CV_PkF16Fp4 ? 1 : 2;
-    // The hot case of a16w4 dequantization: every nonzero e2m1 magnitude
-    // (0.5 .. 6, two binades either side of 1) stays a normal number of Ty
-    // after the scale, so the exponent fields just move by Exp.
-    const int Room = Ty == 1 ? 13 : 125;
-    if (Ok && Exp >= -Room && Exp <= Room) {
-      const Fp4Bits &T = fp4Bits();
-      uint32_t Step = uint32_t(Exp) << T.ManBits[Ty];
-      unsigned Lo = Byte & 0xF, Hi = Byte >> 4;
-      uint32_t BL = T.Bits[Ty][Lo] + ((Lo & 7) ? Step : 0);
-      uint32_t BH = T.Bits[Ty][Hi] + ((Hi & 7) ? Step : 0);
-      if (Ty == 0) {
-        wr<uint32_t>(F, I.Dst, BL);
-        wr<uint32_t>(F, I.Dst + 4, BH);
-      } else {
-        wr<uint32_t>(F, I.Dst, (BL & 0xFFFF) | (BH << 16));
-      }
-      return;
-    }
-    widenFp4(F + I.Dst, Ty, Byte & 0xF, Ok, Exp);
-    widenFp4(F + I.Dst + (Ty == 0 ? 4 : 2), Ty, Byte >> 4, Ok, Exp);
+  case CV_PkBf16Fp4:
+    cvtFromFp4(I, F, 0, 1);
     return;
-  }
   case CV_PkFp8F32:
   case CV_PkBf8F32:
   case CV_PkFp8Bf16:
@@ -281,6 +298,11 @@ void opCvt(const Inst &I, uint8_t *F) {
     return;
   }
   }
+}
+
+bool lanesCvtFromFp4(const Inst &I, WaveCtx &W) {
+  cvtFromFp4(I, W.frame(0), W.R->P.FrameBytes, W.Active);
+  return true;
 }
 
 // The unscaled conversions convert to/from OCP E4M3/E5M2 on gfx950 [I]: the

@@ -4,6 +4,7 @@
 
 #include "llvm/IR/Instructions.h"
 
+#include <bit>
 #include <cmath>
 
 using llvm::AtomicRMWInst;
@@ -32,7 +33,7 @@ static void pack(const uint32_t *T, const uint8_t *Reg, uint8_t *Mem) {
   }
 }
 
-bool ctxLoad(const Inst &I, LaneCtx &C) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE static bool loadLane(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
@@ -51,11 +52,11 @@ bool ctxLoad(const Inst &I, LaneCtx &C) {
   if (I.Tab)
     unpack(I.Tab, H, F + I.Dst);
   else
-    std::memcpy(F + I.Dst, H, I.Aux2);
+    moveBytes(F + I.Dst, H, I.Aux2);
   return true;
 }
 
-bool ctxStore(const Inst &I, LaneCtx &C) {
+LLVM_ATTRIBUTE_ALWAYS_INLINE static bool storeLane(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
@@ -66,15 +67,36 @@ bool ctxStore(const Inst &I, LaneCtx &C) {
     Src = Tmp;
   }
   if (I.Pred == ASBuf) {
-    std::memcpy(Tmp, Src, I.Aux);
+    moveBytes(Tmp, Src, I.Aux);
     return C.R->bufferAccess(C, I, F + I.A, rd<uint32_t>(F, I.A + 16), I.Aux, Tmp, true);
   }
   uint8_t *H = C.R->resolve(C, I, I.Pred, I.A, I.Aux, true);
   if (!H)
     return false;
-  std::memcpy(H, Src, I.Aux);
+  moveBytes(H, Src, I.Aux);
   return true;
 }
+
+/// A lane handler run for each active lane in lane order, stopping at the
+/// first that fails (as Kind::Ctx does), in one call: Fn inlines here.
+template <bool (*Fn)(const Inst &, LaneCtx &)> static bool overLanes(const Inst &I, WaveCtx &W) {
+  LaneCtx C;
+  C.R = W.R;
+  C.WG = W.WG;
+  C.W = W.W;
+  uint8_t *Base = W.frame(0);
+  const size_t Stride = W.R->P.FrameBytes;
+  for (uint64_t M = W.Active; M; M &= M - 1) {
+    C.Lane = unsigned(std::countr_zero(M));
+    C.F = Base + C.Lane * Stride;
+    if (!Fn(I, C))
+      return false;
+  }
+  return true;
+}
+
+bool lanesLoad(const Inst &I, WaveCtx &W) { return overLanes<loadLane>(I, W); }
+bool lanesStore(const Inst &I, WaveCtx &W) { return overLanes<storeLane>(I, W); }
 
 /// The memory word of an atomic: bounds-checked, without race bookkeeping for
 /// LDS (atomics are ordered among themselves).

@@ -17,6 +17,8 @@
 #include "emulator/Ops.h"
 #include "emulator/Runner.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -36,7 +38,17 @@ namespace moegen::emu {
 #endif
 #define MOEGEN_EMU_INLINE __attribute__((always_inline)) inline
 
-static unsigned accRow(unsigned M, unsigned L, unsigned R) {
+/// The wave's lane frames with the base pointer read once: stores through
+/// frame bytes could otherwise alias it and force a reload per lane.
+struct LaneFrames {
+  uint8_t *Base;
+  size_t Stride;
+  explicit LaneFrames(const WaveCtx &W) : Base(W.frame(0)), Stride(W.R->P.FrameBytes) {}
+  uint8_t *operator()(unsigned L) const { return Base + L * Stride; }
+};
+
+template <unsigned M> static unsigned accRow(unsigned L, unsigned R) {
+  static_assert(M == 16 || M == 32, "MFMA tiles are 16x16 or 32x32");
   return M == 16 ? 4 * (L / 16) + R : 8 * (R / 4) + 4 * (L / 32) + (R % 4);
 }
 
@@ -47,18 +59,22 @@ static bool requireFullWave(const Inst &I, WaveCtx &W) {
   return W.R->fail(I, W.WG, W.W, -1, "MFMA executed by a partially active wave");
 }
 
-static void readAcc(WaveCtx &W, const Inst &I, unsigned M, double *Acc) {
-  unsigned Regs = M * M / 64;
-  for (unsigned L = 0; L < 64; ++L)
+template <unsigned M> static void readAcc(const LaneFrames &Fr, uint32_t Slot, double *Acc) {
+  constexpr unsigned Regs = M * M / 64;
+  for (unsigned L = 0; L < 64; ++L) {
+    const uint8_t *F = Fr(L) + Slot;
     for (unsigned R = 0; R < Regs; ++R)
-      Acc[accRow(M, L, R) * M + L % M] = rd<float>(W.frame(L), I.C + 4 * R);
+      Acc[accRow<M>(L, R) * M + L % M] = rd<float>(F, 4 * R);
+  }
 }
 
-static void writeAcc(WaveCtx &W, const Inst &I, unsigned M, const double *Acc) {
-  unsigned Regs = M * M / 64;
-  for (unsigned L = 0; L < 64; ++L)
+template <unsigned M> static void writeAcc(const LaneFrames &Fr, uint32_t Slot, const double *Acc) {
+  constexpr unsigned Regs = M * M / 64;
+  for (unsigned L = 0; L < 64; ++L) {
+    uint8_t *F = Fr(L) + Slot;
     for (unsigned R = 0; R < Regs; ++R)
-      wr<float>(W.frame(L), I.Dst + 4 * R, float(Acc[accRow(M, L, R) * M + L % M]));
+      wr<float>(F, 4 * R, float(Acc[accRow<M>(L, R) * M + L % M]));
+  }
 }
 
 /// Sum of products in f64 with four independent partial sums. The products
@@ -93,12 +109,9 @@ MOEGEN_EMU_INLINE static void rowTimesMatrix(const double *ARow, const double *B
     AccRow[Col] += (S[0][Col] + S[1][Col]) + (S[2][Col] + S[3][Col]);
 }
 
-/// The 16-bit operands of a lane as doubles (exact).
-static void readHalves(const uint8_t *P, unsigned N, bool Bf16, double *Out) {
-  for (unsigned X = 0; X < N; ++X) {
-    uint16_t H = rd<uint16_t>(P, 2 * X);
-    Out[X] = Bf16 ? bf16ToFloat(H) : halfToFloat(H);
-  }
+/// A 16-bit operand element's value (exact as a double).
+template <bool Bf16> static double halfValue(uint16_t H) {
+  return Bf16 ? bf16ToFloat(H) : halfToFloat(H);
 }
 
 MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const double *A,
@@ -110,23 +123,64 @@ MOEGEN_EMU_VECTOR_CLONES static void matrixProduct(unsigned M, unsigned K, const
       rowTimesMatrix<32>(&A[Row * K], Bk, K, &Acc[Row * M]);
 }
 
+/// The M x K A operand by row and the K x M B operand as [k][column], as
+/// doubles (exact), from the lanes' 16-bit elements. K constant: the
+/// conversions of a lane's elements vectorize.
+template <unsigned M, unsigned K, bool Bf16>
+MOEGEN_EMU_INLINE static void gatherHalves(const LaneFrames &Fr, uint32_t SlotA, uint32_t SlotB,
+                                           double *A, double *Bk) {
+  constexpr unsigned E = K * M / 64;
+  double Bt[M * K]; // B by column
+  for (unsigned L = 0; L < 64; ++L) {
+    const unsigned Idx = L % M, K0 = E * (L / M);
+    const uint8_t *FA = Fr(L) + SlotA, *FB = Fr(L) + SlotB;
+    uint16_t HA[E], HB[E]; // each one load of the register
+    std::memcpy(HA, FA, sizeof(HA));
+    std::memcpy(HB, FB, sizeof(HB));
+    for (unsigned X = 0; X < E; ++X) {
+      A[Idx * K + K0 + X] = halfValue<Bf16>(HA[X]);
+      Bt[Idx * K + K0 + X] = halfValue<Bf16>(HB[X]);
+    }
+  }
+  for (unsigned Kk = 0; Kk < K; ++Kk)
+    for (unsigned Col = 0; Col < M; ++Col)
+      Bk[Kk * M + Col] = Bt[Col * K + Kk];
+}
+
+/// gatherHalves for the shapes of the bf16/f16 MFMAs the emulator decodes.
+MOEGEN_EMU_VECTOR_CLONES static void gatherOperands(const LaneFrames &Fr, const Inst &I, double *A,
+                                                    double *Bk) {
+  const bool Bf16 = I.Pred == 0;
+#define SHAPE(M, K)                                                                                \
+  if (I.Aux == M && I.Aux2 == K)                                                                   \
+    return Bf16 ? gatherHalves<M, K, true>(Fr, I.A, I.B, A, Bk)                                    \
+                : gatherHalves<M, K, false>(Fr, I.A, I.B, A, Bk);
+  SHAPE(16, 32)
+  SHAPE(32, 16)
+  SHAPE(16, 16)
+  SHAPE(32, 8)
+#undef SHAPE
+  llvm_unreachable("an MFMA shape the decoder's table (IntrinsicTables.cpp) does not list");
+}
+
+/// The bf16/f16 MFMA with M x M tiles: operands gathered from the lanes,
+/// the products summed in f64.
+template <unsigned M> static void mfmaHalves(const Inst &I, const LaneFrames &Fr) {
+  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
+  gatherOperands(Fr, I, A, Bk);
+  readAcc<M>(Fr, I.C, Acc);
+  matrixProduct(M, I.Aux2, A, Bk, Acc);
+  writeAcc<M>(Fr, I.Dst, Acc);
+}
+
 bool waveMfma(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
-  unsigned M = I.Aux, K = I.Aux2, E = K * M / 64;
-  bool Bf16 = I.Pred == 0;
-  static thread_local double A[32 * 64], Bk[64 * 32], Acc[32 * 32];
-  double Tmp[16];
-  for (unsigned L = 0; L < 64; ++L) {
-    unsigned Idx = L % M, K0 = E * (L / M);
-    readHalves(W.frame(L) + I.A, E, Bf16, &A[Idx * K + K0]);
-    readHalves(W.frame(L) + I.B, E, Bf16, Tmp); // B[k][column Idx]
-    for (unsigned X = 0; X < E; ++X)
-      Bk[(K0 + X) * M + Idx] = Tmp[X];
-  }
-  readAcc(W, I, M, Acc);
-  matrixProduct(M, K, A, Bk, Acc);
-  writeAcc(W, I, M, Acc);
+  const LaneFrames Fr(W);
+  if (I.Aux == 16)
+    mfmaHalves<16>(I, Fr);
+  else
+    mfmaHalves<32>(I, Fr);
   return true;
 }
 
@@ -171,136 +225,193 @@ static const MxTable &mxTable(MxFormat Fmt) {
   return Tables[unsigned(Fmt)];
 }
 
-/// The code of element k of row (or column) `Idx` from the per-lane operand
-/// registers, for each (Idx, k): Out[Idx * K + k] = Code.
-static void loadMxCodes(WaveCtx &W, uint32_t Slot, MxFormat Fmt, unsigned M, uint8_t *Out) {
-  unsigned G = 64 / M, K = 32 * G;
+/// Calls Put(Idx, k, code) for every element of an operand: row (or column)
+/// `Idx`, element k of the reduction, from the lanes' registers.
+template <class PutFn>
+MOEGEN_EMU_INLINE static void forMxCodes(const LaneFrames &Fr, uint32_t Slot, MxFormat Fmt,
+                                         unsigned M, PutFn Put) {
+  const unsigned G = 64 / M;
   for (unsigned L = 0; L < 64; ++L) {
-    const uint8_t *Reg = W.frame(L) + Slot;
-    unsigned Idx = L % M, Grp = L / M;
-    uint8_t *Row = Out + Idx * K;
+    const uint8_t *Reg = Fr(L) + Slot;
+    const unsigned Idx = L % M, Grp = L / M;
     if (Fmt == MxFormat::E4M3 || Fmt == MxFormat::E5M2) {
       for (unsigned B = 0; B < 32; ++B)
-        Row[16 * G * (B / 16) + 16 * Grp + B % 16] = Reg[B];
+        Put(Idx, 16 * G * (B / 16) + 16 * Grp + B % 16, Reg[B]);
     } else if (Fmt == MxFormat::E2M1) {
       for (unsigned N = 0; N < 32; ++N)
-        Row[32 * Grp + N] = (Reg[N / 2] >> (4 * (N % 2))) & 0xF;
+        Put(Idx, 32 * Grp + N, uint8_t((Reg[N / 2] >> (4 * (N % 2))) & 0xF));
     } else {
-      unsigned Bits = mxBits(Fmt);
+      const unsigned Bits = mxBits(Fmt);
       for (unsigned N = 0; N < 32; ++N) {
         unsigned Pos = N * Bits;
         uint32_t Code = 0;
         for (unsigned B = 0; B < Bits; ++B, ++Pos)
           Code |= uint32_t((Reg[Pos / 8] >> (Pos % 8)) & 1) << B;
-        Row[32 * Grp + N] = uint8_t(Code);
+        Put(Idx, 32 * Grp + N, uint8_t(Code));
       }
     }
   }
 }
 
-/// The exact sum of the 32 products of a row's and a column's block, times
-/// 2^Exp. With integer images (T = int16_t or int32_t: fp4, fp6, and fp8
-/// e4m3 against fp4/fp6) the block sum is an integer dot product that fits
-/// 32 bits, then one exact product by a power of two.
-template <class T> MOEGEN_EMU_INLINE static double blockSum(const T *X, const T *Y, int Exp) {
-  if constexpr (std::is_integral_v<T>) {
-    int32_t S = 0;
-    for (unsigned K = 0; K < 32; ++K)
-      S += int32_t(X[K]) * int32_t(Y[K]);
-    return double(S) * pow2(Exp);
-  } else {
-    // Exact: fp8/fp4 products and their 32-term sums fit f64.
-    return std::ldexp(dot(X, Y, 32), Exp);
+/// An operand's integer images (A by row: Out[Idx * K + k]; B as [k][column]:
+/// Out[k * M + Idx]); false if some code is NaN or inf (no image).
+template <class T, unsigned M, bool KMajor>
+static bool loadMxImages(const LaneFrames &Fr, uint32_t Slot, MxFormat Fmt, const MxTable &Tab,
+                         T *Out) {
+  constexpr unsigned K = 32 * (64 / M);
+  auto At = [](unsigned Idx, unsigned Kk) { return KMajor ? Kk * M + Idx : Idx * K + Kk; };
+  if (Tab.AllFinite) { // fp4, fp6: no code to look for
+    forMxCodes(Fr, Slot, Fmt, M, [&](unsigned Idx, unsigned Kk, uint8_t Code) {
+      Out[At(Idx, Kk)] = T(Tab.Int[Code]);
+    });
+    return true;
   }
+  bool Finite = true;
+  forMxCodes(Fr, Slot, Fmt, M, [&](unsigned Idx, unsigned Kk, uint8_t Code) {
+    Out[At(Idx, Kk)] = T(Tab.Int[Code]);
+    Finite &= Tab.Finite[Code];
+  });
+  return Finite;
 }
 
 template <class T>
-MOEGEN_EMU_INLINE static void mfmaScaleCore(const Inst &I, WaveCtx &W, unsigned M, const T *TA,
-                                            const T *TB, int Shift, double *Acc) {
-  unsigned G = 64 / M, K = 32 * G;
-  unsigned OpA = (I.Sub >> 8) & 3, OpB = (I.Sub >> 10) & 3;
-  bool Unscaled = (I.Sub >> 12) & 1;
-  // Scale bytes per (block, row) and (block, column).
-  uint8_t SA[4][32], SB[4][32];
-  for (unsigned Blk = 0; Blk < G; ++Blk)
-    for (unsigned X = 0; X < M; ++X) {
-      SA[Blk][X] = uint8_t(rd<uint32_t>(W.frame(M * Blk + X), I.D) >> (8 * OpA));
-      SB[Blk][X] = uint8_t(rd<uint32_t>(W.frame(M * Blk + X), I.Aux) >> (8 * OpB));
-    }
+static bool loadMxImages(const LaneFrames &Fr, uint32_t Slot, MxFormat Fmt, unsigned M,
+                         const MxTable &Tab, bool KMajor, T *Out) {
+  if (M == 16)
+    return KMajor ? loadMxImages<T, 16, true>(Fr, Slot, Fmt, Tab, Out)
+                  : loadMxImages<T, 16, false>(Fr, Slot, Fmt, Tab, Out);
+  return KMajor ? loadMxImages<T, 32, true>(Fr, Slot, Fmt, Tab, Out)
+                : loadMxImages<T, 32, false>(Fr, Slot, Fmt, Tab, Out);
+}
+
+/// An operand's values by row (or column): Out[Idx * K + k].
+static void loadMxValues(const LaneFrames &Fr, uint32_t Slot, MxFormat Fmt, unsigned M,
+                         const MxTable &Tab, double *Out) {
+  const unsigned K = 32 * (64 / M);
+  forMxCodes(Fr, Slot, Fmt, M,
+             [&](unsigned Idx, unsigned Kk, uint8_t Code) { Out[Idx * K + Kk] = Tab.Value[Code]; });
+}
+
+/// The scale factors of each (K-block, row) of A and (K-block, column) of
+/// B: a block's exact sum S becomes S * (A * B) = S * 2^(ea + eb - 254 -
+/// Shift), the product of two powers of two being exact. An E8M0 NaN scale
+/// is a NaN factor, so the block is NaN; unscaled MFMAs use 2^-Shift and 1.
+struct MxScales {
+  double A[4][32], B[4][32];
+  MxScales(const Inst &I, const LaneFrames &Fr, unsigned M, int Shift) {
+    const unsigned G = 64 / M, OpA = (I.Sub >> 8) & 3, OpB = (I.Sub >> 10) & 3;
+    const bool Unscaled = (I.Sub >> 12) & 1;
+    for (unsigned Blk = 0; Blk < G; ++Blk)
+      for (unsigned X = 0; X < M; ++X) {
+        const uint8_t EA = uint8_t(rd<uint32_t>(Fr(M * Blk + X), I.D) >> (8 * OpA));
+        const uint8_t EB = uint8_t(rd<uint32_t>(Fr(M * Blk + X), I.Aux) >> (8 * OpB));
+        A[Blk][X] = Unscaled ? pow2(-Shift) : EA == 0xFF ? NAN : pow2(int(EA) - 254 - Shift);
+        B[Blk][X] = Unscaled ? 1.0 : EB == 0xFF ? NAN : pow2(EB);
+      }
+  }
+};
+
+/// The f64 path (e5m2 pairs, NaN or inf codes): per element, the blocks'
+/// sums (exact: fp8/fp4 products and their 32-term sums fit f64), scaled,
+/// in block order.
+static void mfmaScaleF64(const MxScales &Sc, unsigned M, const double *TA, const double *TB,
+                         double *Acc) {
+  const unsigned G = 64 / M, K = 32 * G;
   for (unsigned Row = 0; Row < M; ++Row)
     for (unsigned Col = 0; Col < M; ++Col) {
       double Sum = 0;
       for (unsigned Blk = 0; Blk < G; ++Blk) {
-        const T *X = &TA[Row * K + 32 * Blk], *Y = &TB[Col * K + 32 * Blk];
-        double S;
-        if (Unscaled)
-          S = blockSum(X, Y, -Shift);
-        else if (SA[Blk][Row] == 0xFF || SB[Blk][Col] == 0xFF)
-          S = NAN; // E8M0 NaN
-        else
-          S = blockSum(X, Y, int(SA[Blk][Row]) + int(SB[Blk][Col]) - 254 - Shift);
-        Sum += S;
+        const double *X = &TA[Row * K + 32 * Blk], *Y = &TB[Col * K + 32 * Blk];
+        const double V = dot(X, Y, 32) * (Sc.A[Blk][Row] * Sc.B[Blk][Col]);
+        Sum += V;
       }
       Acc[Row * M + Col] += Sum;
     }
 }
 
-MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI16(const Inst &I, WaveCtx &W, unsigned M,
-                                                  const int16_t *A, const int16_t *B, int Shift,
-                                                  double *Acc) {
-  mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+/// The integer path: a block's sum is an integer dot product that fits 32
+/// bits (fp4, fp6, and fp8 e4m3 against fp4/fp6), for a row and all columns
+/// at once (B as [k][column]), so any order gives it; then per element the
+/// blocks' scaled values are summed in block order, as in the f64 path.
+template <class T, unsigned M>
+MOEGEN_EMU_INLINE static void mfmaScaleIntT(const MxScales &Sc, const T *TA, const T *TBk,
+                                            double *Acc) {
+  constexpr unsigned G = 64 / M, K = 32 * G;
+  for (unsigned Row = 0; Row < M; ++Row) {
+    double Sum[M] = {};
+    for (unsigned Blk = 0; Blk < G; ++Blk) {
+      int32_t S[M] = {};
+      const T *X = &TA[Row * K + 32 * Blk];
+      // Vectorized over the columns, not the 32 k (that would gather).
+#pragma clang loop vectorize(disable) unroll(disable)
+      for (unsigned Kk = 0; Kk < 32; ++Kk) {
+        const int32_t Xk = X[Kk];
+        const T *Y = &TBk[(32 * Blk + Kk) * M];
+        for (unsigned Col = 0; Col < M; ++Col)
+          S[Col] += Xk * int32_t(Y[Col]);
+      }
+      // The scaled block, then the sum: two statements, never one fused
+      // multiply-add (the same values either way, as the product is exact).
+      const double FA = Sc.A[Blk][Row];
+      for (unsigned Col = 0; Col < M; ++Col) {
+        const double V = double(S[Col]) * (FA * Sc.B[Blk][Col]);
+        Sum[Col] += V;
+      }
+    }
+    for (unsigned Col = 0; Col < M; ++Col)
+      Acc[Row * M + Col] += Sum[Col];
+  }
 }
 
-MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleI32(const Inst &I, WaveCtx &W, unsigned M,
-                                                  const int32_t *A, const int32_t *B, int Shift,
-                                                  double *Acc) {
-  mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleInt(const MxScales &Sc, unsigned M, const int16_t *TA,
+                                                  const int16_t *TBk, double *Acc) {
+  if (M == 16)
+    mfmaScaleIntT<int16_t, 16>(Sc, TA, TBk, Acc);
+  else
+    mfmaScaleIntT<int16_t, 32>(Sc, TA, TBk, Acc);
+}
+
+MOEGEN_EMU_VECTOR_CLONES static void mfmaScaleInt(const MxScales &Sc, unsigned M, const int32_t *TA,
+                                                  const int32_t *TBk, double *Acc) {
+  if (M == 16)
+    mfmaScaleIntT<int32_t, 16>(Sc, TA, TBk, Acc);
+  else
+    mfmaScaleIntT<int32_t, 32>(Sc, TA, TBk, Acc);
 }
 
 bool waveMfmaScale(const Inst &I, WaveCtx &W) {
   if (!requireFullWave(I, W))
     return false;
-  unsigned M = I.Aux2, G = 64 / M, K = 32 * G;
-  MxFormat FA = MxFormat(I.Sub & 0xF), FB = MxFormat((I.Sub >> 4) & 0xF);
+  const unsigned M = I.Aux2;
+  const MxFormat FA = MxFormat(I.Sub & 0xF), FB = MxFormat((I.Sub >> 4) & 0xF);
   const MxTable &TA = mxTable(FA), &TB = mxTable(FB);
-  static thread_local uint8_t CA[32 * 128], CB[32 * 128];
   static thread_local double Acc[32 * 32];
-  loadMxCodes(W, I.A, FA, M, CA);
-  loadMxCodes(W, I.B, FB, M, CB); // B is stored [column][k]
-  readAcc(W, I, M, Acc);
-  unsigned N = M * K;
-  bool AllFinite = true;
-  if (!TA.AllFinite || !TB.AllFinite)
-    for (unsigned X = 0; X < N; ++X)
-      AllFinite &= TA.Finite[CA[X]] & TB.Finite[CB[X]];
-  auto Run = [&](auto *A, auto *B, auto Image, int Shift) {
-    for (unsigned X = 0; X < N; ++X) {
-      A[X] = Image(TA, CA[X]);
-      B[X] = Image(TB, CB[X]);
-    }
-    using T = std::remove_pointer_t<decltype(A)>;
-    if constexpr (std::is_same_v<T, int16_t>)
-      mfmaScaleI16(I, W, M, A, B, Shift, Acc);
-    else if constexpr (std::is_same_v<T, int32_t>)
-      mfmaScaleI32(I, W, M, A, B, Shift, Acc);
-    else
-      mfmaScaleCore(I, W, M, A, B, Shift, Acc);
+  const LaneFrames Fr(W);
+  M == 16 ? readAcc<16>(Fr, I.C, Acc) : readAcc<32>(Fr, I.C, Acc);
+  // Integer images when the products' 32-term sums fit 32 bits (values
+  // times 2^Shift), unless a code is NaN or inf; otherwise f64 values.
+  const bool Fits32 = TA.MaxInt * TB.MaxInt * 32 < (int64_t(1) << 31);
+  auto RunInt = [&](auto *A, auto *Bk) {
+    if (!loadMxImages(Fr, I.A, FA, M, TA, false, A) || !loadMxImages(Fr, I.B, FB, M, TB, true, Bk))
+      return false;
+    mfmaScaleInt(MxScales(I, Fr, M, TA.Shift + TB.Shift), M, A, Bk, Acc);
+    return true;
   };
-  auto IntImage = [](const MxTable &T, uint8_t C) { return T.Int[C]; };
-  int Shift = TA.Shift + TB.Shift;
-  bool Fits32 = AllFinite && TA.MaxInt * TB.MaxInt * 32 < (int64_t(1) << 31);
+  bool Done = false;
   if (Fits32 && TA.MaxInt < 32768 && TB.MaxInt < 32768) {
-    static thread_local int16_t A[32 * 128], B[32 * 128];
-    Run(A, B, IntImage, Shift);
+    static thread_local int16_t A[32 * 128], Bk[32 * 128];
+    Done = RunInt(A, Bk);
   } else if (Fits32) {
-    static thread_local int32_t A[32 * 128], B[32 * 128];
-    Run(A, B, IntImage, Shift);
-  } else {
-    static thread_local double A[32 * 128], B[32 * 128];
-    Run(
-        A, B, [](const MxTable &T, uint8_t C) { return T.Value[C]; }, 0);
+    static thread_local int32_t A[32 * 128], Bk[32 * 128];
+    Done = RunInt(A, Bk);
   }
-  writeAcc(W, I, M, Acc);
+  if (!Done) {
+    static thread_local double A[32 * 128], B[32 * 128];
+    loadMxValues(Fr, I.A, FA, M, TA, A);
+    loadMxValues(Fr, I.B, FB, M, TB, B); // B by column
+    mfmaScaleF64(MxScales(I, Fr, M, 0), M, A, B, Acc);
+  }
+  M == 16 ? writeAcc<16>(Fr, I.Dst, Acc) : writeAcc<32>(Fr, I.Dst, Acc);
   return true;
 }
 

@@ -465,6 +465,8 @@ PureFn castFn(unsigned Opcode, EK From, EK To) {
     return castT<uint32_t, uint64_t, I::SExt>;
   if (Opcode == I::SIToFP && From == EK::I32 && To == EK::F32)
     return castT<uint32_t, float, I::SIToFP>;
+  if (Opcode == I::ZExt && From == EK::I8 && To == EK::I32)
+    return castT<uint8_t, uint32_t, I::ZExt>;
   if (Opcode == I::UIToFP && From == EK::I32 && To == EK::F32)
     return castT<uint32_t, float, I::UIToFP>;
   if (Opcode == I::FPToSI && From == EK::F32 && To == EK::I32)
@@ -923,11 +925,16 @@ void opShuffle(const Inst &I, uint8_t *F) {
   moveBytes(F + I.Dst, Tmp, size_t(EB) * I.N);
 }
 
+bool concatApart(const Inst &I) {
+  const size_t Half = size_t(I.Aux) * I.D;
+  auto Apart = [&](uint32_t Src) { return Src + Half <= I.Dst || I.Dst + 2 * Half <= Src; };
+  return Apart(I.A) && Apart(I.B);
+}
+
 void opConcat(const Inst &I, uint8_t *F) {
   size_t Half = size_t(I.Aux) * I.D;
   // The result slot rarely overlaps an operand's: copy straight into it.
-  auto Apart = [&](uint32_t Src) { return Src + Half <= I.Dst || I.Dst + 2 * Half <= Src; };
-  if (Apart(I.A) && Apart(I.B)) {
+  if (concatApart(I)) {
     moveBytes(F + I.Dst, F + I.A, Half);
     moveBytes(F + I.Dst + Half, F + I.B, Half);
     return;
@@ -1052,6 +1059,8 @@ void opOverflow(const Inst &I, uint8_t *F) {
 }
 
 Kind fastKind(const Inst &I) {
+  if (I.K == Kind::Pure && I.Fn.Pure == opConcat && concatApart(I))
+    return Kind::Concat;
   if (I.K != Kind::Pure || I.N != 1)
     return I.K;
   using In = Instruction;
@@ -1084,6 +1093,7 @@ Kind fastKind(const Inst &I) {
       {castT<uint32_t, uint64_t, In::ZExt>, Kind::ZExtI32I64},
       {castT<uint32_t, uint64_t, In::SExt>, Kind::SExtI32I64},
       {castT<uint32_t, float, In::SIToFP>, Kind::SIToFPI32F32},
+      {castT<uint8_t, uint32_t, In::ZExt>, Kind::ZExtI8I32},
   };
   for (const Entry &E : Table)
     if (E.Fn == F)
@@ -1094,9 +1104,9 @@ Kind fastKind(const Inst &I) {
     return Kind::ICmpI64;
   if (F == opCopy && (I.Aux == 4 || I.Aux == 8))
     return I.Aux == 4 ? Kind::Copy4 : Kind::Copy8;
-  if (F == opGep && (I.Ty == EK::P64 || I.Ty == EK::P32) &&
+  if (F == opGep && (I.Ty == EK::P64 || I.Ty == EK::P32 || I.Ty == EK::PBuf) &&
       (I.Tab[2] == 0 || (I.Tab[2] == 1 && ((I.Tab[4] & 0xFF) == 32 || (I.Tab[4] & 0xFF) == 64))))
-    return I.Ty == EK::P64 ? Kind::GepP64 : Kind::GepP32;
+    return I.Ty == EK::P64 ? Kind::GepP64 : I.Ty == EK::P32 ? Kind::GepP32 : Kind::GepPBuf;
   return Kind::Pure;
 }
 

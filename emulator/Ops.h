@@ -76,6 +76,8 @@ void opExtractElt(const Inst &I, uint8_t *F);
 void opInsertElt(const Inst &I, uint8_t *F);
 void opShuffle(const Inst &I, uint8_t *F);
 void opConcat(const Inst &I, uint8_t *F); // a shuffle that concatenates A and B
+/// Whether a concatenation's result slot overlaps neither operand.
+bool concatApart(const Inst &I);
 void opExtractValue(const Inst &I, uint8_t *F);
 void opInsertValue(const Inst &I, uint8_t *F);
 void opVecReduce(const Inst &I, uint8_t *F); // Sub = llvm opcode-like selector

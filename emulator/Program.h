@@ -1,6 +1,7 @@
 //===- Program.h - Pre-decoded form of one kernel function -----------------===//
 //
-// Every SSA value of the kernel gets a fixed byte offset in a per-lane frame.
+// Every SSA value of the kernel gets a fixed byte offset in a per-lane frame
+// (shared with values whose live ranges do not overlap, FrameSlots.h).
 // Instructions are decoded once into `Inst` records that address the frame by
 // offset, so execution never touches llvm::Value maps.
 //
@@ -72,6 +73,8 @@ enum class Kind : uint8_t {
   Ret,
   Unreachable,
   WaveOp,  // runs once for the active lanes of a wave (MFMA, ballot, ...)
+  Lanes,   // a per-lane operation whose handler (a WaveFn) loops over the
+           // active lanes itself: one call per instruction instead of per lane
   Barrier, // llvm.amdgcn.s.barrier
   // Scalar fast paths of common Pure operations, executed inline by the
   // interpreter loop (see fastKind()).
@@ -102,10 +105,16 @@ enum class Kind : uint8_t {
   ZExtI32I64,
   SExtI32I64,
   SIToFPI32F32,
+  ZExtI8I32,
   // getelementptr with a constant offset (Tab[0..1]) and at most one i32 or
-  // i64 index (Tab[3], scaled by Tab[5..6]), on a 64-bit or a 32-bit pointer.
+  // i64 index (Tab[3], scaled by Tab[5..6]), on a 64-bit or a 32-bit pointer,
+  // or on a buffer fat pointer (the resource is copied, the offset moves).
   GepP64,
   GepP32,
+  GepPBuf,
+  // A shufflevector that concatenates A and B (I.D elements of I.Aux bytes
+  // each) into a slot that overlaps neither.
+  Concat,
 };
 
 struct Inst {

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <mutex>
 #include <numeric>
 
@@ -52,6 +51,11 @@ struct Ziggurat {
   }
 };
 
+const Ziggurat &ziggurat() {
+  static const Ziggurat z;
+  return z;
+}
+
 /// The tail beyond kR (Marsaglia's exponential rejection).
 double zigguratTail(Rng &rng) {
   for (;;) {
@@ -60,6 +64,68 @@ double zigguratTail(Rng &rng) {
     if (b + b >= a * a)
       return Ziggurat::kR + a;
   }
+}
+
+/// One ziggurat draw from 64 random bits: layer, signed magnitude and value.
+struct ZigguratDraw {
+  int layer;
+  int32_t u; // signed: the value's sign
+  uint32_t mag;
+  double v;
+  ZigguratDraw(uint64_t bits, const Ziggurat &z)
+      : layer(static_cast<int>(bits & (Ziggurat::kLayers - 1))),
+        u(static_cast<int32_t>(bits >> 32)),
+        mag(u < 0 ? 0u - static_cast<uint32_t>(u) : static_cast<uint32_t>(u)),
+        v(static_cast<double>(u) * z.w[layer]) {}
+};
+
+/// What follows a draw outside the rectangle under the next layer (about
+/// one draw in 80): the base layer's tail, or the wedge test under the
+/// density and, when rejected, fresh draws.
+[[gnu::noinline]] float zigguratRest(Rng &rng, const Ziggurat &z, int layer, int32_t u, double v) {
+  for (;;) {
+    if (layer == 0)
+      return static_cast<float>(u < 0 ? -zigguratTail(rng) : zigguratTail(rng));
+    const double y = z.f[layer] + rng.uniform() * (z.f[layer + 1] - z.f[layer]);
+    if (y < std::exp(-0.5 * v * v))
+      return static_cast<float>(v);
+    const ZigguratDraw d(rng.next(), z);
+    if (d.mag < z.k[d.layer])
+      return static_cast<float>(d.v);
+    layer = d.layer;
+    u = d.u;
+    v = d.v;
+  }
+}
+
+/// Rng::fastNormal with the common case (accept inside the rectangle under
+/// the next layer) inline.
+inline float zigguratNormal(Rng &rng, const Ziggurat &z) {
+  const ZigguratDraw d(rng.next(), z);
+  if (d.mag < z.k[d.layer])
+    return static_cast<float>(d.v);
+  return zigguratRest(rng, z, d.layer, d.u, d.v);
+}
+
+/// out[i] = fastNormal() * scale rounded to f32, the weight generator's
+/// inner loop. The generator's state is a local copy that only the rare slow
+/// path hands out by reference, so that it stays in registers.
+void drawNormals(Rng &rng, float *out, int64_t n, double scale) {
+  const Ziggurat &z = ziggurat();
+  Rng local = rng;
+  for (int64_t i = 0; i < n; ++i) {
+    const ZigguratDraw d(local.next(), z);
+    float x;
+    if (d.mag < z.k[d.layer]) {
+      x = static_cast<float>(d.v);
+    } else {
+      Rng slow = local;
+      x = zigguratRest(slow, z, d.layer, d.u, d.v);
+      local = slow;
+    }
+    out[i] = static_cast<float>(x * scale);
+  }
+  rng = local;
 }
 
 std::vector<float> normals(uint64_t seed, uint64_t stream, int64_t n, double scale) {
@@ -75,51 +141,93 @@ llvm::Expected<HostTensor> encodeAs(DType t, llvm::ArrayRef<float> values,
   return convertTo(values, std::move(shape), elemFormatOf(t), mode);
 }
 
-/// A [E, rows, cols] weight, one expert (and one random stream) each, the
-/// experts spread over the host's cores; with `compact`, only the used
-/// experts, as [used count, rows, cols].
-llvm::Expected<HostTensor> expertWeights(DType t, uint64_t seed, uint64_t stream, int64_t experts,
-                                         int64_t rows, int64_t cols, double scale,
-                                         ScaleRounding mode, const std::vector<bool> &used,
-                                         bool compact) {
-  HostTensor w;
-  w.format = elemFormatOf(t);
-  std::vector<std::pair<int64_t, int64_t>> work; // (expert, position in w)
+/// One [E, rows, cols] weight to generate: each expert draws from its own
+/// stream, so its values do not depend on which other experts are made.
+struct WeightJob {
+  HostTensor *w;
+  DType type;
+  uint64_t stream;
+  int64_t rows, cols;
+  double scale;
+  int64_t dataPer = 0, scalePer = 0; // bytes of one expert
+};
+
+/// The weight's experts in `work` as (expert, position in w), with w's
+/// buffers sized (w.shape[0] experts).
+void planWeight(WeightJob &job, int64_t experts, const std::vector<bool> &used, bool compact,
+                std::vector<std::pair<int64_t, int64_t>> &work) {
+  HostTensor &w = *job.w;
+  w.format = elemFormatOf(job.type);
   for (int64_t e = 0; e < experts; ++e)
     if (used.empty() || used[e])
       work.push_back({e, compact ? static_cast<int64_t>(work.size()) : e});
-  w.shape = {compact ? static_cast<int64_t>(work.size()) : experts, rows, cols};
-  const int64_t dataPer = packedBytes(w.format, rows * cols);
-  const int64_t scalePer = isMx(w.format) ? rows * (cols / kMxBlock) : 0;
-  w.data.assign(w.shape[0] * dataPer, 0);
-  w.scales.assign(w.shape[0] * scalePer, 0);
+  w.shape = {compact ? static_cast<int64_t>(work.size()) : experts, job.rows, job.cols};
+  job.dataPer = packedBytes(w.format, job.rows * job.cols);
+  job.scalePer = isMx(w.format) ? job.rows * (job.cols / kMxBlock) : 0;
+  // Zeros stay only where an expert is not generated (not routed, not
+  // compact); the rest is overwritten row by row.
+  w.data.assign(w.shape[0] * job.dataPer, 0);
+  w.scales.assign(w.shape[0] * job.scalePer, 0);
+}
+
+/// Generates and encodes one expert of a weight into its place, row by row:
+/// the values are drawn in row-major order, and MX blocks never span rows,
+/// so the bytes are those of encoding the whole [rows, cols] matrix at once.
+llvm::Error generateExpert(const WeightJob &job, uint64_t seed, ScaleRounding mode, int64_t expert,
+                           int64_t pos) {
+  HostTensor &w = *job.w;
+  const int64_t rows = job.rows, cols = job.cols;
+  const int64_t rowBytes = job.dataPer / rows, rowScales = job.scalePer / rows;
+  uint8_t *data = w.data.data() + pos * job.dataPer;
+  uint8_t *scales = w.scales.data() + pos * job.scalePer;
+  const bool mxRows = isMx(w.format) && cols % kMxBlock == 0;
+  Rng rng(seed * 0x100000001B3ull + (job.stream << 32) + expert);
+  std::vector<float> row(cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    drawNormals(rng, row.data(), cols, job.scale);
+    if (mxRows) {
+      quantizeMxInto(row, w.format, mode, data + r * rowBytes, scales + r * rowScales);
+      continue;
+    }
+    auto q = encodeAs(job.type, row, {1, cols}, mode);
+    if (!q)
+      return q.takeError();
+    if (static_cast<int64_t>(q->data.size()) != rowBytes ||
+        static_cast<int64_t>(q->scales.size()) != rowScales)
+      return llvm::createStringError("input generation: unexpected encoded size");
+    std::copy(q->data.begin(), q->data.end(), data + r * rowBytes);
+    std::copy(q->scales.begin(), q->scales.end(), scales + r * rowScales);
+  }
+  return llvm::Error::success();
+}
+
+/// Generates the weights of `jobs`, every (weight, expert) pair a task on
+/// `threads` host threads (0: all cores). Each task writes only its own
+/// expert's bytes, so the result does not depend on the thread count.
+llvm::Error generateWeights(llvm::MutableArrayRef<WeightJob> jobs, int64_t experts,
+                            const std::vector<bool> &used, bool compact, uint64_t seed,
+                            ScaleRounding mode, unsigned threads) {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> work(jobs.size());
+  for (size_t j = 0; j < jobs.size(); ++j)
+    planWeight(jobs[j], experts, used, compact, work[j]);
   std::mutex errorLock;
-  std::string error;
-  llvm::DefaultThreadPool pool(llvm::hardware_concurrency());
-  for (auto [e, pos] : work)
-    pool.async([&, e = e, pos = pos] {
-      Rng rng(seed * 0x100000001B3ull + (stream << 32) + e);
-      // Uninitialized: every value is written next.
-      std::unique_ptr<float[]> v(new float[rows * cols]);
-      for (int64_t i = 0; i < rows * cols; ++i)
-        v[i] = static_cast<float>(rng.fastNormal() * scale);
-      auto q = encodeAs(t, llvm::ArrayRef<float>(v.get(), rows * cols), {rows, cols}, mode);
-      if (!q || static_cast<int64_t>(q->data.size()) != dataPer ||
-          static_cast<int64_t>(q->scales.size()) != scalePer) {
+  llvm::Error firstError = llvm::Error::success();
+  llvm::DefaultThreadPool pool(threads ? llvm::hardware_concurrency(threads)
+                                       : llvm::hardware_concurrency());
+  for (size_t j = 0; j < jobs.size(); ++j)
+    for (auto [e, pos] : work[j])
+      pool.async([&, j, e = e, pos = pos] {
+        llvm::Error err = generateExpert(jobs[j], seed, mode, e, pos);
+        if (!err)
+          return;
         std::lock_guard<std::mutex> guard(errorLock);
-        if (error.empty())
-          error = q ? "input generation: unexpected encoded size" : llvm::toString(q.takeError());
-        else if (!q)
-          llvm::consumeError(q.takeError());
-        return;
-      }
-      std::copy(q->data.begin(), q->data.end(), w.data.begin() + pos * dataPer);
-      std::copy(q->scales.begin(), q->scales.end(), w.scales.begin() + pos * scalePer);
-    });
+        if (firstError)
+          llvm::consumeError(std::move(err));
+        else
+          firstError = std::move(err);
+      });
   pool.wait();
-  if (!error.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), error);
-  return w;
+  return firstError;
 }
 
 } // namespace
@@ -142,24 +250,7 @@ uint64_t Rng::next() {
   return result;
 }
 
-float Rng::fastNormal() {
-  static const Ziggurat z;
-  for (;;) {
-    const uint64_t bits = next();
-    const int i = static_cast<int>(bits & (Ziggurat::kLayers - 1));
-    const int32_t u = static_cast<int32_t>(bits >> 32); // signed: the value's sign
-    const uint32_t mag = u < 0 ? 0u - static_cast<uint32_t>(u) : static_cast<uint32_t>(u);
-    const double v = static_cast<double>(u) * z.w[i];
-    if (mag < z.k[i]) // inside the rectangle under the next layer: accept
-      return static_cast<float>(v);
-    if (i == 0) // the base layer's tail
-      return static_cast<float>(u < 0 ? -zigguratTail(*this) : zigguratTail(*this));
-    // The wedge between the rectangles: accept under the density.
-    const double y = z.f[i] + uniform() * (z.f[i + 1] - z.f[i]);
-    if (y < std::exp(-0.5 * v * v))
-      return static_cast<float>(v);
-  }
-}
+float Rng::fastNormal() { return zigguratNormal(*this, ziggurat()); }
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
@@ -236,16 +327,11 @@ llvm::Expected<LayerInputs> generateInputs(const MoeSpec &spec, int64_t tokens,
     for (int64_t e = 0; e < E; ++e)
       if (used[e])
         in.experts.push_back(static_cast<int32_t>(e));
-  auto w1 = expertWeights(spec.formats.weight, opts.seed, 3, E, 2 * I, K, opts.w1Scale,
-                          opts.weightRounding, used, compact);
-  if (!w1)
-    return w1.takeError();
-  in.w1 = std::move(*w1);
-  auto w2 = expertWeights(spec.formats.weight, opts.seed, 4, E, K, I, opts.w2Scale,
-                          opts.weightRounding, used, compact);
-  if (!w2)
-    return w2.takeError();
-  in.w2 = std::move(*w2);
+  WeightJob jobs[] = {{&in.w1, spec.formats.weight, 3, 2 * I, K, opts.w1Scale},
+                      {&in.w2, spec.formats.weight, 4, K, I, opts.w2Scale}};
+  if (llvm::Error e =
+          generateWeights(jobs, E, used, compact, opts.seed, opts.weightRounding, opts.threads))
+    return std::move(e);
   return in;
 }
 

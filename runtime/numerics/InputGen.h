@@ -3,7 +3,8 @@
 // Generates every input of a layer from a seed: the same seed, spec and
 // token count give the same bytes. Distributions follow aiter's tuner:
 // hidden ~ N(0,1)/10 rounded to bf16, w1 ~ N(0,1)/10, w2 ~ N(0,1) (ziggurat
-// normals, experts generated in parallel), router
+// normals; every expert of both weights a task on the host's cores, drawn and
+// encoded row by row into its place), router
 // scores ~ N(0,1) per (token, expert), top-k by score (ties to the lower
 // expert id) with softmax weights renormalized over the chosen k. Weights and
 // MX activations are quantized with the RoundUp rule by default.
@@ -52,6 +53,9 @@ struct GenOptions {
   /// [n, rows, cols] in ascending expert order (LayerInputs::experts), with
   /// the values they have in the full tensors.
   bool compactExperts = false;
+  /// Host threads that generate the weights (0: all cores). The values do
+  /// not depend on it.
+  unsigned threads = 0;
 };
 
 struct LayerInputs {
@@ -68,7 +72,8 @@ struct LayerInputs {
 
 /// Each tensor (and each expert of a weight) draws from its own stream, so
 /// changing one dimension does not reshuffle the others. Weights are
-/// generated and quantized one expert at a time.
+/// generated and quantized one expert at a time, with the same bytes for any
+/// thread count.
 llvm::Expected<LayerInputs> generateInputs(const MoeSpec &spec, int64_t tokens,
                                            const GenOptions &opts = {});
 

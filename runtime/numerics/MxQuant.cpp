@@ -124,6 +124,23 @@ uint8_t quantizeMxBlock(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRound
   return e;
 }
 
+void quantizeMxInto(llvm::ArrayRef<float> values, ElemFormat elem, ScaleRounding mode,
+                    uint8_t *data, uint8_t *scales) {
+  const int64_t blocks = static_cast<int64_t>(values.size()) / kMxBlock;
+  const bool fp4 = elem == ElemFormat::MXFP4;
+  // Block by block, the codes packed straight into data (fp4x2: element 2j
+  // in the low nibble).
+  uint8_t codes[kMxBlock];
+  for (int64_t b = 0; b < blocks; ++b) {
+    scales[b] = quantizeMxBlock(values.slice(b * kMxBlock, kMxBlock), elem, mode, codes);
+    if (fp4)
+      for (int64_t j = 0; j < kMxBlock / 2; ++j)
+        data[b * kMxBlock / 2 + j] = static_cast<uint8_t>(codes[2 * j] | (codes[2 * j + 1] << 4));
+    else
+      std::copy_n(codes, kMxBlock, &data[b * kMxBlock]);
+  }
+}
+
 llvm::Expected<HostTensor> quantizeMx(llvm::ArrayRef<float> values, std::vector<int64_t> shape,
                                       ElemFormat elem, ScaleRounding mode) {
   if (!isMx(elem))
@@ -139,21 +156,9 @@ llvm::Expected<HostTensor> quantizeMx(llvm::ArrayRef<float> values, std::vector<
   if (cols % kMxBlock != 0)
     return llvm::createStringError("quantizeMx: last dimension %lld is not a multiple of 32",
                                    static_cast<long long>(cols));
-  const int64_t blocks = t.rows() * t.scaleCols();
-  const bool fp4 = elem == ElemFormat::MXFP4;
-  t.scales.resize(blocks);
+  t.scales.resize(t.rows() * t.scaleCols());
   t.data.resize(packedBytes(elem, t.numElements()));
-  // Block by block, the codes packed straight into data (fp4x2: element 2j
-  // in the low nibble).
-  uint8_t codes[kMxBlock];
-  for (int64_t b = 0; b < blocks; ++b) {
-    t.scales[b] = quantizeMxBlock(values.slice(b * kMxBlock, kMxBlock), elem, mode, codes);
-    if (fp4)
-      for (int64_t j = 0; j < kMxBlock / 2; ++j)
-        t.data[b * kMxBlock / 2 + j] = static_cast<uint8_t>(codes[2 * j] | (codes[2 * j + 1] << 4));
-    else
-      std::copy_n(codes, kMxBlock, &t.data[b * kMxBlock]);
-  }
+  quantizeMxInto(values, elem, mode, t.data.data(), t.scales.data());
   return t;
 }
 

@@ -49,6 +49,13 @@ uint8_t mxScaleFor(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRounding m
 uint8_t quantizeMxBlock(llvm::ArrayRef<float> block, ElemFormat elem, ScaleRounding mode,
                         llvm::MutableArrayRef<uint8_t> codes);
 
+/// Quantizes whole blocks of 32 values (values.size() a multiple of 32) into
+/// caller buffers: `data` gets the packed codes (fp4x2, element 2j in the low
+/// nibble, or one fp8 byte each), `scales` one byte per block. What
+/// quantizeMx stores for the same values.
+void quantizeMxInto(llvm::ArrayRef<float> values, ElemFormat elem, ScaleRounding mode,
+                    uint8_t *data, uint8_t *scales);
+
 /// Quantizes a row-major tensor of `shape` (last dimension a multiple of 32,
 /// even for fp4) to `elem` (MXFP4 or MXFP8).
 llvm::Expected<HostTensor> quantizeMx(llvm::ArrayRef<float> values, std::vector<int64_t> shape,

@@ -53,9 +53,9 @@ private:
 };
 
 /// Calls body(first, last) for ranges of whole blocks (one expert each) of
-/// the sorted rows [0, num_valid_ids), on the host's cores. Each range gets
-/// its own decoded expert, and rows are independent, so the results are the
-/// same as in one pass.
+/// the sorted rows [0, num_valid_ids), on the host's cores. Each range
+/// decodes its own weight rows, and rows are independent, so the results are
+/// the same as in one pass.
 template <typename Body> void forBlockRanges(const MoeSorting &s, Body body) {
   const int64_t rows = s.numValidIds[0], blocks = (rows + s.blockSize - 1) / s.blockSize;
   const unsigned threads = llvm::hardware_concurrency().compute_thread_count();
@@ -66,13 +66,61 @@ template <typename Body> void forBlockRanges(const MoeSorting &s, Body body) {
   pool.wait();
 }
 
-// Products of decoded elements are exact in f32 (at most 8 x 8 significant
-// bits), so only the summation differs between the two accumulators.
-template <typename Acc> Acc dot(const float *a, const float *b, int64_t n) {
-  Acc s = 0;
-  for (int64_t i = 0; i < n; ++i)
-    s += static_cast<Acc>(a[i]) * static_cast<Acc>(b[i]);
-  return s;
+/// kRowGroup consecutive rows of one expert's weight matrix, decoded and
+/// interleaved (element k of row j at k * kRowGroup + j) so that the dot
+/// products of an activation row with all of them advance together (see
+/// dotGroup); rows past `count` are zeros.
+constexpr int64_t kRowGroup = 8;
+
+class RowGroup {
+public:
+  RowGroup(const HostTensor &w, int64_t rowsPerExpert)
+      : w(w), rowsPerExpert(rowsPerExpert), cols(w.cols()), rows(kRowGroup * cols),
+        interleaved(kRowGroup * cols) {}
+  const float *load(int64_t expert, int64_t first, int64_t count) {
+    decodeRowsInto(w, expert * rowsPerExpert + first, count, rows.data());
+    for (int64_t k = 0; k < cols; ++k)
+      for (int64_t j = 0; j < kRowGroup; ++j)
+        interleaved[k * kRowGroup + j] = j < count ? rows[j * cols + k] : 0.0f;
+    return interleaved.data();
+  }
+
+private:
+  const HostTensor &w;
+  int64_t rowsPerExpert, cols;
+  std::vector<float> rows, interleaved;
+};
+
+/// out[j] = the dot product of x with row j of a RowGroup over n elements,
+/// summed in Acc in index order; the kRowGroup independent sums run side by
+/// side instead of one long dependency chain. Products of decoded elements
+/// are exact in f32 (at most 8 x 8 significant bits), so only the summation
+/// differs between the two accumulators.
+template <typename Acc> void dotGroup(const float *x, const float *group, int64_t n, Acc *out) {
+  Acc s[kRowGroup] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const Acc xi = static_cast<Acc>(x[i]);
+    for (int64_t j = 0; j < kRowGroup; ++j)
+      s[j] += xi * static_cast<Acc>(group[i * kRowGroup + j]);
+  }
+  std::copy_n(s, kRowGroup, out);
+}
+
+/// Calls body(expert, rows) for each block of sorted rows in [first, last)
+/// with its valid rows (skipping blocks without any).
+template <typename Valid, typename Body>
+void forBlocks(const MoeSorting &s, int64_t first, int64_t last, Valid valid, Body body) {
+  std::vector<int64_t> rows;
+  for (int64_t b0 = first; b0 < last;) {
+    const int64_t b1 = std::min(last, (b0 / s.blockSize + 1) * s.blockSize);
+    rows.clear();
+    for (int64_t pos = b0; pos < b1; ++pos)
+      if (valid(pos))
+        rows.push_back(pos);
+    if (!rows.empty())
+      body(s.sortedExpertIds[b0 / s.blockSize], llvm::ArrayRef<int64_t>(rows));
+    b0 = b1;
+  }
 }
 
 ElemFormat fusedFormat(FusedQuant q) {
@@ -162,31 +210,41 @@ llvm::Expected<Stage1Result> referenceStage1(const MoeSpec &spec, const HostTens
     const int32_t entry = sorting.sortedTokenIds[pos];
     r.pairRouted[MoeSorting::tokenOf(entry) * topk + MoeSorting::slotOf(entry)] = true;
   }
+  // Weight rows a group at a time (the gate rows n and the up rows I + n),
+  // each against every valid row of the block.
   forBlockRanges(sorting, [&](int64_t first, int64_t last) {
-    ExpertRows weights(w1, 2 * I);
-    for (int64_t pos = first; pos < last; ++pos) {
-      if (!r.sortedRowValid[pos])
-        continue;
-      const int32_t entry = sorting.sortedTokenIds[pos];
-      const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
-      const int64_t pair = token * topk + slot;
-      const float *x = &a[token * K];
-      const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
-      const float tw = sorting.sortedWeights[pos];
-      for (int64_t n = 0; n < I; ++n) {
-        float v;
-        if (f64) {
-          double g = dot<double>(x, w + n * K, K), u = dot<double>(x, w + (I + n) * K, K);
-          double h = evalActivationF64(spec.activation, g, u);
-          v = static_cast<float>(doweight ? h * static_cast<double>(tw) : h);
-        } else {
-          float g = dot<float>(x, w + n * K, K), u = dot<float>(x, w + (I + n) * K, K);
-          float h = evalActivationF32(spec.activation, g, u);
-          v = doweight ? h * tw : h;
+    RowGroup gate(w1, 2 * I), up(w1, 2 * I);
+    auto valid = [&](int64_t pos) { return static_cast<bool>(r.sortedRowValid[pos]); };
+    forBlocks(sorting, first, last, valid, [&](int32_t expert, llvm::ArrayRef<int64_t> rows) {
+      for (int64_t n0 = 0; n0 < I; n0 += kRowGroup) {
+        const int64_t count = std::min(kRowGroup, I - n0);
+        const float *wg = gate.load(expert, n0, count), *wu = up.load(expert, I + n0, count);
+        for (int64_t pos : rows) {
+          const int32_t entry = sorting.sortedTokenIds[pos];
+          const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
+          float *out = &vals[(token * topk + slot) * I + n0];
+          const float *x = &a[token * K];
+          const float tw = sorting.sortedWeights[pos];
+          if (f64) {
+            double g[kRowGroup], u[kRowGroup];
+            dotGroup(x, wg, K, g);
+            dotGroup(x, wu, K, u);
+            for (int64_t j = 0; j < count; ++j) {
+              double h = evalActivationF64(spec.activation, g[j], u[j]);
+              out[j] = static_cast<float>(doweight ? h * static_cast<double>(tw) : h);
+            }
+          } else {
+            float g[kRowGroup], u[kRowGroup];
+            dotGroup(x, wg, K, g);
+            dotGroup(x, wu, K, u);
+            for (int64_t j = 0; j < count; ++j) {
+              float h = evalActivationF32(spec.activation, g[j], u[j]);
+              out[j] = doweight ? h * tw : h;
+            }
+          }
         }
-        vals[pair * I + n] = v;
       }
-    }
+    });
   });
 
   std::vector<int64_t> shape = {M, topk, I};
@@ -238,28 +296,33 @@ llvm::Expected<Stage2Result> referenceStage2(const MoeSpec &spec, const HostTens
   std::vector<float> a = decode(a2);
   std::vector<double> slotVals(M * topk * K, 0.0);
   forBlockRanges(sorting, [&](int64_t first, int64_t last) {
-    ExpertRows weights(w2, K);
-    for (int64_t pos = first; pos < last; ++pos) {
-      if (!sorting.isValidRow(pos))
-        continue;
-      const int32_t entry = sorting.sortedTokenIds[pos];
-      const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
-      const int64_t pair = token * topk + slot;
-      const float *x = &a[pair * I];
-      const float *w = weights.get(sorting.sortedExpertIds[pos / sorting.blockSize]);
-      const float tw = sorting.sortedWeights[pos];
-      for (int64_t n = 0; n < K; ++n) {
-        double y;
-        if (f64) {
-          double d = dot<double>(x, w + n * I, I);
-          y = doweight ? d * static_cast<double>(tw) : d;
-        } else {
-          float d = dot<float>(x, w + n * I, I);
-          y = doweight ? d * tw : d;
+    RowGroup down(w2, K);
+    auto valid = [&](int64_t pos) { return sorting.isValidRow(pos); };
+    forBlocks(sorting, first, last, valid, [&](int32_t expert, llvm::ArrayRef<int64_t> rows) {
+      for (int64_t n0 = 0; n0 < K; n0 += kRowGroup) {
+        const int64_t count = std::min(kRowGroup, K - n0);
+        const float *w = down.load(expert, n0, count);
+        for (int64_t pos : rows) {
+          const int32_t entry = sorting.sortedTokenIds[pos];
+          const int64_t token = MoeSorting::tokenOf(entry), slot = MoeSorting::slotOf(entry);
+          const int64_t pair = token * topk + slot;
+          const float *x = &a[pair * I];
+          double *y = &slotVals[pair * K + n0];
+          const float tw = sorting.sortedWeights[pos];
+          if (f64) {
+            double d[kRowGroup];
+            dotGroup(x, w, I, d);
+            for (int64_t j = 0; j < count; ++j)
+              y[j] = doweight ? d[j] * static_cast<double>(tw) : d[j];
+          } else {
+            float d[kRowGroup];
+            dotGroup(x, w, I, d);
+            for (int64_t j = 0; j < count; ++j)
+              y[j] = doweight ? d[j] * tw : d[j];
+          }
         }
-        slotVals[pair * K + n] = y;
       }
-    }
+    });
   });
   // The bf16 atomic sum depends on the order: sorted order, in one pass.
   std::vector<float> atomicAcc;

@@ -172,10 +172,17 @@ template <typename T> void decodeInto(const HostTensor &t, int64_t first, int64_
     const int64_t stop = std::min(end, row * cols + (col / kMxBlock + 1) * kMxBlock);
     const float scale = decodeE8M0(t.scales[row * sc + col / kMxBlock]); // NaN for 0xFF
     T *o = out + (i - first);
-    if (fp4)
-      for (; i < stop; ++i)
-        *o++ = static_cast<T>(tab.f4[fp4CodeAt(t.data, i)] * scale);
-    else
+    if (fp4) {
+      // A byte at a time where the run starts on one (element 2j low nibble).
+      if (i % 2 && i < stop)
+        *o++ = static_cast<T>(tab.f4[fp4CodeAt(t.data, i++)] * scale);
+      for (const uint8_t *b = t.data.data() + i / 2; i + 1 < stop; i += 2, ++b) {
+        *o++ = static_cast<T>(tab.f4[*b & 0xF] * scale);
+        *o++ = static_cast<T>(tab.f4[*b >> 4] * scale);
+      }
+      if (i < stop)
+        *o++ = static_cast<T>(tab.f4[fp4CodeAt(t.data, i++)] * scale);
+    } else
       for (; i < stop; ++i)
         *o++ = static_cast<T>(tab.f8[t.data[i]] * scale);
   }
@@ -197,8 +204,12 @@ std::vector<double> decodeF64(const HostTensor &t) {
 
 std::vector<float> decodeRows(const HostTensor &t, int64_t row0, int64_t count) {
   std::vector<float> out(count * t.cols());
-  decodeInto(t, row0 * t.cols(), count * t.cols(), out.data());
+  decodeRowsInto(t, row0, count, out.data());
   return out;
+}
+
+void decodeRowsInto(const HostTensor &t, int64_t row0, int64_t count, float *out) {
+  decodeInto(t, row0 * t.cols(), count * t.cols(), out);
 }
 
 HostTensor makeF32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {

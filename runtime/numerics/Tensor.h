@@ -66,6 +66,8 @@ std::vector<float> decode(const HostTensor &t);
 std::vector<double> decodeF64(const HostTensor &t);
 /// Decodes rows [row0, row0+count) only.
 std::vector<float> decodeRows(const HostTensor &t, int64_t row0, int64_t count);
+/// The same values written to out (count x cols() floats).
+void decodeRowsInto(const HostTensor &t, int64_t row0, int64_t count, float *out);
 
 HostTensor makeF32(std::vector<int64_t> shape, llvm::ArrayRef<float> values);
 HostTensor makeF64(std::vector<int64_t> shape, llvm::ArrayRef<double> values);
