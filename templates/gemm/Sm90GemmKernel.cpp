@@ -372,6 +372,38 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     }
   }
 
+  /// The first K element of this workgroup's split and warp group.
+  Value groupKStart() {
+    return a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave)));
+  }
+
+  /// The main loop: `trips` trips carrying the accumulators (zero at first)
+  /// and `carried` (values loaded ahead); `body(i, acc, carried)` appends to
+  /// the updated accumulators what the next trip carries. Not unrolled: a
+  /// trip already gives the scheduler enough independent loads, and
+  /// unrolling would multiply the live registers. With k_wave > 1 a barrier
+  /// follows, as the reduction reuses the staging.
+  SmallVector<Value>
+  emitKLoop(int64_t trips, ArrayRef<Value> carried,
+            function_ref<void(Value, SmallVectorImpl<Value> &, ArrayRef<Value>)> body) {
+    SmallVector<Value> init(l.accRegs, a.f32(0.0f));
+    llvm::append_range(init, carried);
+    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(trips), a.idx(1), init);
+    disableUnroll(loop);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      auto args = loop.getRegionIterArgs();
+      SmallVector<Value> acc(args.begin(), args.begin() + l.accRegs);
+      SmallVector<Value> rest(args.begin() + l.accRegs, args.end());
+      body(loop.getInductionVar(), acc, rest);
+      scf::YieldOp::create(b, acc);
+    }
+    if (s.kWave > 1)
+      gpu::BarrierOp::create(b);
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
+  }
+
   /// The K loop: block i is dequantized into staging buffer i % buffers
   /// from registers loaded during block i - 1, then block i + 1's global
   /// loads are issued before the barrier and block i's MMAs, so that they
@@ -382,42 +414,26 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     int64_t blocks = p.kPerWave / kChunk;
     int64_t bufferWords = l.stagingBytes / 4;
     Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
-    Value kBlock0 =
-        a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))), a.idx(kChunk));
-    Value zero = a.f32(0.0f);
-    SmallVector<Value> init(l.accRegs, zero);
-    llvm::append_range(init, loadBlock(aUnits, bUnits, kBlock0));
-    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(blocks), a.idx(1), init);
-    // Not unrolled: a K block's staging already gives the scheduler enough
-    // independent loads, and unrolling would multiply the live registers.
-    disableUnroll(loop);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value i = loop.getInductionVar();
-      auto args = loop.getRegionIterArgs();
-      SmallVector<Value> acc(args.begin(), args.begin() + l.accRegs);
-      SmallVector<Value> raw(args.begin() + l.accRegs, args.end());
-      Value base = groupBase;
-      if (l.buffers == 2)
-        base = a.add(base, a.mul(andI(i, 1), a.idx(bufferWords)));
-      else
-        gpu::BarrierOp::create(b); // the previous block's MMAs are done with the staging
-      stageBlock(aUnits, bUnits, raw, base,
-                 [&](const StageUnit &u, int64_t j) { return a.add(u.shared, a.idx(4 * j)); });
-      // The last block reloads itself (a valid address, never staged).
-      Value nextBlock = arith::MinUIOp::create(b, a.add(i, a.idx(1)), a.idx(blocks - 1));
-      SmallVector<Value> next = loadBlock(aUnits, bUnits, a.add(kBlock0, nextBlock));
-      // With two buffers this barrier also orders block i - 1's MMAs before
-      // block i + 1's stores into the same buffer.
-      gpu::BarrierOp::create(b);
-      mmaBlock(base, acc);
-      llvm::append_range(acc, next);
-      scf::YieldOp::create(b, acc);
-    }
-    if (s.kWave > 1)
-      gpu::BarrierOp::create(b); // the reduction reuses the staging
-    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
+    Value kBlock0 = a.divu(groupKStart(), a.idx(kChunk));
+    return emitKLoop(
+        blocks, loadBlock(aUnits, bUnits, kBlock0),
+        [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> raw) {
+          Value base = groupBase;
+          if (l.buffers == 2)
+            base = a.add(base, a.mul(andI(i, 1), a.idx(bufferWords)));
+          else
+            gpu::BarrierOp::create(b); // the previous block's MMAs are done
+          stageBlock(aUnits, bUnits, raw, base,
+                     [&](const StageUnit &u, int64_t j) { return a.add(u.shared, a.idx(4 * j)); });
+          // The last block reloads itself (a valid address, never staged).
+          Value nextBlock = arith::MinUIOp::create(b, a.add(i, a.idx(1)), a.idx(blocks - 1));
+          SmallVector<Value> next = loadBlock(aUnits, bUnits, a.add(kBlock0, nextBlock));
+          // With two buffers this barrier also orders block i - 1's MMAs
+          // before block i + 1's stores into the same buffer.
+          gpu::BarrierOp::create(b);
+          mmaBlock(base, acc);
+          llvm::append_range(acc, next);
+        });
   }
 
   // --- Register weights (MXFP4) ------------------------------------------
@@ -624,8 +640,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     int64_t steps = p.kPerWave / l.superK;
     int64_t bufferWords = l.stagingBytes / 4;
     Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
-    Value step0 = a.divu(a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave))),
-                         a.idx(l.superK));
+    Value step0 = a.divu(groupKStart(), a.idx(l.superK));
     auto stepOf = [&](Value i) {
       return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
     };
@@ -635,54 +650,43 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     auto loadA = [&](Value step) {
       return loadBlock(aUnits, {}, a.mul(step, a.idx(l.superK / kChunk)));
     };
-    SmallVector<Value> init(l.accRegs, a.f32(0.0f));
     if (copyA && l.buffers == 2)
       copyAStep(aUnits, step0, groupBase);
+    SmallVector<Value> ahead;
     for (int64_t d = 0; d < l.prefetch; ++d)
-      llvm::append_range(init, loadLaneWeights(rows, stepOf(a.idx(d))));
+      llvm::append_range(ahead, loadLaneWeights(rows, stepOf(a.idx(d))));
     size_t perStep = 2 * rows.size();
-    auto loop = scf::ForOp::create(b, a.idx(0), a.idx(steps), a.idx(1), init);
-    disableUnroll(loop);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value i = loop.getInductionVar();
-      auto args = loop.getRegionIterArgs();
-      SmallVector<Value> acc(args.begin(), args.begin() + l.accRegs);
-      SmallVector<Value> weights(args.begin() + l.accRegs, args.end());
-      Value base = bufferOf(i);
-      SmallVector<Value> nextW;
-      if (copyA) {
-        if (l.buffers == 1) {
-          gpu::BarrierOp::create(b); // step i - 1's reads are done
-          copyAStep(aUnits, stepOf(i), base);
-        }
-        NVVM::CpAsyncWaitGroupOp::create(b, 0);
-        gpu::BarrierOp::create(b);
-        if (l.buffers == 2) {
-          Value next = a.add(i, a.idx(1));
-          ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                 [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
-        }
-        nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-      } else {
-        if (l.buffers == 1)
-          gpu::BarrierOp::create(b);
-        SmallVector<Value> rawA = loadA(stepOf(i));
-        nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-        stageBlock(aUnits, {}, rawA, base, [&](const StageUnit &u, int64_t j) {
-          return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
-        });
-        gpu::BarrierOp::create(b);
-      }
-      mmaStep(base, ArrayRef<Value>(weights).take_front(perStep), acc);
-      llvm::append_range(acc, ArrayRef<Value>(weights).drop_front(perStep));
-      llvm::append_range(acc, nextW);
-      scf::YieldOp::create(b, acc);
-    }
-    if (s.kWave > 1)
-      gpu::BarrierOp::create(b); // the reduction reuses the staging
-    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
+    return emitKLoop(steps, ahead,
+                     [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
+                       Value base = bufferOf(i);
+                       SmallVector<Value> nextW;
+                       if (copyA) {
+                         if (l.buffers == 1) {
+                           gpu::BarrierOp::create(b); // step i - 1's reads are done
+                           copyAStep(aUnits, stepOf(i), base);
+                         }
+                         NVVM::CpAsyncWaitGroupOp::create(b, 0);
+                         gpu::BarrierOp::create(b);
+                         if (l.buffers == 2) {
+                           Value next = a.add(i, a.idx(1));
+                           ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                                  [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
+                         }
+                         nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
+                       } else {
+                         if (l.buffers == 1)
+                           gpu::BarrierOp::create(b);
+                         SmallVector<Value> rawA = loadA(stepOf(i));
+                         nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
+                         stageBlock(aUnits, {}, rawA, base, [&](const StageUnit &u, int64_t j) {
+                           return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
+                         });
+                         gpu::BarrierOp::create(b);
+                       }
+                       mmaStep(base, weights.take_front(perStep), acc);
+                       llvm::append_range(acc, weights.drop_front(perStep));
+                       llvm::append_range(acc, nextW);
+                     });
   }
 
   /// Sums the K-groups' accumulators through shared memory in group order
