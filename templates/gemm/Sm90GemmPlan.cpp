@@ -59,7 +59,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     // read phase in distinct banks (with the kernel's swizzle at 128).
     l.aRowBytes = 16 * (l.superK == 32 ? 4 : l.superK / 8 + 1);
     l.stagingBytes = l.aRows * l.aRowBytes;
-    int64_t superBlocks = l.superK ? p.kPerWave / l.superK : 1;
+    // (At least 1: a schedule that splits K away entirely fails other rules.)
+    int64_t superBlocks = std::max<int64_t>(1, l.superK ? p.kPerWave / l.superK : 1);
     // Weight bytes in flight share the accumulators' register budget; a
     // step's codes stay live while the next `prefetch` steps' arrive. Per
     // weight row and step: superK / 32 words of codes and a scale.

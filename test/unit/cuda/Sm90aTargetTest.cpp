@@ -163,6 +163,15 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   Sm90GemmLayout staged = plan(w16, StageId::Stage1);
   EXPECT_FALSE(staged.registerWeights);
   EXPECT_EQ(staged.warpsN, 1);
+  // A split that leaves no K to a workgroup is refused by name, and planning
+  // the rest of the kernel around it stays defined.
+  MoeSpec empty = small();
+  empty.stage1.kBatch = 512;
+  ScheduleIssues issues;
+  GemmPlan p = planGemm(empty, StageId::Stage1, sm90, issues);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues.front().parameter, "k_batch");
+  EXPECT_EQ(p.sm90.prefetch, 1);
   EXPECT_EQ(staged.bRows, 64);
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
