@@ -460,16 +460,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return a.add(a.mul(row, a.idx(l.aRowBytes / 4)), a.mul(phys, a.idx(4)));
   }
 
-  /// A pointer into the staging at i32 index `index` (for cp.async).
-  Value sharedPtr(Value index) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, shared);
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 3);
-    Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
-    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
-    Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
-    return LLVM::GEPOp::create(b, ptrType, i32(), ptr, ValueRange{idx});
-  }
-
   /// bf16 A rows of step `step` copied to the staging at `base` with cp.async
   /// (no registers; padding rows are zero-filled: 0 source bytes).
   void copyAStep(ArrayRef<StageUnit> units, Value step, Value base) {
@@ -477,7 +467,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     for (const StageUnit &u : units) {
       auto body = [&] {
         Value src = elementPtr(aBuf, b.getBF16Type(), a.add(u.global, firstElem));
-        Value dst = sharedPtr(a.add(base, aGroupSlot(u.row, u.group)));
+        Value dst = elementPtr(shared, i32(), a.add(base, aGroupSlot(u.row, u.group)), 3);
         Value bytes = a.select(u.valid, a.i32(16), a.i32(0));
         NVVM::CpAsyncOp::create(b, dst, src, 16, NVVM::LoadCacheModifierKind::CG, bytes);
       };
@@ -721,11 +711,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return gpu::ShuffleOp::create(b, v, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
   }
 
-  /// A global pointer to element `index` of a memref (for LLVM atomics).
-  Value elementPtr(Value mem, Type elemType, Value index) {
+  /// A pointer to element `index` of a memref (for atomics, inline asm and
+  /// cp.async).
+  /// `addressSpace`: 1 global (the arguments), 3 shared (the staging).
+  Value elementPtr(Value mem, Type elemType, Value index, unsigned addressSpace = 1) {
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
     Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
+    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), addressSpace);
     Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
     Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
     return LLVM::GEPOp::create(b, ptrType, elemType, ptr, ValueRange{idx});
