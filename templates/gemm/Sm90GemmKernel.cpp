@@ -199,7 +199,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// exponent bits, and its subnormals (exponent 0) with f32's. Two exact
   /// power-of-two products then give the element and the element times the
   /// scale, rounded to bf16. (e2m1 codes take the packed route of
-  /// dequantPair.)
+  /// dequantWord.)
   Value dequantFp8(ArrayRef<Value> words, Value scale) {
     SmallVector<Value> vals;
     auto shift = [&](Value w, int64_t by) -> Value {
@@ -265,15 +265,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       for (int64_t i = 0; i < bytes / 4; ++i)
         words.push_back(vector::ExtractOp::create(b, w, ArrayRef<int64_t>{i}));
       if (format == DType::MXFP4) {
-        // Each word's 4 code pairs, with the fragments' packed decoding.
-        Value scale2 = e8m0ToBf16x2(raw[1]);
-        for (Value word : words) {
-          Value shr4 = arith::ShRUIOp::create(b, word, a.i32(4));
-          SmallVector<Value, 4> pairs;
-          for (int64_t p = 0; p < 4; ++p)
-            pairs.push_back(dequantPair(word, shr4, p, scale2));
-          pieces.push_back(vector::FromElementsOp::create(b, v4i32, pairs));
-        }
+        // Each word's 4 code pairs, with the fragments' table decoding.
+        E2m1Table table = e2m1Table(e8m0ToBf16x2(raw[1]));
+        for (Value word : words)
+          pieces.push_back(vector::FromElementsOp::create(b, v4i32, dequantWord(word, table)));
       } else {
         Value scale = sm90::emitE8m0ToF32(b, arith::ExtUIOp::create(b, i32(), raw[1]));
         for (int64_t j = 0; 2 * j < bytes / 4; ++j)
@@ -537,32 +532,58 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return vector::BitCastOp::create(b, VectorType::get({2}, b.getBF16Type()), v);
   }
 
-  /// Codes 2p and 2p + 1 of `word` times the scale, as a bf16x2 fragment
-  /// word. Byte p of the word and of the word shifted right by 4 go to bytes
-  /// 0 and 2 (one byte permute), putting the two codes in the low nibble of
-  /// each half; the magnitude bits move to bf16 bits 6..8 and the sign to bit
-  /// 15, a bf16 that is the e2m1 value times 2^-126 (the subnormal code on
-  /// the bf16 subnormal); the exact products by 2^126 and by the scale give
-  /// the value times the scale, the bf16 that the staged path rounds from f32.
-  Value dequantPair(Value word, Value wordShr4, int64_t p, Value scale2) {
-    VectorType v4i8 = VectorType::get({4}, b.getI8Type());
-    VectorType v1i32 = VectorType::get({1}, i32());
-    auto bytes = [&](Value w) {
-      return vector::BitCastOp::create(b, v4i8, vector::BroadcastOp::create(b, v1i32, w));
-    };
-    Value picked = vector::ShuffleOp::create(b, bytes(word), bytes(wordShr4),
-                                             ArrayRef<int64_t>{p, p, 4 + p, 4 + p});
-    Value t = vector::ExtractOp::create(b, vector::BitCastOp::create(b, v1i32, picked),
-                                        ArrayRef<int64_t>{0});
-    Value mag = arith::AndIOp::create(b, arith::ShLIOp::create(b, t, a.i32(6)),
-                                      a.i32(static_cast<int32_t>(0x01C001C0u)));
-    Value sign = arith::AndIOp::create(b, arith::ShLIOp::create(b, t, a.i32(12)),
-                                       a.i32(static_cast<int32_t>(0x80008000u)));
-    Value v = asBf16x2(arith::OrIOp::create(b, mag, sign));
-    v = arith::MulFOp::create(b, v, asBf16x2(a.i32(0x7E807E80))); // 2^126 in each half
-    v = arith::MulFOp::create(b, v, asBf16x2(scale2));
-    return vector::ExtractOp::create(b, vector::BitCastOp::create(b, v1i32, v),
-                                     ArrayRef<int64_t>{0});
+  Value permute(Value lo, Value hi, Value selector) {
+    return NVVM::PermuteOp::create(b, i32(), lo, hi, selector, NVVM::PermuteMode::DEFAULT);
+  }
+  Value permute(Value lo, Value hi, uint32_t selector) {
+    return permute(lo, hi, a.i32(static_cast<int32_t>(selector)));
+  }
+
+  /// A lane's decoding table for one MX block: the bf16 of each e2m1
+  /// magnitude (0, 0.5, 1, 1.5, 2, 3, 4, 6) times the block's scale, as
+  /// prmt's 8-byte pools of their high bytes and of their low bytes. Each
+  /// entry is one packed `mul.rn.bf16x2` of the exact magnitude by the scale:
+  /// the one rounding any decoding of code x scale makes (subnormal and NaN
+  /// scales included).
+  struct E2m1Table {
+    Value hi0, hi1, lo0, lo1;
+  };
+  E2m1Table e2m1Table(Value scale2) {
+    // bf16x2 words of the magnitude pairs (0, 0.5), (1, 1.5), (2, 3), (4, 6).
+    static constexpr uint32_t kMagnitudes[4] = {0x3F000000u, 0x3FC03F80u, 0x40404000u, 0x40C04080u};
+    SmallVector<Value, 4> w;
+    for (uint32_t m : kMagnitudes) {
+      Value v =
+          arith::MulFOp::create(b, asBf16x2(a.i32(static_cast<int32_t>(m))), asBf16x2(scale2));
+      w.push_back(vector::ExtractOp::create(
+          b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), v), ArrayRef<int64_t>{0}));
+    }
+    return {permute(w[0], w[1], 0x7531u), permute(w[2], w[3], 0x7531u),
+            permute(w[0], w[1], 0x6420u), permute(w[2], w[3], 0x6420u)};
+  }
+
+  /// The 8 e2m1 codes of `word` (code i in bits 4i..4i+3) times the table's
+  /// scale, as 4 bf16x2 fragment words (word p: codes 2p, 2p + 1). Per 4
+  /// codes: their magnitudes select the high and the low bytes from the
+  /// table (two byte permutes), a permute of the word and of the word
+  /// shifted left by 4 brings each code's sign bit to bit 7 of its byte, and
+  /// two permutes interleave low and high bytes: 16 operations for 8 codes.
+  std::array<Value, 4> dequantWord(Value word, const E2m1Table &t) {
+    Value shifted = arith::ShLIOp::create(b, word, a.i32(4));
+    Value magnitudeMask = a.i32(0x7777);
+    std::array<Value, 4> out;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value codes = h == 0 ? word : arith::ShRUIOp::create(b, word, a.i32(16)).getResult();
+      Value select = arith::AndIOp::create(b, codes, magnitudeMask);
+      Value hi = permute(t.hi0, t.hi1, select);
+      Value lo = permute(t.lo0, t.lo1, select);
+      Value signs = permute(shifted, word, h == 0 ? 0x5140u : 0x7362u);
+      hi = arith::OrIOp::create(
+          b, hi, arith::AndIOp::create(b, signs, a.i32(static_cast<int32_t>(0x80808080u))));
+      out[2 * h] = permute(lo, hi, 0x5140u);
+      out[2 * h + 1] = permute(lo, hi, 0x7362u);
+    }
+    return out;
   }
 
   /// The MMAs of one step: A from the staging at `base`, B from `raw`
@@ -570,10 +591,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc) {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
-    SmallVector<Value> codes, scales;
+    SmallVector<Value> codes;
+    SmallVector<E2m1Table> tables;
     for (size_t r = 0; r < raw.size(); r += 2) {
       codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[r]));
-      scales.push_back(e8m0ToBf16x2(raw[r + 1]));
+      tables.push_back(e2m1Table(e8m0ToBf16x2(raw[r + 1])));
     }
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
     for (int64_t w = 0; w < words; ++w) {
@@ -588,11 +610,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         }
         rowsA.push_back(v);
       }
-      SmallVector<std::pair<Value, Value>> wordsB;
-      for (Value c : codes) {
-        Value x = vector::ExtractOp::create(b, c, ArrayRef<int64_t>{w});
-        wordsB.push_back({x, arith::ShRUIOp::create(b, x, a.i32(4))});
-      }
+      SmallVector<std::array<Value, 4>> wordsB; // per row: its 4 fragment words of word w
+      for (auto [c, table] : llvm::zip(codes, tables))
+        wordsB.push_back(dequantWord(vector::ExtractOp::create(b, c, ArrayRef<int64_t>{w}), table));
       for (int64_t sub = 0; sub < 2; ++sub) {
         SmallVector<SmallVector<Value, 4>> aFrags;
         for (int64_t mt = 0; mt < l.mTiles; ++mt) {
@@ -605,9 +625,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         for (int64_t half = 0; half < halves; ++half)
           for (int64_t nt = 0; nt < l.nTiles; ++nt) {
             size_t r = half * l.nTiles + nt;
-            auto [x, x4] = wordsB[r];
-            SmallVector<Value, 2> bFrag = {dequantPair(x, x4, 2 * sub, scales[r]),
-                                           dequantPair(x, x4, 2 * sub + 1, scales[r])};
+            SmallVector<Value, 2> bFrag = {wordsB[r][2 * sub], wordsB[r][2 * sub + 1]};
             for (int64_t mt = 0; mt < l.mTiles; ++mt)
               mma(aFrags[mt], bFrag,
                   MutableArrayRef<Value>(acc).slice(accIndex(mt, nt, half, 0), 4));
