@@ -11,6 +11,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <functional>
+
 using namespace mlir;
 using arith::CmpIPredicate;
 
@@ -586,9 +588,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return out;
   }
 
-  /// The MMAs of one step: A from the staging at `base`, B from `raw`
-  /// (loadLaneWeights).
-  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc) {
+  /// The MMAs of one step for the first `tiles` 16-row tiles of the M tile:
+  /// A from the staging at `base`, B from `raw` (loadLaneWeights). With
+  /// `liveTiles`, tiles past the first are guarded by it (warp-uniform): a
+  /// tile without routed rows issues neither its A reads nor its MMAs.
+  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles,
+               Value liveTiles = nullptr) {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
     SmallVector<Value> codes;
@@ -598,40 +603,137 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       tables.push_back(e2m1Table(e8m0ToBf16x2(raw[r + 1])));
     }
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
-    for (int64_t w = 0; w < words; ++w) {
-      // rowsA[mt][hr]: the lane's group w of A row mt * 16 + 8 hr + g.
-      SmallVector<std::array<Value, 2>> rowsA;
-      for (int64_t mt = 0; mt < l.mTiles; ++mt) {
-        std::array<Value, 2> v;
-        for (int64_t hr = 0; hr < 2; ++hr) {
-          Value row = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
-          v[hr] = vload(v4i32, shared,
-                        a.add(base, aGroupSlot(row, a.add(laneGroup0, a.idx(w)))), 16);
-        }
-        rowsA.push_back(v);
+    // The lane's group w of A rows mt * 16 + 8 hr + g, hr = 0, 1.
+    auto loadRowsA = [&](int64_t mt, int64_t w) {
+      std::array<Value, 2> v;
+      for (int64_t hr = 0; hr < 2; ++hr) {
+        Value row = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
+        v[hr] = vload(v4i32, shared, a.add(base, aGroupSlot(row, a.add(laneGroup0, a.idx(w)))), 16);
       }
+      return v;
+    };
+    auto aFragOf = [&](const std::array<Value, 2> &rows, int64_t sub) {
+      auto word = [&](int64_t hr, int64_t j) {
+        return vector::ExtractOp::create(b, rows[hr], ArrayRef<int64_t>{2 * sub + j}).getResult();
+      };
+      return SmallVector<Value, 4>{word(0, 0), word(1, 0), word(0, 1), word(1, 1)};
+    };
+    for (int64_t w = 0; w < words; ++w) {
       SmallVector<std::array<Value, 4>> wordsB; // per row: its 4 fragment words of word w
       for (auto [c, table] : llvm::zip(codes, tables))
         wordsB.push_back(dequantWord(vector::ExtractOp::create(b, c, ArrayRef<int64_t>{w}), table));
-      for (int64_t sub = 0; sub < 2; ++sub) {
-        SmallVector<SmallVector<Value, 4>> aFrags;
-        for (int64_t mt = 0; mt < l.mTiles; ++mt) {
-          auto word = [&](int64_t hr, int64_t j) {
-            return vector::ExtractOp::create(b, rowsA[mt][hr], ArrayRef<int64_t>{2 * sub + j})
-                .getResult();
-          };
-          aFrags.push_back({word(0, 0), word(1, 0), word(0, 1), word(1, 1)});
+      auto bFragOf = [&](int64_t half, int64_t nt, int64_t sub) {
+        size_t r = half * l.nTiles + nt;
+        return SmallVector<Value, 2>{wordsB[r][2 * sub], wordsB[r][2 * sub + 1]};
+      };
+      if (!liveTiles) {
+        SmallVector<std::array<Value, 2>> rowsA;
+        for (int64_t mt = 0; mt < tiles; ++mt)
+          rowsA.push_back(loadRowsA(mt, w));
+        for (int64_t sub = 0; sub < 2; ++sub) {
+          SmallVector<SmallVector<Value, 4>> aFrags;
+          for (int64_t mt = 0; mt < tiles; ++mt)
+            aFrags.push_back(aFragOf(rowsA[mt], sub));
+          for (int64_t half = 0; half < halves; ++half)
+            for (int64_t nt = 0; nt < l.nTiles; ++nt)
+              for (int64_t mt = 0; mt < tiles; ++mt)
+                mma(aFrags[mt], bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
         }
-        for (int64_t half = 0; half < halves; ++half)
-          for (int64_t nt = 0; nt < l.nTiles; ++nt) {
-            size_t r = half * l.nTiles + nt;
-            SmallVector<Value, 2> bFrag = {wordsB[r][2 * sub], wordsB[r][2 * sub + 1]};
-            for (int64_t mt = 0; mt < l.mTiles; ++mt)
-              mma(aFrags[mt], bFrag,
-                  MutableArrayRef<Value>(acc).slice(accIndex(mt, nt, half, 0), 4));
+        continue;
+      }
+      for (int64_t mt = 0; mt < tiles; ++mt) {
+        auto tileMmas = [&] {
+          std::array<Value, 2> rowsA = loadRowsA(mt, w);
+          for (int64_t sub = 0; sub < 2; ++sub) {
+            SmallVector<Value, 4> aFrag = aFragOf(rowsA, sub);
+            for (int64_t half = 0; half < halves; ++half)
+              for (int64_t nt = 0; nt < l.nTiles; ++nt)
+                mma(aFrag, bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
           }
+        };
+        if (mt == 0) {
+          tileMmas();
+          continue;
+        }
+        SmallVector<int> slots; // the tile's accumulators
+        for (int64_t half = 0; half < halves; ++half)
+          for (int64_t nt = 0; nt < l.nTiles; ++nt)
+            for (int64_t r = 0; r < 4; ++r)
+              slots.push_back(accIndex(mt, nt, half, r));
+        SmallVector<Value> before;
+        for (int slot : slots)
+          before.push_back(acc[slot]);
+        auto op = scf::IfOp::create(b, ValueRange(before).getTypes(),
+                                    a.cmp(CmpIPredicate::ult, a.idx(mt), liveTiles),
+                                    /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(op.thenBlock());
+          tileMmas();
+          SmallVector<Value> after;
+          for (int slot : slots)
+            after.push_back(acc[slot]);
+          scf::YieldOp::create(b, after);
+          b.setInsertionPointToStart(op.elseBlock());
+          scf::YieldOp::create(b, before);
+        }
+        for (auto [slot, v] : llvm::zip(slots, op.getResults()))
+          acc[slot] = v;
       }
     }
+  }
+
+  /// The register main loop for the M tile's live 16-row tiles (up to its
+  /// last routed row, emitLiveMTiles; at small M most sort blocks hold fewer
+  /// rows than tile_m): the other tiles issue neither MMAs nor A reads, and
+  /// their accumulators stay what zero A rows leave them. bf16 A: a loop
+  /// version for 1, 2, 4, ... up to all tiles, chosen per M tile (uniform
+  /// over the workgroup), each without branches inside. MX A (decoded and
+  /// stored in the loop, where registers are tighter): one loop whose steps
+  /// skip the dead tiles' MMAs, as the versions measured slower there at
+  /// large M on the H200.
+  SmallVector<Value> registerMainLoopLive() {
+    Value live = emitLiveMTiles();
+    if (p.aFormat != DType::BF16)
+      return registerMainLoop(l.mTiles, l.mTiles > 1 ? live : nullptr);
+    SmallVector<int64_t> versions;
+    for (int64_t t = 1; t < l.mTiles; t *= 2)
+      versions.push_back(t);
+    versions.push_back(l.mTiles);
+    std::function<SmallVector<Value>(size_t)> emit = [&](size_t v) -> SmallVector<Value> {
+      if (v + 1 == versions.size())
+        return registerMainLoop(versions[v]);
+      auto op = scf::IfOp::create(b, SmallVector<Type>(l.accRegs, f32()),
+                                  a.cmp(CmpIPredicate::ule, live, a.idx(versions[v])),
+                                  /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(op.thenBlock());
+      scf::YieldOp::create(b, registerMainLoop(versions[v]));
+      b.setInsertionPointToStart(op.elseBlock());
+      scf::YieldOp::create(b, emit(v + 1));
+      return SmallVector<Value>(op.getResults());
+    };
+    return emit(0);
+  }
+
+  /// The current M tile's 16-row tiles up to its last routed row
+  /// (one ballot per 32 rows over the sorted ids), in 16-row tiles.
+  Value emitLiveMTiles() {
+    Value liveRows = a.i32(0);
+    for (int64_t c = 0; c * 32 < s.tileM; ++c) {
+      Value row = a.add(a.idx(c * 32), lane);
+      Value inTile = a.cmp(CmpIPredicate::ult, row, a.idx(s.tileM));
+      Value routed = arith::AndIOp::create(
+          b, inTile, rowInfo(arith::MinUIOp::create(b, row, a.idx(s.tileM - 1))).valid);
+      Value ballot =
+          NVVM::VoteSyncOp::create(b, i32(), a.i32(-1), routed, NVVM::VoteSyncKind::ballot);
+      Value lead = LLVM::CountLeadingZerosOp::create(b, i32(), ballot, b.getBoolAttr(false));
+      // Rows up to the chunk's last routed one (none: 32 leading zeros).
+      Value rows = a.select(a.cmp(CmpIPredicate::eq, ballot, a.i32(0)), a.i32(0),
+                            a.sub(a.i32(c * 32 + 32), lead));
+      liveRows = arith::MaxUIOp::create(b, liveRows, rows);
+    }
+    return a.divu(a.add(a.toIndex(liveRows), a.idx(15)), a.idx(16));
   }
 
   /// The K loop with register weights. Step i's weights were loaded
@@ -641,7 +743,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// loaded at the start of step i, after step i + prefetch's weight loads are
   /// issued, then dequantized and stored (A is small and hot in L2; holding
   /// it a step ahead would cost the registers of the weights in flight).
-  SmallVector<Value> registerMainLoop() {
+  /// Only the first `tiles` 16-row tiles get MMAs; the others' accumulators
+  /// stay zero (loop-invariant, so they take no registers in the loop). With
+  /// `liveTiles`, the MMAs of tiles past it are skipped inside the step.
+  SmallVector<Value> registerMainLoop(int64_t tiles, Value liveTiles = nullptr) {
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     bool copyA = p.aFormat == DType::BF16;
@@ -691,7 +796,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                          });
                          gpu::BarrierOp::create(b);
                        }
-                       mmaStep(base, weights.take_front(perStep), acc);
+                       mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
                        llvm::append_range(acc, weights.drop_front(perStep));
                        llvm::append_range(acc, nextW);
                      });
@@ -899,7 +1004,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                            bidM = m;
                            expert = e;
                            SmallVector<Value> acc = reduceKWaves(
-                               l.registerWeights ? registerMainLoop() : mainLoop());
+                               l.registerWeights ? registerMainLoopLive() : mainLoop());
                            if (s.kWave > 1)
                              ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
                                     [&] { epilogue(acc); });
