@@ -740,9 +740,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// `prefetch` steps earlier; its MMAs read A from buffer i % buffers. bf16
   /// A rows are copied with cp.async (step i + 1's issued right after the
   /// barrier that ends step i - 1's reads of that buffer); MX A rows are
-  /// loaded at the start of step i, after step i + prefetch's weight loads are
-  /// issued, then dequantized and stored (A is small and hot in L2; holding
-  /// it a step ahead would cost the registers of the weights in flight).
+  /// loaded a step ahead where the plan has the registers (prefetchA: step
+  /// i + 1's loads issued in step i), else at the start of step i, before
+  /// step i + prefetch's weight loads, then dequantized and stored.
   /// Only the first `tiles` 16-row tiles get MMAs; the others' accumulators
   /// stay zero (loop-invariant, so they take no registers in the loop). With
   /// `liveTiles`, the MMAs of tiles past it are skipped inside the step.
@@ -765,13 +765,21 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     };
     if (copyA && l.buffers == 2)
       copyAStep(aUnits, step0, groupBase);
+    // Carried: MX A's loads of step i (one step ahead), then the weights of
+    // steps i .. i + prefetch - 1.
     SmallVector<Value> ahead;
+    if (l.prefetchA)
+      ahead = loadA(step0);
+    size_t aheadA = ahead.size();
     for (int64_t d = 0; d < l.prefetch; ++d)
       llvm::append_range(ahead, loadLaneWeights(rows, stepOf(a.idx(d))));
     size_t perStep = 2 * rows.size();
     return emitKLoop(steps, ahead,
-                     [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
+                     [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
+                       ArrayRef<Value> rawA = carried.take_front(aheadA);
+                       ArrayRef<Value> weights = carried.drop_front(aheadA);
                        Value base = bufferOf(i);
+                       SmallVector<Value> nextA;
                        SmallVector<Value> nextW;
                        if (copyA) {
                          if (l.buffers == 1) {
@@ -789,14 +797,20 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                        } else {
                          if (l.buffers == 1)
                            gpu::BarrierOp::create(b);
-                         SmallVector<Value> rawA = loadA(stepOf(i));
+                         SmallVector<Value> loadedA;
+                         if (l.prefetchA)
+                           nextA = loadA(stepOf(a.add(i, a.idx(1))));
+                         else
+                           loadedA = loadA(stepOf(i));
                          nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-                         stageBlock(aUnits, {}, rawA, base, [&](const StageUnit &u, int64_t j) {
-                           return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
-                         });
+                         stageBlock(aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
+                                    [&](const StageUnit &u, int64_t j) {
+                                      return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
+                                    });
                          gpu::BarrierOp::create(b);
                        }
                        mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
+                       llvm::append_range(acc, nextA);
                        llvm::append_range(acc, weights.drop_front(perStep));
                        llvm::append_range(acc, nextW);
                      });

@@ -60,6 +60,10 @@ struct Sm90GemmLayout {
   bool registerWeights = false;
   int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
   int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
+  /// Register weights with MX A: A's loads issued a step ahead, where the
+  /// registers leave room for more than one step of weights in flight (a
+  /// tight kernel spills more than the hidden latency gains).
+  bool prefetchA = false;
   int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
   int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)

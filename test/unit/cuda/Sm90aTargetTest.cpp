@@ -125,6 +125,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.superK, 128);
   EXPECT_EQ(s1.accRegs, 32);
   EXPECT_EQ(s1.prefetch, 2);
+  EXPECT_TRUE(s1.prefetchA);       // MX A a step ahead: registers for more than one step
   EXPECT_EQ(s1.minBlocksPerSM, 4); // the persistent grid's 4 per SM hold 8 warps
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
@@ -134,6 +135,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s2.minBlocksPerSM, 2); // 16 warps per SM
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
+  EXPECT_FALSE(s2.prefetchA);
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
   // wide: bf16 activations allow tile_k = 64 and 32.
   MoeSpec odd = small();
@@ -146,6 +148,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   odd.stage2.tileK = 32;
   odd.stage2.kWave = 2; // 96 of K per group
   EXPECT_EQ(plan(odd, StageId::Stage1).superK, 64);
+  EXPECT_FALSE(plan(odd, StageId::Stage1).prefetchA); // bf16 A: cp.async instead
   Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
   EXPECT_EQ(odd2.superK, 32);
   EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
@@ -156,6 +159,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(f1.warpsN, 1);
   EXPECT_EQ(f1.accRegs, 64);
   EXPECT_EQ(f1.prefetch, 1); // 40 registers a step beside 64 accumulators
+  EXPECT_FALSE(f1.prefetchA); // no room for A's loads a step ahead
   // bf16 weights are staged with A: 80-byte rows, 32-wide blocks, one warp
   // per wave.
   MoeSpec w16 = odd;
