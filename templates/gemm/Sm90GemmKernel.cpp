@@ -904,9 +904,20 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return storePartials(acc);
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
     bool applyWeight = stage1 == spec.problem.doweightStage1;
+    bool quantize = stage1 && s.fusedQuant != FusedQuant::None;
+    // A fused quantization first takes every row's block amaxes (quantPairs:
+    // combined across the pair), then quantizes and stores.
+    struct QuantRow {
+      GemmRowInfo row;
+      Value pair, rowInTile;
+      SmallVector<std::array<Value, 2>> vals;
+      SmallVector<Value> amax;
+    };
+    SmallVector<QuantRow> quantRows;
     for (int64_t mt = 0; mt < l.mTiles; ++mt)
       for (int64_t hr = 0; hr < 2; ++hr) {
-        GemmRowInfo row = rowInfo(a.add(a.idx(mt * 16 + 8 * hr), quadRow));
+        Value rowInTile = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
+        GemmRowInfo row = rowInfo(rowInTile);
         Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
         Value weight = applyWeight ? load(sortedWeights, row.sortedPos) : Value();
         // vals[nt][c]: column colBase + 8 nt + 2q + c of this row.
@@ -923,8 +934,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           }
           vals.push_back(v);
         }
-        if (stage1 && s.fusedQuant != FusedQuant::None) {
-          storeQuantized(vals, row, pair, colBase);
+        if (quantize) {
+          QuantRow q{row, pair, rowInTile, vals, {}};
+          for (int64_t cb = 0; cb < l.nTiles / tilesPerQuantBlock(); ++cb)
+            q.amax.push_back(quadAmax(vals, cb));
+          quantRows.push_back(std::move(q));
           continue;
         }
         for (int64_t nt = 0; nt < l.nTiles; ++nt) {
@@ -953,29 +967,75 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           });
         }
       }
+    if (l.quantPairs) {
+      // One block per warp (16 columns of a 32-column block).
+      SmallVector<Value> rowsInTile, amax;
+      for (QuantRow &q : quantRows) {
+        rowsInTile.push_back(q.rowInTile);
+        amax.push_back(q.amax[0]);
+      }
+      combinePairAmax(rowsInTile, amax);
+      for (auto [q, m] : llvm::zip(quantRows, amax))
+        q.amax[0] = m;
+    }
+    for (QuantRow &q : quantRows)
+      storeQuantized(q.vals, q.row, q.pair, colBase, q.amax);
   }
 
   /// Fused MX quantization of one row's values: a 32-column block is 4
   /// n-tiles, 8 values in each of the 4 lanes of the row's quad; the block's
   /// amax over the quad, the e8m0 exponent by the in-epilogue rule, then
   /// fp4 bytes (the lane's column pairs) or fp8 bytes.
+  /// A fused quantization's 32-column blocks of this warp: their 8-column
+  /// tiles (4, or 2 where a block spans a pair of warps).
+  int64_t tilesPerQuantBlock() const { return std::min<int64_t>(4, l.nTiles); }
+
+  /// The amax of block `cb` of a row over the lane quad (the warp's part of
+  /// the block: all of it, or its half with quantPairs).
+  Value quadAmax(ArrayRef<std::array<Value, 2>> vals, int64_t cb) {
+    Value amax;
+    int64_t tiles = tilesPerQuantBlock();
+    for (int64_t h = 0; h < tiles; ++h)
+      for (Value v : vals[tiles * cb + h]) {
+        Value m = emitFAbs(b, target, v);
+        amax = amax ? arith::MaximumFOp::create(b, amax, m) : m;
+      }
+    for (int32_t off : {1, 2}) // across the quad
+      amax = arith::MaximumFOp::create(b, amax, shuffleXor(amax, off));
+    return amax;
+  }
+
+  /// quantPairs: each row's block amax combined with the other warp's of the
+  /// pair, through one f32 per row and warp after the staging and reduction
+  /// (the other warps may still read those) and a barrier of the pair's 64
+  /// threads (named barrier 1 + pair; with k_wave > 1 only K-group 0 gets
+  /// here, so the workgroup barrier would not do).
+  void combinePairAmax(ArrayRef<Value> rowsInTile, MutableArrayRef<Value> amax) {
+    int64_t base = (l.sharedBytes - l.quantScratchBytes) / 4;
+    auto slot = [&](Value warp, Value row) {
+      return a.add(a.idx(base), a.add(a.mul(warp, a.idx(s.tileM)), row));
+    };
+    for (auto [row, m] : llvm::zip(rowsInTile, amax))
+      ifThen(a.cmp(CmpIPredicate::eq, quadCol, a.idx(0)),
+             [&] { store(arith::BitcastOp::create(b, i32(), m), shared, slot(waveN, row)); });
+    Value id = a.toI32(a.add(a.idx(1), shr(waveN, 1)));
+    NVVM::BarrierOp::create(b, TypeRange{}, id, a.i32(64), NVVM::BarrierReductionAttr(), Value());
+    Value other = arith::XOrIOp::create(b, waveN, a.idx(1));
+    for (auto [row, m] : llvm::zip(rowsInTile, amax))
+      m = arith::MaximumFOp::create(
+          b, m, arith::BitcastOp::create(b, f32(), load(shared, slot(other, row))));
+  }
+
   void storeQuantized(ArrayRef<std::array<Value, 2>> vals, GemmRowInfo &row, Value pair,
-                      Value colBase) {
+                      Value colBase, ArrayRef<Value> blockAmax) {
     bool fp4 = s.fusedQuant == FusedQuant::FP4;
-    for (int64_t cb = 0; cb < l.nTiles / 4; ++cb) {
-      Value amax;
-      for (int64_t h = 0; h < 4; ++h)
-        for (Value v : vals[4 * cb + h]) {
-          Value m = emitFAbs(b, target, v);
-          amax = amax ? arith::MaximumFOp::create(b, amax, m) : m;
-        }
-      for (int32_t off : {1, 2}) // across the quad
-        amax = arith::MaximumFOp::create(b, amax, shuffleXor(amax, off));
-      Value e = emitEpilogueScale(b, arith::BitcastOp::create(b, i32(), amax), fp4);
+    int64_t tiles = tilesPerQuantBlock();
+    for (int64_t cb = 0; cb < l.nTiles / tiles; ++cb) {
+      Value e = emitEpilogueScale(b, arith::BitcastOp::create(b, i32(), blockAmax[cb]), fp4);
       Value firstCol = a.add(colBase, a.idx(cb * 32));
-      for (int64_t h = 0; h < 4; ++h) {
+      for (int64_t h = 0; h < tiles; ++h) {
         Value col = a.add(a.add(firstCol, a.idx(h * 8)), a.mul(quadCol, a.idx(2)));
-        const std::array<Value, 2> &v = vals[4 * cb + h];
+        const std::array<Value, 2> &v = vals[tiles * cb + h];
         ifThen(row.valid, [&] {
           if (fp4) {
             Value byte = emitFp4Byte(b, target, v[0], v[1], e);
@@ -987,9 +1047,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           store(emitFp8Byte(b, target, v[1], e), out, a.add(base, a.idx(1)));
         });
       }
-      // The quad's first lane writes the scale at the row's sorted position
-      // (padding rows too: their values are zeros, their scale 0).
-      ifThen(a.cmp(CmpIPredicate::eq, quadCol, a.idx(0)), [&] {
+      // The quad's first lane (of the pair's first warp) writes the scale at
+      // the row's sorted position (padding rows too: their values are zeros,
+      // their scale 0).
+      Value writer = a.cmp(CmpIPredicate::eq, quadCol, a.idx(0));
+      if (l.quantPairs)
+        writer =
+            arith::AndIOp::create(b, writer, a.cmp(CmpIPredicate::eq, andI(waveN, 1), a.idx(0)));
+      ifThen(writer, [&] {
         Value byte = arith::TruncIOp::create(b, b.getI8Type(), e);
         store(byte, outScale,
               emitE8m0ShuffleOffset(a, row.sortedPos, a.divu(firstCol, a.idx(32)), I / 32));

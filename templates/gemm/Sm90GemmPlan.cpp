@@ -21,14 +21,20 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   int64_t halves = stage1 ? 2 : 1;
   l.registerWeights = p.bFormat == DType::MXFP4;
   // One warp per gfx950 wave; with register weights two, each taking half the
-  // wave's columns, where those stay whole MMA tiles (and whole 32-column MX
-  // blocks for a fused quantization): half the accumulators and weight
-  // registers per thread buy a deeper prefetch and twice the warps per SM.
+  // wave's columns, where those stay whole MMA tiles: half the accumulators
+  // and weight registers per thread buy a deeper prefetch and twice the warps
+  // per SM. A fused quantization's 32-column MX blocks then lie within a warp
+  // or, at 16 columns per warp, across a pair of warps (quantPairs).
   l.warpsN = p.nWaves;
-  bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None;
-  if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0 &&
-      (!fusedQuant || s.tileN % (64 * p.nWaves) == 0))
-    l.warpsN = 2 * p.nWaves;
+  // (With k_batch > 1 stage 1 writes f32 partials; finish quantizes.)
+  bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None && s.kBatch == 1;
+  if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0) {
+    int64_t perWarp = s.tileN / (2 * p.nWaves);
+    if (!fusedQuant || perWarp % 32 == 0 || perWarp == 16) {
+      l.warpsN = 2 * p.nWaves;
+      l.quantPairs = fusedQuant && perWarp == 16;
+    }
+  }
   if (l.warpsN > 0 && s.tileN % l.warpsN == 0)
     l.nPerWarp = s.tileN / l.warpsN;
   if (l.nPerWarp == 0 || l.nPerWarp % 8 != 0)
@@ -89,13 +95,16 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   // Two staging buffers where they fit: a K block is staged while the warps
   // still read the previous one, one barrier per block instead of two.
   const int64_t limit = Sm90GemmLayout::kStaticSharedBytes;
-  l.buffers = 2 * s.kWave * l.stagingBytes <= limit ? 2 : 1;
-  l.sharedBytes = std::max(l.buffers * s.kWave * l.stagingBytes, l.reductionBytes);
+  // One f32 amax per row and warp of a quantizing pair.
+  l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
+  l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
+  l.sharedBytes =
+      std::max(l.buffers * s.kWave * l.stagingBytes, l.reductionBytes) + l.quantScratchBytes;
   if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
-                    str(l.reductionBytes) + "), over the " +
-                    str(Sm90GemmLayout::kStaticSharedBytes) +
+                    str(l.reductionBytes) + ", quantization scratch " + str(l.quantScratchBytes) +
+                    "), over the " + str(Sm90GemmLayout::kStaticSharedBytes) +
                     "-byte static shared memory of the sm_90a GEMM");
   return l;
 }

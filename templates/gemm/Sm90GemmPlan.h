@@ -52,6 +52,11 @@ struct Sm90GemmLayout {
   static constexpr int64_t kOtherRegs = 56;
 
   int64_t warpsN = 0;         // warps splitting tile_n in a K-group
+  /// A fused MX quantization whose 32-column blocks span two warps of 16
+  /// columns: each block's amax meets through quantScratchBytes of shared
+  /// memory (after the staging and the reduction) and a barrier of the pair.
+  bool quantPairs = false;
+  int64_t quantScratchBytes = 0;
   int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
   int64_t mTiles = 0;         // 16-row MMA tiles per warp
   int64_t nTiles = 0;         // 8-column MMA tiles per warp and half

@@ -152,14 +152,19 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
   EXPECT_EQ(odd2.superK, 32);
   EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
-  // A fused MX quantization keeps 32-column blocks per warp: one warp.
+  // A fused MX quantization with 16 columns per warp: each 32-column block
+  // spans a pair of warps, whose amaxes meet in one f32 per row and warp
+  // after the staging.
   MoeSpec fused = small();
   fused.stage1.fusedQuant = FusedQuant::FP4;
   Sm90GemmLayout f1 = plan(fused, StageId::Stage1);
-  EXPECT_EQ(f1.warpsN, 1);
-  EXPECT_EQ(f1.accRegs, 64);
-  EXPECT_EQ(f1.prefetch, 1); // 40 registers a step beside 64 accumulators
-  EXPECT_FALSE(f1.prefetchA); // no room for A's loads a step ahead
+  EXPECT_EQ(f1.warpsN, 2);
+  EXPECT_TRUE(f1.quantPairs);
+  EXPECT_EQ(f1.accRegs, 32);
+  EXPECT_EQ(f1.quantScratchBytes, 32 * 2 * 4);
+  EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + 32 * 2 * 4);
+  EXPECT_FALSE(s1.quantPairs); // no fused quantization
+  EXPECT_EQ(s1.quantScratchBytes, 0);
   // bf16 weights are staged with A: 80-byte rows, 32-wide blocks, one warp
   // per wave.
   MoeSpec w16 = odd;
