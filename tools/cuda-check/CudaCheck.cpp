@@ -17,6 +17,7 @@
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/backend/Backend.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/numerics/Formats.h"
 #include "runtime/numerics/MxQuant.h"
@@ -102,34 +103,6 @@ struct Stats {
   }
 };
 
-struct Buffers {
-  Backend &backend;
-  std::vector<DevicePtr> owned;
-  ~Buffers() {
-    for (DevicePtr p : owned)
-      llvm::consumeError(backend.free(p));
-  }
-  llvm::Expected<DevicePtr> upload(const void *data, size_t bytes) {
-    auto p = backend.allocate(bytes);
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (llvm::Error e = backend.copyToDevice(*p, data, bytes))
-      return std::move(e);
-    return *p;
-  }
-  /// An output buffer poisoned with 0xA5, so unwritten bytes show.
-  llvm::Expected<DevicePtr> poisoned(size_t bytes) {
-    auto p = backend.allocate(bytes);
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (llvm::Error e = backend.memset(*p, 0xA5, bytes))
-      return std::move(e);
-    return *p;
-  }
-};
-
 /// The decoded value of element `c` of quantized row `row` whose scale is at
 /// scale row `scaleRow`.
 double decodeMx(const QuantPlan &plan, llvm::ArrayRef<uint8_t> q, llvm::ArrayRef<uint8_t> scales,
@@ -143,8 +116,6 @@ double decodeMx(const QuantPlan &plan, llvm::ArrayRef<uint8_t> q, llvm::ArrayRef
   return num::decodeF8E4M3(q[row * plan.rowBytes() + c]) * s;
 }
 
-/// Runs one quantization kernel for `tokens` tokens and compares it with
-/// num::quantizeMx (RoundUp) of the same bf16 values.
 /// Microseconds per launch over --repeat launches, host clock around them
 /// (after the checked run, so module load and first-launch costs are paid).
 llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::Error()> launch) {
@@ -159,6 +130,8 @@ llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::E
          repeatArg;
 }
 
+/// Runs one quantization kernel for `tokens` tokens and compares it with
+/// num::quantizeMx (RoundUp) of the same bf16 values.
 llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const QuantPlan &plan,
                                  const KernelHandle &kernel, int64_t tokens, std::mt19937 &rng) {
   const bool sorted = plan.order == QuantScaleOrder::Sorted;
@@ -196,11 +169,11 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
     sorting = std::move(*s);
   }
 
-  Buffers buf{backend, {}};
+  DeviceArena buf(backend);
   const size_t qBytes = srcRows * plan.rowBytes(), scaleBytes = plan.scaleBytes(tokens);
   auto dx = buf.upload(xBits.data(), xBits.size() * 2);
-  auto dq = buf.poisoned(qBytes);
-  auto ds = buf.poisoned(scaleBytes);
+  auto dq = buf.alloc(qBytes, /*zero=*/true, 0xA5); // poisoned: unwritten bytes show
+  auto ds = buf.alloc(scaleBytes, /*zero=*/true, 0xA5);
   if (!dx || !dq || !ds)
     return fail("allocating the buffers: " + llvm::toString(!dx   ? dx.takeError()
                                                             : !dq ? dq.takeError()
@@ -297,10 +270,10 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
       rows[r * cols + c] = num::encodeBf16(uint32_t(ids[r]) < uint32_t(plan.experts)
                                                ? normal(rng)
                                                : std::numeric_limits<float>::quiet_NaN());
-  Buffers buf{backend, {}};
+  DeviceArena buf(backend);
   auto drows = buf.upload(rows.data(), rows.size() * 2);
   auto dids = buf.upload(ids.data(), ids.size() * 4);
-  auto dout = buf.poisoned(tokens * cols * 2);
+  auto dout = buf.alloc(tokens * cols * 2, /*zero=*/true, 0xA5);
   if (!drows || !dids || !dout)
     return fail("allocating the buffers: " + llvm::toString(!drows  ? drows.takeError()
                                                             : !dids ? dids.takeError()
