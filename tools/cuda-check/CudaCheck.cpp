@@ -130,6 +130,29 @@ llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::E
          repeatArg;
 }
 
+/// Launches `kernel` on `grid` workgroups of `threads` threads.
+llvm::Error launchGrid(Backend &backend, const KernelHandle &kernel, std::array<int64_t, 3> grid,
+                       int64_t threads, const KernargPacker &args) {
+  return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
+                        {uint32_t(threads), 1, 1}, 0, args.bytes());
+}
+
+/// The checked run: `launch` once, then wait for it.
+llvm::Error launchAndWait(Backend &backend, llvm::function_ref<llvm::Error()> launch) {
+  if (llvm::Error e = launch())
+    return e;
+  return backend.synchronize();
+}
+
+/// The time per launch of `launch` into `st` (its bytes are the caller's).
+llvm::Error timeInto(Stats &st, Backend &backend, llvm::function_ref<llvm::Error()> launch) {
+  auto us = timeLaunches(backend, launch);
+  if (!us)
+    return us.takeError();
+  st.usPerLaunch = *us;
+  return llvm::Error::success();
+}
+
 /// Runs one quantization kernel for `tokens` tokens and compares it with
 /// num::quantizeMx (RoundUp) of the same bf16 values.
 llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const QuantPlan &plan,
@@ -195,12 +218,9 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
   auto launch = [&]() -> llvm::Error {
     if (grid[0] == 0)
       return llvm::Error::success();
-    return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
-                          {uint32_t(plan.threads), 1, 1}, 0, args.bytes());
+    return launchGrid(backend, kernel, grid, plan.threads, args);
   };
-  if (llvm::Error e = launch())
-    return std::move(e);
-  if (llvm::Error e = backend.synchronize())
+  if (llvm::Error e = launchAndWait(backend, launch))
     return std::move(e);
   std::vector<uint8_t> q(qBytes), scales(scaleBytes);
   if (llvm::Error e = backend.copyToHost(q.data(), *dq, qBytes))
@@ -210,10 +230,8 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
 
   Stats st;
   if (repeatArg > 0) {
-    auto us = timeLaunches(backend, launch);
-    if (!us)
-      return us.takeError();
-    st.usPerLaunch = *us;
+    if (llvm::Error e = timeInto(st, backend, launch))
+      return std::move(e);
     // Each routed row read once (bf16) and written once (codes); one scale
     // byte per block of every valid sorted row, padding rows included.
     int64_t dataRows = sorted ? tokens * plan.topk : srcRows;
@@ -282,22 +300,17 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
   args.add(*drows).add(*dids).add(*dout).add(static_cast<int32_t>(tokens));
   std::array<int64_t, 3> grid = plan.grid(tokens);
   auto launch = [&]() -> llvm::Error {
-    return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
-                          {uint32_t(plan.threads), 1, 1}, 0, args.bytes());
+    return launchGrid(backend, kernel, grid, plan.threads, args);
   };
-  if (llvm::Error e = launch())
-    return std::move(e);
-  if (llvm::Error e = backend.synchronize())
+  if (llvm::Error e = launchAndWait(backend, launch))
     return std::move(e);
   std::vector<uint16_t> out(tokens * cols);
   if (llvm::Error e = backend.copyToHost(out.data(), *dout, out.size() * 2))
     return std::move(e);
   Stats st;
   if (repeatArg > 0) {
-    auto us = timeLaunches(backend, launch);
-    if (!us)
-      return us.takeError();
-    st.usPerLaunch = *us;
+    if (llvm::Error e = timeInto(st, backend, launch))
+      return std::move(e);
     int64_t routed =
         llvm::count_if(ids, [&](int32_t id) { return uint32_t(id) < uint32_t(plan.experts); });
     st.bytesMoved = double(routed) * cols * 2 + double(tokens) * cols * 2 + double(slots) * 4;
