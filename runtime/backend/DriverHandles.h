@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moegen::runtime {
@@ -60,6 +61,16 @@ public:
   EventHandle addEvent(Event e) { return EventHandle{add(events, e)}; }
   llvm::Expected<Event> event(EventHandle h) const {
     return find(events, h.Id, "event " + llvm::Twine(h.Id) + " is not from this backend");
+  }
+  /// The events a time is measured between.
+  llvm::Expected<std::pair<Event, Event>> eventPair(EventHandle start, EventHandle end) const {
+    auto from = event(start);
+    if (!from)
+      return from.takeError();
+    auto to = event(end);
+    if (!to)
+      return to.takeError();
+    return std::make_pair(*from, *to);
   }
 
   /// What is left, for the backend's destructor to free.

@@ -189,18 +189,16 @@ public:
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
     if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
       return std::move(e);
-    auto from = handles.event(start);
-    if (!from)
-      return from.takeError();
-    auto to = handles.event(end);
-    if (!to)
-      return to.takeError();
+    auto events = handles.eventPair(start, end);
+    if (!events)
+      return events.takeError();
+    auto [from, to] = *events;
     if (llvm::Error e = makeCurrent())
       return std::move(e);
-    if (CUresult e = api.cuEventSynchronize(*to); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuEventSynchronize(to); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventSynchronize");
     float ms = 0;
-    if (CUresult e = api.cuEventElapsedTime(&ms, *from, *to); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuEventElapsedTime(&ms, from, to); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventElapsedTime");
     return ms;
   }

@@ -148,16 +148,14 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
-    auto from = handles.event(start);
-    if (!from)
-      return from.takeError();
-    auto to = handles.event(end);
-    if (!to)
-      return to.takeError();
-    if (hipError_t e = api.hipEventSynchronize(*to); e != hipSuccess)
+    auto events = handles.eventPair(start, end);
+    if (!events)
+      return events.takeError();
+    auto [from, to] = *events;
+    if (hipError_t e = api.hipEventSynchronize(to); e != hipSuccess)
       return hipError(api, e, "hipEventSynchronize");
     float ms = 0;
-    if (hipError_t e = api.hipEventElapsedTime(&ms, *from, *to); e != hipSuccess)
+    if (hipError_t e = api.hipEventElapsedTime(&ms, from, to); e != hipSuccess)
       return hipError(api, e, "hipEventElapsedTime");
     return ms;
   }
