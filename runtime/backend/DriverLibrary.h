@@ -3,7 +3,8 @@
 // The hip and cuda backends open their driver (libamdhip64, libcuda) with
 // dlopen when they are created, from places tried in an order of their own.
 // A LibrarySearch opens the first that works and notes every place that did
-// not, one line each, for the error that lists them when none does.
+// not, one line each, for the error that lists them when none does. Once
+// open, both drivers' errors read alike (driverErrorText).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_DRIVERLIBRARY_H
@@ -36,6 +37,11 @@ public:
 
   std::vector<std::string> tried;
 };
+
+/// A driver error as the backends' messages show it: its `name` and `text`
+/// where the driver gives them, "CUDA_ERROR_OUT_OF_MEMORY (out of memory)",
+/// else `unnamed` ("CUresult 2").
+std::string driverErrorText(const char *name, const char *text, const std::string &unnamed);
 
 } // namespace moegen::runtime
 

@@ -47,10 +47,7 @@ std::string CudaApi::errorText(CUresult e) const {
     cuGetErrorName(e, &name);
   if (cuGetErrorString)
     cuGetErrorString(e, &text);
-  std::string out = name ? name : "CUresult " + std::to_string(e);
-  if (text)
-    out += std::string(" (") + text + ")";
-  return out;
+  return runtime::driverErrorText(name, text, "CUresult " + std::to_string(e));
 }
 
 llvm::Expected<const CudaApi &> loadCudaApi() {

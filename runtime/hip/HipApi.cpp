@@ -53,10 +53,7 @@ void *openLibrary(std::string &path, runtime::LibrarySearch &search) {
 std::string HipApi::errorText(hipError_t e) const {
   const char *name = hipGetErrorName ? hipGetErrorName(e) : nullptr;
   const char *text = hipGetErrorString ? hipGetErrorString(e) : nullptr;
-  std::string out = name ? name : "hipError " + std::to_string(e);
-  if (text)
-    out += std::string(" (") + text + ")";
-  return out;
+  return runtime::driverErrorText(name, text, "hipError " + std::to_string(e));
 }
 
 llvm::Expected<const HipApi &> loadHipApi() {
