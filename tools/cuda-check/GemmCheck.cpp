@@ -315,10 +315,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   auto ref2 = num::referenceStage2(keptSpec, gotS1, *kept, in->w2, ro);
   if (!ref2)
     return ref2.takeError();
-  double largest = 0;
-  for (float v : num::decode(ref2->perSlot))
-    largest = std::max(largest, std::fabs(double(v)));
-  num::CompareOptions tol2 = num::stage2Tolerance(atomic, topk, largest);
+  num::CompareOptions tol2 = num::stage2Tolerance(atomic, topk, ref2->perSlot);
   num::HostTensor got2{num::ElemFormat::BF16,
                        perSlot ? std::vector<int64_t>{T, topk, K} : std::vector<int64_t>{T, K},
                        std::move(*s2Out),
