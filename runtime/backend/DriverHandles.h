@@ -4,7 +4,8 @@
 // the driver's modules, functions and events, and remember their device
 // allocations; this holds those objects, thread-safe, and names a handle that
 // is not from the backend in its errors ("cuda backend: event 7 is not from
-// this backend"). The backend frees the objects with its driver.
+// this backend"), and refuses a code bundle with no module to load. The
+// backend frees the objects with its driver.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_DRIVERHANDLES_H
@@ -27,6 +28,13 @@ public:
   /// `backend` prefixes the errors: "hip", "cuda".
   explicit DriverHandles(const char *backend) : backend(backend) {}
 
+  /// An error when `code` has no code object for the driver to load into a
+  /// module.
+  llvm::Error checkLoadable(const CodeBundle &code) const {
+    if (code.Hsaco.empty())
+      return error("code bundle '" + code.Name + "' has no code object");
+    return llvm::Error::success();
+  }
   ModuleHandle addModule(Module m) { return ModuleHandle{add(modules, m)}; }
   llvm::Expected<Module> module(ModuleHandle h) const {
     return find(modules, h.Id, "no module " + llvm::Twine(h.Id));

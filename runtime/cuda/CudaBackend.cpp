@@ -47,10 +47,8 @@ public:
   llvm::StringRef name() const override { return "cuda"; }
 
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
-    if (code.Hsaco.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: code bundle '%s' has no code object",
-                                     code.Name.c_str());
+    if (llvm::Error e = handles.checkLoadable(code))
+      return std::move(e);
     if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
       return std::move(e);
     // PTX must reach the driver NUL-terminated.

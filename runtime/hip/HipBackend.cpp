@@ -50,10 +50,8 @@ public:
   llvm::StringRef name() const override { return "hip"; }
 
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
-    if (code.Hsaco.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "hip backend: code bundle '%s' has no code object",
-                                     code.Name.c_str());
+    if (llvm::Error e = handles.checkLoadable(code))
+      return std::move(e);
     api.hipSetDevice(device);
     hipModule_t m = nullptr;
     if (hipError_t e = api.hipModuleLoadData(&m, code.Hsaco.data()); e != hipSuccess)
