@@ -13,6 +13,7 @@
 
 #include "bench/latency_model/KernelEstimate.h"
 
+#include "bench/common/CompiledLayers.h"
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
 #include "compiler/target/Disassembler.h"
@@ -46,18 +47,17 @@ struct Options {
   MachineModel machine;
 };
 
-/// Compiled layers by their printed spec; programs by kernel symbol.
+/// The modelled kernels of each compiled layer; programs by kernel symbol.
 class LayerCache {
 public:
   llvm::Expected<const std::vector<ModelledKernel> *> get(const MoeSpec &spec) {
-    std::string key = printMoeSpec(spec);
-    if (auto it = layers.find(key); it != layers.end())
-      return &it->second;
-    auto layer = compileLayer(spec, CompileOptions());
+    auto layer = compiled.get(spec);
     if (!layer)
       return layer.takeError();
+    if (auto it = layers.find(*layer); it != layers.end())
+      return &it->second;
     std::vector<ModelledKernel> kernels;
-    for (const CompiledKernel &k : layer->kernels) {
+    for (const CompiledKernel &k : (*layer)->kernels) {
       std::shared_ptr<const Program> &prog = programs[k.signature.symbol];
       if (!prog) {
         auto isa = disassembleCodeObject(k.code.hsaco, TargetInfo::kDefaultChip);
@@ -72,7 +72,7 @@ public:
       }
       kernels.push_back({k.family, k.signature, k.resources, prog});
     }
-    return &(layers[key] = std::move(kernels));
+    return &(layers[*layer] = std::move(kernels));
   }
 
   /// Every kernel compiled so far that spills, as "symbol (N VGPRs, M
@@ -100,7 +100,8 @@ public:
   }
 
 private:
-  std::map<std::string, std::vector<ModelledKernel>> layers;
+  bench::CompiledLayers compiled;
+  std::map<const CompiledLayer *, std::vector<ModelledKernel>> layers;
   std::map<std::string, std::shared_ptr<const Program>> programs;
 };
 

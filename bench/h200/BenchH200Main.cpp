@@ -32,6 +32,7 @@
 #include "runtime/api/KernelSource.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "tools/common/DeviceTool.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -76,10 +77,7 @@ static cl::opt<long long> cuNumArg("cu-num",
                                    cl::init(132));
 static cl::opt<bool> planArg("plan", cl::desc("print what would run; no GPU needed"));
 
-static int fail(const llvm::Twine &msg) {
-  llvm::WithColor::error(llvm::errs(), "moegen-bench-h200") << msg << "\n";
-  return 1;
-}
+static int fail(const llvm::Twine &msg) { return tools::reportToolError("moegen-bench-h200", msg); }
 
 /// The plan: one line per (layer, token count); with a baseline, every line
 /// must have its row there with the same rotation.
@@ -110,11 +108,8 @@ static int printPlan(llvm::ArrayRef<MoeSpec> specs, llvm::ArrayRef<int64_t> toke
 }
 
 int main(int argc, char **argv) {
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "moegen-bench-h200 " << MOEGEN_VERSION << " (build " << cache::buildId() << ")\n";
-  });
-  cl::ParseCommandLineOptions(
-      argc, argv, "moegen-bench-h200: whole MoE layers on an H200, against the peers\n");
+  tools::parseDeviceToolOptions(argc, argv, "moegen-bench-h200", MOEGEN_VERSION,
+                                "whole MoE layers on an H200, against the peers");
   std::vector<std::string> paths(specArgs.begin(), specArgs.end());
   if (paths.empty())
     for (const char *p : defaultSpecs())

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/common/CompiledLayers.h"
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/LayerSchedule.h"
@@ -85,25 +86,8 @@ struct TableReport {
   std::map<std::string, std::string> spills; // symbol -> what spills
 };
 
-/// Compiled kernels by layer (printed spec), shared by every table.
-class Layers {
-public:
-  llvm::Expected<const CompiledLayer *> get(const MoeSpec &spec) {
-    std::string key = printMoeSpec(spec);
-    if (auto it = layers.find(key); it != layers.end())
-      return &it->second;
-    auto layer = compileLayer(spec, CompileOptions());
-    if (!layer)
-      return layer.takeError();
-    return &(layers[key] = std::move(*layer));
-  }
-  size_t size() const { return layers.size(); }
-
-private:
-  std::map<std::string, CompiledLayer> layers;
-};
-
-void runTable(const std::string &path, Layers &layers, TableReport &rep) {
+/// `layers` is shared by every table.
+void runTable(const std::string &path, bench::CompiledLayers &layers, TableReport &rep) {
   auto table = dispatch::TunedTable::load(path);
   if (!table) {
     rep.skipped[llvm::toString(table.takeError())] += 1;
@@ -179,7 +163,7 @@ int main(int argc, char **argv) {
         tables.push_back(it->path());
     llvm::sort(tables);
   }
-  Layers layers;
+  bench::CompiledLayers layers;
   llvm::outs() << "rows: own = the row's kernels have a moegen schedule; fallback = MoeLayer runs "
                   "aiter's heuristic or the spec's schedule for the row\n";
   llvm::outs() << llvm::format("%-30s %6s %6s %9s %8s %8s\n", "table", "rows", "own", "fallback",

@@ -38,17 +38,16 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
   using MoeInstantiateTemplatesBase::MoeInstantiateTemplatesBase;
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
-    if (mlir::failed(info))
+    mlir::FailureOr<LayerPassScope> scope = getLayerPassScope(module, families);
+    if (mlir::failed(scope))
       return signalPassFailure();
-    mlir::FailureOr<std::vector<KernelFamily>> only = parseFamiliesOption(module, families);
-    if (mlir::failed(only))
-      return signalPassFailure();
+    const TargetInfo &info = scope->target;
+    const std::vector<KernelFamily> &only = scope->families;
     llvm::SmallVector<moe::LayerOp> layers(module.getOps<moe::LayerOp>());
     for (moe::LayerOp layer : layers) {
       MoeSpec spec = moe::specFromLayer(layer);
       ScheduleIssues issues;
-      std::vector<PlannedKernel> kernels = planLayerKernels(spec, *info, issues);
+      std::vector<PlannedKernel> kernels = planLayerKernels(spec, info, issues);
       if (!issues.empty()) {
         layer.emitError() << "moe-instantiate-templates needs a verified schedule: "
                           << issues.front().str();
@@ -56,7 +55,7 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
       }
       mlir::ImplicitLocOpBuilder b(layer.getLoc(), layer);
       for (const PlannedKernel &k : kernels) {
-        if (!only->empty() && !llvm::is_contained(*only, k.family))
+        if (!only.empty() && !llvm::is_contained(only, k.family))
           continue;
         // Each kernel takes the location of the op of the stage it serves.
         for (mlir::Operation &op : layer.getBody().front())
@@ -64,9 +63,9 @@ struct InstantiateTemplatesPass : impl::MoeInstantiateTemplatesBase<InstantiateT
               op.getName().stripDialect() == toString(gemmFamily(servedStage(k.family))))
             b.setLoc(op.getLoc());
         b.setInsertionPoint(layer);
-        auto kernelModule = createKernelModule(b, k.signature.symbol, *info);
+        auto kernelModule = createKernelModule(b, k.signature.symbol, info);
         kernelModule->setAttr("moe.family", b.getStringAttr(toString(k.family)));
-        if (!buildLayerKernel(b, kernelModule, spec, *info, k))
+        if (!buildLayerKernel(b, kernelModule, spec, info, k))
           return signalPassFailure();
       }
       layer.erase();

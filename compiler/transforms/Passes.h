@@ -3,6 +3,7 @@
 #define MOEGEN_COMPILER_TRANSFORMS_PASSES_H
 
 #include "compiler/spec/KernelFamily.h"
+#include "compiler/spec/TargetInfo.h"
 #include "dialects/moe/MoeOps.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -26,11 +27,18 @@ namespace moegen {
 #define GEN_PASS_REGISTRATION
 #include "compiler/transforms/Passes.h.inc"
 
-/// The `families` option of moe-verify-schedule and
-/// moe-instantiate-templates as families; an unknown name is an error at
-/// `module`.
-mlir::FailureOr<std::vector<KernelFamily>> parseFamiliesOption(mlir::ModuleOp module,
-                                                               llvm::ArrayRef<std::string> names);
+/// What moe-verify-schedule and moe-instantiate-templates work for: the
+/// module's target, and the kernel families of their `families` option
+/// (empty: all).
+struct LayerPassScope {
+  TargetInfo target;
+  std::vector<KernelFamily> families;
+};
+
+/// `module`'s scope; a module without a target, or an unknown family name,
+/// is an error at `module`.
+mlir::FailureOr<LayerPassScope> getLayerPassScope(mlir::ModuleOp module,
+                                                  llvm::ArrayRef<std::string> families);
 
 } // namespace moegen
 

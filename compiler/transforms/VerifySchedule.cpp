@@ -9,12 +9,15 @@ namespace moegen {
 #define GEN_PASS_DEF_MOEVERIFYSCHEDULE
 #include "compiler/transforms/Passes.h.inc"
 
-mlir::FailureOr<std::vector<KernelFamily>> parseFamiliesOption(mlir::ModuleOp module,
-                                                               llvm::ArrayRef<std::string> names) {
-  auto families = parseKernelFamilies(names);
-  if (!families)
-    return module.emitError() << llvm::toString(families.takeError());
-  return std::move(*families);
+mlir::FailureOr<LayerPassScope> getLayerPassScope(mlir::ModuleOp module,
+                                                  llvm::ArrayRef<std::string> families) {
+  mlir::FailureOr<TargetInfo> target = moe::getTargetInfo(module);
+  if (mlir::failed(target))
+    return mlir::failure();
+  auto parsed = parseKernelFamilies(families);
+  if (!parsed)
+    return module.emitError() << llvm::toString(parsed.takeError());
+  return LayerPassScope{std::move(*target), std::move(*parsed)};
 }
 
 namespace {
@@ -22,16 +25,13 @@ struct VerifySchedulePass : impl::MoeVerifyScheduleBase<VerifySchedulePass> {
   using MoeVerifyScheduleBase::MoeVerifyScheduleBase;
   void runOnOperation() override {
     mlir::ModuleOp module = getOperation();
-    mlir::FailureOr<TargetInfo> info = moe::getTargetInfo(module);
-    if (mlir::failed(info))
-      return signalPassFailure();
-    mlir::FailureOr<std::vector<KernelFamily>> only = parseFamiliesOption(module, families);
-    if (mlir::failed(only))
+    mlir::FailureOr<LayerPassScope> scope = getLayerPassScope(module, families);
+    if (mlir::failed(scope))
       return signalPassFailure();
     bool failed = false;
     module.walk([&](moe::LayerOp layer) {
       MoeSpec spec = moe::specFromLayer(layer);
-      for (const ScheduleIssue &issue : checkLayer(spec, *info, *only)) {
+      for (const ScheduleIssue &issue : checkLayer(spec, scope->target, scope->families)) {
         // Report at the op of the kernel family that owns the rule.
         mlir::Operation *at = layer;
         for (mlir::Operation &op : layer.getBody().front())

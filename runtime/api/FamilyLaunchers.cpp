@@ -39,6 +39,19 @@ const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
     {"tokens", ArgValue::Tokens},
 };
 
+/// The sorting kernels' launcher: the layer's SortPlan gives the grid through
+/// `grid`; `bindings` are the kernel's own.
+FamilyLauncher sortLauncher(std::array<int64_t, 3> (SortPlan::*grid)(int64_t) const,
+                            std::vector<std::pair<std::string, ArgValue>> bindings) {
+  return [grid, bindings](const MoeSpec &spec, const KernelSet &,
+                          const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
+    ScheduleIssues issues;
+    SortPlan p = planSort(spec, target, issues);
+    return FamilyLaunch{[p, grid](const LaunchShape &s) { return dim3((p.*grid)(s.tokens)); },
+                        bindings};
+  };
+}
+
 } // namespace
 
 LayerPlan LayerPlan::make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target) {
@@ -130,29 +143,12 @@ FamilyLaunchers builtinLaunchers() {
   FamilyLaunchers t;
   // The sorting kernels: per token chunk, per expert, per token chunk; the
   // first two not at all when sort works alone (templates/sort/SortKernel.h).
-  t[size_t(KernelFamily::SortCount)] =
-      [](const MoeSpec &spec, const KernelSet &,
-         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
-    ScheduleIssues issues;
-    SortPlan p = planSort(spec, target, issues);
-    return FamilyLaunch{[p](const LaunchShape &s) { return dim3(p.countGrid(s.tokens)); }, {}};
-  };
-  t[size_t(KernelFamily::SortScan)] = [](const MoeSpec &spec, const KernelSet &,
-                                         const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
-    ScheduleIssues issues;
-    SortPlan p = planSort(spec, target, issues);
-    return FamilyLaunch{
-        [p](const LaunchShape &s) { return dim3(p.scanGrid(s.tokens)); },
-        {{"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}}};
-  };
-  t[size_t(KernelFamily::Sort)] = [](const MoeSpec &spec, const KernelSet &,
-                                     const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
-    ScheduleIssues issues;
-    SortPlan p = planSort(spec, target, issues);
-    return FamilyLaunch{
-        [p](const LaunchShape &s) { return dim3(p.scatterGrid(s.tokens)); },
-        {{"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}}};
-  };
+  // sort_scan and sort read sort_count's output.
+  const std::vector<std::pair<std::string, ArgValue>> countsBindings = {
+      {"chunk_counts", ArgValue::SortCounts}, {"expert_totals", ArgValue::SortTotals}};
+  t[size_t(KernelFamily::SortCount)] = sortLauncher(&SortPlan::countGrid, {});
+  t[size_t(KernelFamily::SortScan)] = sortLauncher(&SortPlan::scanGrid, countsBindings);
+  t[size_t(KernelFamily::Sort)] = sortLauncher(&SortPlan::scatterGrid, countsBindings);
   // The bf16 input, token-major (templates/quant/QuantPlan.h).
   t[size_t(KernelFamily::QuantInput)] =
       [](const MoeSpec &spec, const KernelSet &,

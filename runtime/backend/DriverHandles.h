@@ -4,7 +4,8 @@
 // the driver's modules, functions and events, and remember their device
 // allocations; this holds those objects, thread-safe, and names a handle that
 // is not from the backend in its errors ("cuda backend: event 7 is not from
-// this backend"). The backend frees the objects with its driver.
+// this backend"), and refuses a code bundle with no module to load. The
+// backend frees the objects with its driver.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_DRIVERHANDLES_H
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moegen::runtime {
@@ -26,32 +28,27 @@ public:
   /// `backend` prefixes the errors: "hip", "cuda".
   explicit DriverHandles(const char *backend) : backend(backend) {}
 
-  ModuleHandle addModule(Module m) {
-    std::lock_guard<std::mutex> lock(mutex);
-    modules.push_back(m);
-    return ModuleHandle{static_cast<uint32_t>(modules.size() - 1)};
+  /// An error when `code` has no code object for the driver to load into a
+  /// module.
+  llvm::Error checkLoadable(const CodeBundle &code) const {
+    if (code.Hsaco.empty())
+      return error("code bundle '" + code.Name + "' has no code object");
+    return llvm::Error::success();
   }
+  ModuleHandle addModule(Module m) { return ModuleHandle{add(modules, m)}; }
   llvm::Expected<Module> module(ModuleHandle h) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= modules.size())
-      return error("no module " + llvm::Twine(h.Id));
-    return modules[h.Id];
+    return find(modules, h.Id, "no module " + llvm::Twine(h.Id));
   }
 
   /// The handle's module field indexes the function table.
   KernelHandle addKernel(Function f, std::string symbol) {
-    std::lock_guard<std::mutex> lock(mutex);
-    functions.push_back(f);
     KernelHandle k;
-    k.Module = static_cast<uint32_t>(functions.size() - 1);
+    k.Module = add(functions, f);
     k.Symbol = std::move(symbol);
     return k;
   }
   llvm::Expected<Function> kernel(const KernelHandle &k) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (k.Module >= functions.size())
-      return error("kernel handle '" + k.Symbol + "' is not from this backend");
-    return functions[k.Module];
+    return find(functions, k.Module, "kernel handle '" + k.Symbol + "' is not from this backend");
   }
 
   void addAllocation(DevicePtr p) {
@@ -69,16 +66,19 @@ public:
     return llvm::Error::success();
   }
 
-  EventHandle addEvent(Event e) {
-    std::lock_guard<std::mutex> lock(mutex);
-    events.push_back(e);
-    return EventHandle{static_cast<uint32_t>(events.size() - 1)};
-  }
+  EventHandle addEvent(Event e) { return EventHandle{add(events, e)}; }
   llvm::Expected<Event> event(EventHandle h) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= events.size())
-      return error("event " + llvm::Twine(h.Id) + " is not from this backend");
-    return events[h.Id];
+    return find(events, h.Id, "event " + llvm::Twine(h.Id) + " is not from this backend");
+  }
+  /// The events a time is measured between.
+  llvm::Expected<std::pair<Event, Event>> eventPair(EventHandle start, EventHandle end) const {
+    auto from = event(start);
+    if (!from)
+      return from.takeError();
+    auto to = event(end);
+    if (!to)
+      return to.takeError();
+    return std::make_pair(*from, *to);
   }
 
   /// What is left, for the backend's destructor to free.
@@ -87,6 +87,22 @@ public:
   const std::vector<Event> &allEvents() const { return events; }
 
 private:
+  /// Appends `object` to `table`; its index, the handle's id.
+  template <class T> uint32_t add(std::vector<T> &table, T object) {
+    std::lock_guard<std::mutex> lock(mutex);
+    table.push_back(object);
+    return static_cast<uint32_t>(table.size() - 1);
+  }
+  /// The object of `table` at `id`; an error saying `notFound` when there is none.
+  template <class T>
+  llvm::Expected<T> find(const std::vector<T> &table, uint32_t id,
+                         const llvm::Twine &notFound) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (id >= table.size())
+      return error(notFound);
+    return table[id];
+  }
+
   llvm::Error error(const llvm::Twine &msg) const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    llvm::Twine(backend) + " backend: " + msg);

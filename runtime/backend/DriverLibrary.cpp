@@ -60,4 +60,11 @@ llvm::Error LibrarySearch::notFound(const llvm::Twine &header, const llvm::Twine
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+std::string driverErrorText(const char *name, const char *text, const std::string &unnamed) {
+  std::string out = name ? name : unnamed;
+  if (text)
+    out += std::string(" (") + text + ")";
+  return out;
+}
+
 } // namespace moegen::runtime

@@ -5,8 +5,6 @@
 #include "runtime/backend/DriverLibrary.h"
 
 #include <dlfcn.h>
-#include <memory>
-#include <mutex>
 
 namespace moegen::cuda {
 namespace {
@@ -47,35 +45,27 @@ std::string CudaApi::errorText(CUresult e) const {
     cuGetErrorName(e, &name);
   if (cuGetErrorString)
     cuGetErrorString(e, &text);
-  std::string out = name ? name : "CUresult " + std::to_string(e);
-  if (text)
-    out += std::string(" (") + text + ")";
-  return out;
+  return runtime::driverErrorText(name, text, "CUresult " + std::to_string(e));
 }
 
 llvm::Expected<const CudaApi &> loadCudaApi() {
-  static std::mutex m;
-  static CudaApi *loaded = nullptr; // kept for the process: modules outlive callers
-  std::lock_guard<std::mutex> lock(m);
-  if (loaded)
-    return *loaded;
-  auto api = std::make_unique<CudaApi>();
-  runtime::LibrarySearch search;
-  api->handle = openLibrary(api->libraryPath, search);
-  if (!api->handle)
-    return search.notFound(
-        "no CUDA driver found (libcuda.so.1, from an NVIDIA driver for CUDA 12 or later)",
-        "Install the NVIDIA driver or set MOEGEN_CUDA_LIB to the path of libcuda.so.1.");
-  if (llvm::Error e = resolve(*api)) {
-    dlclose(api->handle);
-    return std::move(e);
-  }
-  if (CUresult e = api->cuInit(0); e != CUDA_SUCCESS)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuInit failed in '%s': %s",
-                                   api->libraryPath.c_str(), api->errorText(e).c_str());
-  api->cuDriverGetVersion(&api->driverVersion);
-  loaded = api.release();
-  return *loaded;
+  return runtime::loadDriverOnce<CudaApi>([](CudaApi &api) -> llvm::Error {
+    runtime::LibrarySearch search;
+    api.handle = openLibrary(api.libraryPath, search);
+    if (!api.handle)
+      return search.notFound(
+          "no CUDA driver found (libcuda.so.1, from an NVIDIA driver for CUDA 12 or later)",
+          "Install the NVIDIA driver or set MOEGEN_CUDA_LIB to the path of libcuda.so.1.");
+    if (llvm::Error e = resolve(api)) {
+      dlclose(api.handle);
+      return e;
+    }
+    if (CUresult e = api.cuInit(0); e != CUDA_SUCCESS)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuInit failed in '%s': %s",
+                                     api.libraryPath.c_str(), api.errorText(e).c_str());
+    api.cuDriverGetVersion(&api.driverVersion);
+    return llvm::Error::success();
+  });
 }
 
 } // namespace moegen::cuda

@@ -2,6 +2,7 @@
 
 #include "runtime/cuda/CudaBackend.h"
 
+#include "runtime/backend/DeviceChoice.h"
 #include "runtime/backend/DriverHandles.h"
 #include "runtime/cuda/CudaApi.h"
 
@@ -46,10 +47,8 @@ public:
   llvm::StringRef name() const override { return "cuda"; }
 
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
-    if (code.Hsaco.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: code bundle '%s' has no code object",
-                                     code.Name.c_str());
+    if (llvm::Error e = handles.checkLoadable(code))
+      return std::move(e);
     if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
       return std::move(e);
     // PTX must reach the driver NUL-terminated.
@@ -188,18 +187,16 @@ public:
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
     if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
       return std::move(e);
-    auto from = handles.event(start);
-    if (!from)
-      return from.takeError();
-    auto to = handles.event(end);
-    if (!to)
-      return to.takeError();
+    auto events = handles.eventPair(start, end);
+    if (!events)
+      return events.takeError();
+    auto [from, to] = *events;
     if (llvm::Error e = makeCurrent())
       return std::move(e);
-    if (CUresult e = api.cuEventSynchronize(*to); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuEventSynchronize(to); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventSynchronize");
     float ms = 0;
-    if (CUresult e = api.cuEventElapsedTime(&ms, *from, *to); e != CUDA_SUCCESS)
+    if (CUresult e = api.cuEventElapsedTime(&ms, from, to); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuEventElapsedTime");
     return ms;
   }
@@ -340,41 +337,36 @@ llvm::Expected<std::unique_ptr<Backend>> createCudaBackend(CudaBackendOptions op
   if (!api)
     return api.takeError();
   int count = 0;
-  if (CUresult e = api->cuDeviceGetCount(&count); e != CUDA_SUCCESS || count == 0)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "cuda backend: no CUDA device visible to '%s'%s",
-        api->libraryPath.c_str(),
-        e != CUDA_SUCCESS ? (": " + api->errorText(e)).c_str() : " (CUDA_VISIBLE_DEVICES?)");
-  std::string seen;
-  int chosen = -1;
-  for (int d = 0; d < count; ++d) {
-    CUdevice dev = 0;
-    if (CUresult e = api->cuDeviceGet(&dev, d); e != CUDA_SUCCESS)
-      return cudaError(*api, e, "cuDeviceGet(" + llvm::Twine(d) + ")");
-    int major = 0, minor = 0;
-    api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-    api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-    char name[256] = {};
-    api->cuDeviceGetName(name, sizeof(name) - 1, dev);
-    bool match = std::make_pair(major, minor) == *want;
-    seen += "\n  device " + std::to_string(d) + ": " + name + " (sm_" + std::to_string(major) +
-            std::to_string(minor) + ")";
-    if (options.device >= 0 ? d == options.device && match : match && chosen < 0)
-      chosen = d;
-  }
-  if (chosen < 0) {
-    std::string which = options.device >= 0 ? "device " + std::to_string(options.device) +
-                                                  " cannot run " + options.chip
-                                            : "no device runs " + options.chip;
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "cuda backend: %s among the %d CUDA device(s) of '%s':%s",
-                                   which.c_str(), count, api->libraryPath.c_str(), seen.c_str());
-  }
+  CUresult countError = api->cuDeviceGetCount(&count);
+  DeviceQuery query{.Backend = "cuda",
+                    .Driver = "CUDA",
+                    .Library = api->libraryPath,
+                    .Requested = options.device,
+                    .NoneFits = "no device runs " + options.chip,
+                    .NotFitting =
+                        "device " + std::to_string(options.device) + " cannot run " + options.chip};
+  llvm::Expected<int> chosen = chooseDevice(
+      query, count, countError != CUDA_SUCCESS ? api->errorText(countError) : "",
+      [&](int d) -> llvm::Expected<DeviceInfo> {
+        CUdevice dev = 0;
+        if (CUresult e = api->cuDeviceGet(&dev, d); e != CUDA_SUCCESS)
+          return cudaError(*api, e, "cuDeviceGet(" + llvm::Twine(d) + ")");
+        int major = 0, minor = 0;
+        api->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        api->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+        char name[256] = {};
+        api->cuDeviceGetName(name, sizeof(name) - 1, dev);
+        return DeviceInfo{std::string(name) + " (sm_" + std::to_string(major) +
+                              std::to_string(minor) + ")",
+                          std::make_pair(major, minor) == *want};
+      });
+  if (!chosen)
+    return chosen.takeError();
   CUdevice dev = 0;
-  api->cuDeviceGet(&dev, chosen);
+  api->cuDeviceGet(&dev, *chosen);
   CUcontext context = nullptr;
   if (CUresult e = api->cuDevicePrimaryCtxRetain(&context, dev); e != CUDA_SUCCESS)
-    return cudaError(*api, e, "cuDevicePrimaryCtxRetain(" + llvm::Twine(chosen) + ")");
+    return cudaError(*api, e, "cuDevicePrimaryCtxRetain(" + llvm::Twine(*chosen) + ")");
   if (CUresult e = api->cuCtxSetCurrent(context); e != CUDA_SUCCESS) {
     api->cuDevicePrimaryCtxRelease(dev);
     return cudaError(*api, e, "cuCtxSetCurrent");

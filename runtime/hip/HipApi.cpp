@@ -6,8 +6,6 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
-#include <memory>
-#include <mutex>
 
 namespace moegen::hip {
 namespace {
@@ -53,33 +51,25 @@ void *openLibrary(std::string &path, runtime::LibrarySearch &search) {
 std::string HipApi::errorText(hipError_t e) const {
   const char *name = hipGetErrorName ? hipGetErrorName(e) : nullptr;
   const char *text = hipGetErrorString ? hipGetErrorString(e) : nullptr;
-  std::string out = name ? name : "hipError " + std::to_string(e);
-  if (text)
-    out += std::string(" (") + text + ")";
-  return out;
+  return runtime::driverErrorText(name, text, "hipError " + std::to_string(e));
 }
 
 llvm::Expected<const HipApi &> loadHipApi() {
-  static std::mutex m;
-  static HipApi *loaded = nullptr; // kept for the process: modules outlive callers
-  std::lock_guard<std::mutex> lock(m);
-  if (loaded)
-    return *loaded;
-  auto api = std::make_unique<HipApi>();
-  runtime::LibrarySearch search;
-  api->handle = openLibrary(api->libraryPath, search);
-  if (!api->handle)
-    return search.notFound("no HIP runtime found (libamdhip64, from ROCm 6.0 or later)",
-                           "Install ROCm or set MOEGEN_HIP_LIB to the path of libamdhip64.so.");
-  if (llvm::Error e = resolve(*api)) {
-    dlclose(api->handle);
-    return std::move(e);
-  }
-  if (hipError_t e = api->hipInit(0); e != hipSuccess)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "hipInit failed in '%s': %s",
-                                   api->libraryPath.c_str(), api->errorText(e).c_str());
-  loaded = api.release();
-  return *loaded;
+  return runtime::loadDriverOnce<HipApi>([](HipApi &api) -> llvm::Error {
+    runtime::LibrarySearch search;
+    api.handle = openLibrary(api.libraryPath, search);
+    if (!api.handle)
+      return search.notFound("no HIP runtime found (libamdhip64, from ROCm 6.0 or later)",
+                             "Install ROCm or set MOEGEN_HIP_LIB to the path of libamdhip64.so.");
+    if (llvm::Error e = resolve(api)) {
+      dlclose(api.handle);
+      return e;
+    }
+    if (hipError_t e = api.hipInit(0); e != hipSuccess)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "hipInit failed in '%s': %s",
+                                     api.libraryPath.c_str(), api.errorText(e).c_str());
+    return llvm::Error::success();
+  });
 }
 
 } // namespace moegen::hip

@@ -2,6 +2,7 @@
 
 #include "runtime/hip/HipBackend.h"
 
+#include "runtime/backend/DeviceChoice.h"
 #include "runtime/backend/DriverHandles.h"
 #include "runtime/hip/HipApi.h"
 
@@ -49,10 +50,8 @@ public:
   llvm::StringRef name() const override { return "hip"; }
 
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
-    if (code.Hsaco.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "hip backend: code bundle '%s' has no code object",
-                                     code.Name.c_str());
+    if (llvm::Error e = handles.checkLoadable(code))
+      return std::move(e);
     api.hipSetDevice(device);
     hipModule_t m = nullptr;
     if (hipError_t e = api.hipModuleLoadData(&m, code.Hsaco.data()); e != hipSuccess)
@@ -147,16 +146,14 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
-    auto from = handles.event(start);
-    if (!from)
-      return from.takeError();
-    auto to = handles.event(end);
-    if (!to)
-      return to.takeError();
-    if (hipError_t e = api.hipEventSynchronize(*to); e != hipSuccess)
+    auto events = handles.eventPair(start, end);
+    if (!events)
+      return events.takeError();
+    auto [from, to] = *events;
+    if (hipError_t e = api.hipEventSynchronize(to); e != hipSuccess)
       return hipError(api, e, "hipEventSynchronize");
     float ms = 0;
-    if (hipError_t e = api.hipEventElapsedTime(&ms, *from, *to); e != hipSuccess)
+    if (hipError_t e = api.hipEventElapsedTime(&ms, from, to); e != hipSuccess)
       return hipError(api, e, "hipEventElapsedTime");
     return ms;
   }
@@ -182,33 +179,27 @@ llvm::Expected<std::unique_ptr<Backend>> createHipBackend(HipBackendOptions opti
   if (!api)
     return api.takeError();
   int count = 0;
-  if (hipError_t e = api->hipGetDeviceCount(&count); e != hipSuccess || count == 0)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "hip backend: no HIP device visible to '%s'%s",
-        api->libraryPath.c_str(),
-        e != hipSuccess ? (": " + api->errorText(e)).c_str() : " (HIP_VISIBLE_DEVICES?)");
-  std::string seen;
-  int chosen = -1;
-  for (int d = 0; d < count; ++d) {
-    auto arch = deviceArch(*api, d);
-    if (!arch)
-      return arch.takeError();
-    // "gfx950:sramecc+:xnack-": the chip is the part before the features.
-    bool match = llvm::StringRef(*arch).split(':').first == options.chip;
-    seen += "\n  device " + std::to_string(d) + ": " + *arch;
-    if (options.device >= 0 ? d == options.device && match : match && chosen < 0)
-      chosen = d;
-  }
-  if (chosen < 0) {
-    std::string which = options.device >= 0 ? "device " + std::to_string(options.device) +
-                                                  " is not a " + options.chip
-                                            : "no " + options.chip + " device";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "hip backend: %s among the %d HIP device(s) of '%s':%s",
-                                   which.c_str(), count, api->libraryPath.c_str(), seen.c_str());
-  }
-  if (hipError_t e = api->hipSetDevice(chosen); e != hipSuccess)
-    return hipError(*api, e, "hipSetDevice(" + llvm::Twine(chosen) + ")");
+  hipError_t countError = api->hipGetDeviceCount(&count);
+  DeviceQuery query{.Backend = "hip",
+                    .Driver = "HIP",
+                    .Library = api->libraryPath,
+                    .Requested = options.device,
+                    .NoneFits = "no " + options.chip + " device",
+                    .NotFitting =
+                        "device " + std::to_string(options.device) + " is not a " + options.chip};
+  llvm::Expected<int> chosen = chooseDevice(
+      query, count, countError != hipSuccess ? api->errorText(countError) : "",
+      [&](int d) -> llvm::Expected<DeviceInfo> {
+        auto arch = deviceArch(*api, d);
+        if (!arch)
+          return arch.takeError();
+        // "gfx950:sramecc+:xnack-": the chip is the part before the features.
+        return DeviceInfo{*arch, llvm::StringRef(*arch).split(':').first == options.chip};
+      });
+  if (!chosen)
+    return chosen.takeError();
+  if (hipError_t e = api->hipSetDevice(*chosen); e != hipSuccess)
+    return hipError(*api, e, "hipSetDevice(" + llvm::Twine(*chosen) + ")");
   hipStream_t stream = static_cast<hipStream_t>(options.stream);
   bool owns = false;
   if (!stream) {
@@ -217,7 +208,7 @@ llvm::Expected<std::unique_ptr<Backend>> createHipBackend(HipBackendOptions opti
       return hipError(*api, e, "hipStreamCreateWithFlags");
     owns = true;
   }
-  return std::make_unique<HipBackend>(*api, chosen, stream, owns);
+  return std::make_unique<HipBackend>(*api, *chosen, stream, owns);
 }
 
 } // namespace moegen::runtime

@@ -39,10 +39,14 @@ CompareOptions layerTolerance(const MoeSpec &spec) {
   return tol;
 }
 
-CompareOptions stage2Tolerance(bool atomic, int64_t topk, double largestContribution) {
+CompareOptions stage2Tolerance(bool atomic, int64_t topk, const HostTensor &perSlot) {
   CompareOptions tol = stageTolerance(DType::BF16, false);
-  if (atomic)
-    tol.atol = std::max(tol.atol, topk * std::ldexp(largestContribution, -8));
+  if (!atomic)
+    return tol;
+  double largest = 0;
+  for (float v : decode(perSlot))
+    largest = std::max(largest, std::fabs(double(v)));
+  tol.atol = std::max(tol.atol, topk * std::ldexp(largest, -8));
   return tol;
 }
 

@@ -25,8 +25,8 @@ CompareOptions layerTolerance(const MoeSpec &spec);
 /// Stage 2's tolerance for its bf16 output. With reduce = atomic the
 /// contributions are added in an order the hardware picks into a bf16, so each
 /// of the topk additions may round differently by half an ulp of the largest
-/// contribution (`largestContribution`: max |per-slot value|).
-CompareOptions stage2Tolerance(bool atomic, int64_t topk, double largestContribution);
+/// contribution (max |value| of `perSlot`, the reference's contributions).
+CompareOptions stage2Tolerance(bool atomic, int64_t topk, const HostTensor &perSlot);
 
 } // namespace moegen::num
 

@@ -212,22 +212,24 @@ void decodeRowsInto(const HostTensor &t, int64_t row0, int64_t count, float *out
   decodeInto(t, row0 * t.cols(), count * t.cols(), out);
 }
 
-HostTensor makeF32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {
+/// A tensor of `format` holding the bytes of `values` as they are.
+template <class T>
+static HostTensor makeFromHost(ElemFormat format, std::vector<int64_t> shape,
+                               llvm::ArrayRef<T> values) {
   HostTensor t;
-  t.format = ElemFormat::F32;
+  t.format = format;
   t.shape = std::move(shape);
-  t.data.resize(values.size() * 4);
+  t.data.resize(values.size() * sizeof(T));
   std::memcpy(t.data.data(), values.data(), t.data.size());
   return t;
 }
 
+HostTensor makeF32(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {
+  return makeFromHost(ElemFormat::F32, std::move(shape), values);
+}
+
 HostTensor makeF64(std::vector<int64_t> shape, llvm::ArrayRef<double> values) {
-  HostTensor t;
-  t.format = ElemFormat::F64;
-  t.shape = std::move(shape);
-  t.data.resize(values.size() * 8);
-  std::memcpy(t.data.data(), values.data(), t.data.size());
-  return t;
+  return makeFromHost(ElemFormat::F64, std::move(shape), values);
 }
 
 HostTensor makeBf16(std::vector<int64_t> shape, llvm::ArrayRef<float> values) {

@@ -17,6 +17,7 @@
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/backend/Backend.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/numerics/Formats.h"
 #include "runtime/numerics/MxQuant.h"
@@ -102,34 +103,6 @@ struct Stats {
   }
 };
 
-struct Buffers {
-  Backend &backend;
-  std::vector<DevicePtr> owned;
-  ~Buffers() {
-    for (DevicePtr p : owned)
-      llvm::consumeError(backend.free(p));
-  }
-  llvm::Expected<DevicePtr> upload(const void *data, size_t bytes) {
-    auto p = backend.allocate(bytes);
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (llvm::Error e = backend.copyToDevice(*p, data, bytes))
-      return std::move(e);
-    return *p;
-  }
-  /// An output buffer poisoned with 0xA5, so unwritten bytes show.
-  llvm::Expected<DevicePtr> poisoned(size_t bytes) {
-    auto p = backend.allocate(bytes);
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (llvm::Error e = backend.memset(*p, 0xA5, bytes))
-      return std::move(e);
-    return *p;
-  }
-};
-
 /// The decoded value of element `c` of quantized row `row` whose scale is at
 /// scale row `scaleRow`.
 double decodeMx(const QuantPlan &plan, llvm::ArrayRef<uint8_t> q, llvm::ArrayRef<uint8_t> scales,
@@ -143,8 +116,6 @@ double decodeMx(const QuantPlan &plan, llvm::ArrayRef<uint8_t> q, llvm::ArrayRef
   return num::decodeF8E4M3(q[row * plan.rowBytes() + c]) * s;
 }
 
-/// Runs one quantization kernel for `tokens` tokens and compares it with
-/// num::quantizeMx (RoundUp) of the same bf16 values.
 /// Microseconds per launch over --repeat launches, host clock around them
 /// (after the checked run, so module load and first-launch costs are paid).
 llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::Error()> launch) {
@@ -159,6 +130,31 @@ llvm::Expected<double> timeLaunches(Backend &backend, llvm::function_ref<llvm::E
          repeatArg;
 }
 
+/// Launches `kernel` on `grid` workgroups of `threads` threads.
+llvm::Error launchGrid(Backend &backend, const KernelHandle &kernel, std::array<int64_t, 3> grid,
+                       int64_t threads, const KernargPacker &args) {
+  return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
+                        {uint32_t(threads), 1, 1}, 0, args.bytes());
+}
+
+/// The checked run: `launch` once, then wait for it.
+llvm::Error launchAndWait(Backend &backend, llvm::function_ref<llvm::Error()> launch) {
+  if (llvm::Error e = launch())
+    return e;
+  return backend.synchronize();
+}
+
+/// The time per launch of `launch` into `st` (its bytes are the caller's).
+llvm::Error timeInto(Stats &st, Backend &backend, llvm::function_ref<llvm::Error()> launch) {
+  auto us = timeLaunches(backend, launch);
+  if (!us)
+    return us.takeError();
+  st.usPerLaunch = *us;
+  return llvm::Error::success();
+}
+
+/// Runs one quantization kernel for `tokens` tokens and compares it with
+/// num::quantizeMx (RoundUp) of the same bf16 values.
 llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const QuantPlan &plan,
                                  const KernelHandle &kernel, int64_t tokens, std::mt19937 &rng) {
   const bool sorted = plan.order == QuantScaleOrder::Sorted;
@@ -196,11 +192,11 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
     sorting = std::move(*s);
   }
 
-  Buffers buf{backend, {}};
+  DeviceArena buf(backend);
   const size_t qBytes = srcRows * plan.rowBytes(), scaleBytes = plan.scaleBytes(tokens);
   auto dx = buf.upload(xBits.data(), xBits.size() * 2);
-  auto dq = buf.poisoned(qBytes);
-  auto ds = buf.poisoned(scaleBytes);
+  auto dq = buf.alloc(qBytes, /*zero=*/true, 0xA5); // poisoned: unwritten bytes show
+  auto ds = buf.alloc(scaleBytes, /*zero=*/true, 0xA5);
   if (!dx || !dq || !ds)
     return fail("allocating the buffers: " + llvm::toString(!dx   ? dx.takeError()
                                                             : !dq ? dq.takeError()
@@ -222,12 +218,9 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
   auto launch = [&]() -> llvm::Error {
     if (grid[0] == 0)
       return llvm::Error::success();
-    return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
-                          {uint32_t(plan.threads), 1, 1}, 0, args.bytes());
+    return launchGrid(backend, kernel, grid, plan.threads, args);
   };
-  if (llvm::Error e = launch())
-    return std::move(e);
-  if (llvm::Error e = backend.synchronize())
+  if (llvm::Error e = launchAndWait(backend, launch))
     return std::move(e);
   std::vector<uint8_t> q(qBytes), scales(scaleBytes);
   if (llvm::Error e = backend.copyToHost(q.data(), *dq, qBytes))
@@ -237,10 +230,8 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
 
   Stats st;
   if (repeatArg > 0) {
-    auto us = timeLaunches(backend, launch);
-    if (!us)
-      return us.takeError();
-    st.usPerLaunch = *us;
+    if (llvm::Error e = timeInto(st, backend, launch))
+      return std::move(e);
     // Each routed row read once (bf16) and written once (codes); one scale
     // byte per block of every valid sorted row, padding rows included.
     int64_t dataRows = sorted ? tokens * plan.topk : srcRows;
@@ -297,10 +288,10 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
       rows[r * cols + c] = num::encodeBf16(uint32_t(ids[r]) < uint32_t(plan.experts)
                                                ? normal(rng)
                                                : std::numeric_limits<float>::quiet_NaN());
-  Buffers buf{backend, {}};
+  DeviceArena buf(backend);
   auto drows = buf.upload(rows.data(), rows.size() * 2);
   auto dids = buf.upload(ids.data(), ids.size() * 4);
-  auto dout = buf.poisoned(tokens * cols * 2);
+  auto dout = buf.alloc(tokens * cols * 2, /*zero=*/true, 0xA5);
   if (!drows || !dids || !dout)
     return fail("allocating the buffers: " + llvm::toString(!drows  ? drows.takeError()
                                                             : !dids ? dids.takeError()
@@ -309,22 +300,17 @@ llvm::Expected<Stats> checkReduce(Backend &backend, const ReducePlan &plan,
   args.add(*drows).add(*dids).add(*dout).add(static_cast<int32_t>(tokens));
   std::array<int64_t, 3> grid = plan.grid(tokens);
   auto launch = [&]() -> llvm::Error {
-    return backend.launch(kernel, {uint32_t(grid[0]), uint32_t(grid[1]), uint32_t(grid[2])},
-                          {uint32_t(plan.threads), 1, 1}, 0, args.bytes());
+    return launchGrid(backend, kernel, grid, plan.threads, args);
   };
-  if (llvm::Error e = launch())
-    return std::move(e);
-  if (llvm::Error e = backend.synchronize())
+  if (llvm::Error e = launchAndWait(backend, launch))
     return std::move(e);
   std::vector<uint16_t> out(tokens * cols);
   if (llvm::Error e = backend.copyToHost(out.data(), *dout, out.size() * 2))
     return std::move(e);
   Stats st;
   if (repeatArg > 0) {
-    auto us = timeLaunches(backend, launch);
-    if (!us)
-      return us.takeError();
-    st.usPerLaunch = *us;
+    if (llvm::Error e = timeInto(st, backend, launch))
+      return std::move(e);
     int64_t routed =
         llvm::count_if(ids, [&](int32_t id) { return uint32_t(id) < uint32_t(plan.experts); });
     st.bytesMoved = double(routed) * cols * 2 + double(tokens) * cols * 2 + double(slots) * 4;

@@ -3,6 +3,7 @@
 #include "tools/cuda-check/GemmCheck.h"
 
 #include "runtime/api/FamilyLaunchers.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/KernelLayouts.h"
@@ -28,33 +29,18 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// Device buffers of one case, freed at the end.
-struct Arena {
-  Backend &backend;
-  std::vector<DevicePtr> owned;
-  ~Arena() {
-    for (DevicePtr p : owned)
-      llvm::consumeError(backend.free(p));
-  }
-  llvm::Expected<DevicePtr> alloc(size_t bytes, uint8_t fill) {
-    auto p = backend.allocate(std::max<size_t>(bytes, 256));
-    if (!p)
-      return p.takeError();
-    owned.push_back(*p);
-    if (llvm::Error e = backend.memset(*p, fill, std::max<size_t>(bytes, 256)))
-      return std::move(e);
-    return *p;
-  }
-  llvm::Error put(DevicePtr p, const void *data, size_t bytes) {
-    return bytes ? backend.copyToDevice(p, data, bytes) : llvm::Error::success();
-  }
-  llvm::Expected<std::vector<uint8_t>> get(DevicePtr p, size_t bytes) {
-    std::vector<uint8_t> host(bytes);
-    if (llvm::Error e = backend.copyToHost(host.data(), p, bytes))
-      return std::move(e);
-    return host;
-  }
-};
+/// Copies `bytes` of `data` to `p` (nothing when `bytes` is 0).
+llvm::Error copyIn(Backend &backend, DevicePtr p, const void *data, size_t bytes) {
+  return bytes ? backend.copyToDevice(p, data, bytes) : llvm::Error::success();
+}
+
+/// The `bytes` at `p`.
+llvm::Expected<std::vector<uint8_t>> copyOut(Backend &backend, DevicePtr p, size_t bytes) {
+  std::vector<uint8_t> host(bytes);
+  if (llvm::Error e = backend.copyToHost(host.data(), p, bytes))
+    return std::move(e);
+  return host;
+}
 
 /// The rows of tokens `picked` of a [T, ...] tensor whose token has
 /// `rowsPerToken` rows (data and MX scales).
@@ -103,8 +89,8 @@ public:
   GemmCase(Backend &backend, const MoeSpec &spec, const GemmCheckOptions &opts,
            const TargetInfo &target, const runtime::KernelSet &set,
            const runtime::FamilyLaunchers &launchers)
-      : backend(backend), spec(spec), opts(opts), target(target), set(set),
-        launchers(launchers), dev{backend, {}} {}
+      : backend(backend), spec(spec), opts(opts), target(target), set(set), launchers(launchers),
+        dev(backend, /*minBytes=*/256) {}
 
   llvm::Expected<std::vector<StageLine>> run(int64_t T,
                                              llvm::ArrayRef<runtime::KernelHandle *> kernels);
@@ -116,7 +102,7 @@ private:
   const TargetInfo &target;
   const runtime::KernelSet &set;
   const runtime::FamilyLaunchers &launchers;
-  Arena dev;
+  DeviceArena dev;
   std::array<DevicePtr, size_t(ArgValue::Count)> values{};
 
   /// Launches `family`'s kernel with its launcher's grid and bindings.
@@ -177,8 +163,8 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   // before its kernels (scales, the atomic output) cleared.
   runtime::LayerPlan lp = runtime::LayerPlan::make(spec, set, target);
   runtime::WorkspaceLayout ws = lp.layout(T);
-  auto wsp = dev.alloc(ws.total, 0xA5);
-  auto out = dev.alloc(T * K * 2, 0xA5);
+  auto wsp = dev.alloc(ws.total, /*zero=*/true, 0xA5);
+  auto out = dev.alloc(T * K * 2, /*zero=*/true, 0xA5);
   if (!wsp || !out)
     return fail("allocating: " + llvm::toString(!wsp ? wsp.takeError() : out.takeError()));
   auto region = [&](const runtime::WorkspaceRegion &r) { return r.bytes ? *wsp + r.offset : 0; };
@@ -209,29 +195,30 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   const num::MoeSorting &so = *sorting;
   int64_t rows = std::min<int64_t>(so.sortedTokenIds.size(), ws.maxPaddedRows);
   int64_t blocks = std::min<int64_t>(so.sortedExpertIds.size(), ws.maxBlocks);
-  llvm::Error put = dev.put(region(ws.sortedIds), so.sortedTokenIds.data(), rows * 4);
-  put = llvm::joinErrors(std::move(put),
-                         dev.put(region(ws.sortedWeights), so.sortedWeights.data(), rows * 4));
-  put = llvm::joinErrors(std::move(put),
-                         dev.put(region(ws.sortedExperts), so.sortedExpertIds.data(), blocks * 4));
-  put = llvm::joinErrors(std::move(put),
-                         dev.put(region(ws.numValidIds), so.numValidIds, sizeof(so.numValidIds)));
+  llvm::Error put = copyIn(backend, region(ws.sortedIds), so.sortedTokenIds.data(), rows * 4);
+  put = llvm::joinErrors(
+      std::move(put), copyIn(backend, region(ws.sortedWeights), so.sortedWeights.data(), rows * 4));
+  put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.sortedExperts),
+                                                so.sortedExpertIds.data(), blocks * 4));
+  put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.numValidIds), so.numValidIds,
+                                                sizeof(so.numValidIds)));
   // Stage 1's A: the quantization kernel's output (the host's, which it
   // equals exactly) or the bf16 input.
   if (lp.quantInput) {
     std::vector<uint8_t> scales = num::e8m0Shuffle(in->a1.scales, T, K / 32);
+    put = llvm::joinErrors(
+        std::move(put), copyIn(backend, region(ws.inputQ), in->a1.data.data(), in->a1.data.size()));
     put = llvm::joinErrors(std::move(put),
-                           dev.put(region(ws.inputQ), in->a1.data.data(), in->a1.data.size()));
-    put = llvm::joinErrors(std::move(put),
-                           dev.put(region(ws.inputQScale), scales.data(),
-                                   std::min<size_t>(scales.size(), ws.inputQScale.bytes)));
+                           copyIn(backend, region(ws.inputQScale), scales.data(),
+                                  std::min<size_t>(scales.size(), ws.inputQScale.bytes)));
   } else {
     num::HostTensor hidden = num::makeBf16({T, K}, in->hidden);
-    auto h = dev.alloc(hidden.data.size(), 0);
+    auto h = dev.alloc(hidden.data.size());
     if (!h)
       return h.takeError();
     values[size_t(ArgValue::Hidden)] = *h;
-    put = llvm::joinErrors(std::move(put), dev.put(*h, hidden.data.data(), hidden.data.size()));
+    put = llvm::joinErrors(std::move(put),
+                           copyIn(backend, *h, hidden.data.data(), hidden.data.size()));
   }
   if (put)
     return std::move(put);
@@ -240,7 +227,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
                           {ArgValue::W1Scale, sizes.w1Scale},
                           {ArgValue::W2, sizes.w2},
                           {ArgValue::W2Scale, sizes.w2Scale}}) {
-    auto p = dev.alloc(bytes, 0);
+    auto p = dev.alloc(bytes);
     if (!p)
       return p.takeError();
     values[size_t(v)] = *p;
@@ -251,7 +238,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
                  : which == num::PackedBuffer::W1Scale ? ArgValue::W1Scale
                  : which == num::PackedBuffer::W2      ? ArgValue::W2
                                                        : ArgValue::W2Scale;
-    return dev.put(values[size_t(v)] + offset, bytes.data(), bytes.size());
+    return copyIn(backend, values[size_t(v)] + offset, bytes.data(), bytes.size());
   };
   if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, in->experts, sink))
     return std::move(e);
@@ -269,12 +256,12 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
     return std::move(e);
   if (llvm::Error e = backend.synchronize())
     return std::move(e);
-  auto s1Rows = dev.get(region(ws.stage1Out), ws.stage1Out.bytes);
+  auto s1Rows = copyOut(backend, region(ws.stage1Out), ws.stage1Out.bytes);
   if (!s1Rows)
     return s1Rows.takeError();
   num::HostTensor kernelS1;
   if (fused) {
-    auto scales = dev.get(region(ws.stage1OutScale), ws.stage1OutScale.bytes);
+    auto scales = copyOut(backend, region(ws.stage1OutScale), ws.stage1OutScale.bytes);
     if (!scales)
       return scales.takeError();
     auto t = num::stage1FromKernelLayout(spec, so, *s1Rows, *scales, /*sortedRows=*/false);
@@ -286,7 +273,8 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
     kernelS1 = {num::ElemFormat::BF16, {T, topk, I}, std::move(*s1Rows), {}};
   }
   bool perSlot = !atomic;
-  auto s2Out = perSlot ? dev.get(region(ws.slotRows), T * topk * K * 2) : dev.get(*out, T * K * 2);
+  auto s2Out = perSlot ? copyOut(backend, region(ws.slotRows), T * topk * K * 2)
+                       : copyOut(backend, *out, T * K * 2);
   if (!s2Out)
     return s2Out.takeError();
 
@@ -327,10 +315,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   auto ref2 = num::referenceStage2(keptSpec, gotS1, *kept, in->w2, ro);
   if (!ref2)
     return ref2.takeError();
-  double largest = 0;
-  for (float v : num::decode(ref2->perSlot))
-    largest = std::max(largest, std::fabs(double(v)));
-  num::CompareOptions tol2 = num::stage2Tolerance(atomic, topk, largest);
+  num::CompareOptions tol2 = num::stage2Tolerance(atomic, topk, ref2->perSlot);
   num::HostTensor got2{num::ElemFormat::BF16,
                        perSlot ? std::vector<int64_t>{T, topk, K} : std::vector<int64_t>{T, K},
                        std::move(*s2Out),

@@ -3,6 +3,7 @@
 #include "tools/cuda-check/SortCheck.h"
 
 #include "runtime/api/FamilyLaunchers.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/numerics/Sorting.h"
 #include "templates/sort/SortPlan.h"
 
@@ -57,26 +58,6 @@ struct SortKernel {
   FamilyLaunch launch;
 };
 
-/// Device buffers freed on scope exit.
-struct Owned {
-  Backend &backend;
-  std::vector<DevicePtr> ptrs;
-  ~Owned() {
-    for (DevicePtr p : ptrs)
-      llvm::consumeError(backend.free(p));
-  }
-  llvm::Expected<DevicePtr> alloc(size_t bytes, const void *data, int poison) {
-    auto p = backend.allocate(std::max<size_t>(bytes, 4));
-    if (!p)
-      return p.takeError();
-    ptrs.push_back(*p);
-    if (llvm::Error e = data ? backend.copyToDevice(*p, data, bytes)
-                             : backend.memset(*p, uint8_t(poison), std::max<size_t>(bytes, 4)))
-      return std::move(e);
-    return *p;
-  }
-};
-
 struct CaseResult {
   int64_t compared = 0, differ = 0, dropped = 0, launches = 0;
   double usPerSort = 0;
@@ -104,10 +85,10 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
     return want.takeError();
 
   const WorkspaceLayout ws = layer.layout(tokens);
-  Owned owned{backend, {}};
-  auto dIds = owned.alloc(ids.size() * 4, ids.data(), 0);
-  auto dW = owned.alloc(weights.size() * 4, weights.data(), 0);
-  auto dWs = owned.alloc(ws.total, nullptr, 0xA5); // poisoned: unwritten rows show
+  DeviceArena owned(backend);
+  auto dIds = owned.upload(ids);
+  auto dW = owned.upload(weights);
+  auto dWs = owned.alloc(ws.total, /*zero=*/true, 0xA5); // poisoned: unwritten rows show
   if (!dIds || !dW || !dWs)
     return fail("allocating the buffers: " + llvm::toString(!dIds ? dIds.takeError()
                                                             : !dW ? dW.takeError()

@@ -28,6 +28,7 @@
 #include "runtime/cache/CacheKey.h"
 #include "runtime/check/LayerCheck.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "tools/common/DeviceTool.h"
 #ifdef MOEGEN_HAVE_EMU_BACKEND
 #include "runtime/backend/EmuBackend.h"
 #endif
@@ -78,17 +79,12 @@ static cl::opt<long long> checkTokensArg("check-tokens",
 static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
 
 static int fail(const llvm::Twine &msg) {
-  llvm::WithColor::error(llvm::errs(), "moegen-layer-check") << msg << "\n";
-  return 1;
+  return tools::reportToolError("moegen-layer-check", msg);
 }
 
 int main(int argc, char **argv) {
-  // --version: the same build id as `moegen --version`'s; a cache is read
-  // only by the build that filled it.
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "moegen-layer-check " << MOEGEN_VERSION << " (build " << cache::buildId() << ")\n";
-  });
-  cl::ParseCommandLineOptions(argc, argv, "moegen-layer-check: whole layers from a kernel cache\n");
+  tools::parseDeviceToolOptions(argc, argv, "moegen-layer-check", MOEGEN_VERSION,
+                                "whole layers from a kernel cache");
   if (specArg.empty())
     return fail("no spec given; usage: moegen-layer-check SPEC.moe --cache DIR [--backend "
                 "cuda|emu] [--tokens N,...] [--kernels F,...] [--time N]");

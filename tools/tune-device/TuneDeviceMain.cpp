@@ -17,6 +17,7 @@
 #include "runtime/api/KernelSource.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "tools/common/DeviceTool.h"
 #include "tune/Measured.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -56,15 +57,12 @@ static cl::opt<int> deviceArg("device", cl::desc("the device ordinal (default: t
                               cl::init(-1));
 
 static int fail(const llvm::Twine &msg) {
-  llvm::WithColor::error(llvm::errs(), "moegen-tune-device") << msg << "\n";
-  return 1;
+  return tools::reportToolError("moegen-tune-device", msg);
 }
 
 int main(int argc, char **argv) {
-  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
-    os << "moegen-tune-device " << MOEGEN_VERSION << " (build " << cache::buildId() << ")\n";
-  });
-  cl::ParseCommandLineOptions(argc, argv, "moegen-tune-device: measure tuning candidates\n");
+  tools::parseDeviceToolOptions(argc, argv, "moegen-tune-device", MOEGEN_VERSION,
+                                "measure tuning candidates");
   if (cacheArg.empty() || outArg.empty())
     return fail("usage: moegen-tune-device --cache DIR --out TUNED.csv (DIR: filled by `moegen "
                 "tune --backend cuda --prefill-only --cache-dir DIR`)");

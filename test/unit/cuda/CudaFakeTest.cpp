@@ -9,14 +9,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/CudaBackend.h"
+#include "test/unit/runtime/FakeDriverTest.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 using namespace moegen::runtime;
+using namespace moegen::test;
 
 namespace {
 
@@ -35,10 +36,7 @@ struct FakeDriver {
     ::unsetenv("FAKE_CUDA_CC");
     ::unsetenv("FAKE_CUDA_FAIL");
   }
-  template <class F> F fn(const char *name) {
-    void *h = dlopen(MOEGEN_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
-    return h ? reinterpret_cast<F>(dlsym(h, name)) : nullptr;
-  }
+  template <class F> F fn(const char *name) { return fakeDriverHook<F>(MOEGEN_FAKE_CUDA, name); }
 };
 
 TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
@@ -126,14 +124,9 @@ TEST(CudaFake, EventsNeedRecordingAndComeFromTheBackend) {
   FakeDriver fake;
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  auto start = (*b)->createEvent(), end = (*b)->createEvent();
-  ASSERT_TRUE(start && end);
-  ASSERT_FALSE(bool((*b)->recordEvent(*start)));
-  auto unrecorded = (*b)->elapsedMs(*start, *end);
-  ASSERT_FALSE(bool(unrecorded));
-  EXPECT_NE(llvm::toString(unrecorded.takeError()).find("cuEventElapsedTime failed"),
-            std::string::npos);
-  auto foreign = (*b)->elapsedMs(*start, EventHandle{7});
+  EventHandle start;
+  ASSERT_NO_FATAL_FAILURE(expectUnrecordedEventHasNoTime(**b, "cuEventElapsedTime", start));
+  auto foreign = (*b)->elapsedMs(start, EventHandle{7});
   ASSERT_FALSE(bool(foreign));
   EXPECT_NE(llvm::toString(foreign.takeError()).find("event 7 is not from this backend"),
             std::string::npos);

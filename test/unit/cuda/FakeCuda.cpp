@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/runtime/FakeLaunch.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -25,18 +27,11 @@
 
 namespace {
 
+using moegen::test::FakeFunction;
+using moegen::test::FakeLaunch;
+
 struct FakeModule {
   std::string ptx;
-};
-
-struct FakeFunction {
-  std::string name;
-};
-
-struct FakeLaunch {
-  std::string name;
-  unsigned grid[3], block[3], sharedMem;
-  std::vector<unsigned char> params;
 };
 
 std::vector<FakeLaunch> launches;
@@ -200,18 +195,16 @@ CUresult cuFuncGetAttribute(int *value, int, void *) {
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shared, void *, void **params,
                         void **extra) {
-  if (params || !extra || extra[0] != reinterpret_cast<void *>(1) ||
-      extra[2] != reinterpret_cast<void *>(2) || extra[4] != nullptr)
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  // Copied now, also when the launch is only recorded.
+  std::optional<FakeLaunch> l =
+      moegen::test::packedLaunch(function, grid, block, shared, params, extra, nullptr);
+  if (!l)
     return 1; // CUDA_ERROR_INVALID_VALUE: only the packed buffer form is expected
-  FakeLaunch l{static_cast<FakeFunction *>(function)->name, {gx, gy, gz}, {bx, by, bz}, shared, {}};
-  auto *bytes = static_cast<unsigned char *>(extra[1]);
-  // The parameters are copied now, as the driver does: the caller may reuse
-  // its buffer on return, also when the launch is only recorded.
-  l.params.assign(bytes, bytes + *static_cast<size_t *>(extra[3]));
   if (capture)
-    capture->nodes.push_back(FakeNode{true, std::move(l), 0, 0, 0});
+    capture->nodes.push_back(FakeNode{true, std::move(*l), 0, 0, 0});
   else
-    runLaunch(std::move(l));
+    runLaunch(std::move(*l));
   return 0;
 }
 CUresult cuMemAlloc_v2(unsigned long long *p, size_t bytes) {
@@ -342,8 +335,8 @@ const char *fakeCudaLaunchName(size_t i) { return launches[i].name.c_str(); }
 const unsigned *fakeCudaLaunchGrid(size_t i) { return launches[i].grid; }
 const unsigned *fakeCudaLaunchBlock(size_t i) { return launches[i].block; }
 size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
-  *bytes = launches[i].params.data();
-  return launches[i].params.size();
+  *bytes = launches[i].kernarg.data();
+  return launches[i].kernarg.size();
 }
 /// Graphs and executable graphs not destroyed yet.
 int fakeCudaLiveGraphs() { return liveGraphs + liveGraphExecs; }

@@ -6,34 +6,14 @@
 #include "templates/LayerRules.h"
 #include "templates/TargetSupport.h"
 #include "templates/gemm/GemmPlan.h"
+#include "test/unit/spec/SpecFixtures.h"
 
 #include <gtest/gtest.h>
 
 using namespace moegen;
+using moegen::test::smallSpec;
 
 namespace {
-
-const char *kSmall = R"(moe small {
-  model_dim = 256
-  inter_dim = 128
-  experts = 8
-  topk = 2
-  activation_dtype = mxfp4
-  weight_dtype = mxfp4
-  activation = situv2(beta = 4.0, linear_beta = 25.0)
-  stage1 { tile = 32x32x256 }
-  stage2 { tile = 32x128x128 }
-}
-)";
-
-MoeSpec small() {
-  auto spec = parseMoeSpec(kSmall, "small.moe");
-  if (!spec) {
-    ADD_FAILURE() << llvm::toString(spec.takeError());
-    return MoeSpec();
-  }
-  return *spec;
-}
 
 TEST(Sm90aTarget, HasHopperLimits) {
   std::optional<TargetInfo> t = TargetInfo::forChip("sm_90a");
@@ -69,26 +49,27 @@ TEST(Sm90aTarget, EveryFamilyHasATemplate) {
 
 TEST(Sm90aTarget, VerifierAcceptsTheWholeLayer) {
   TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  ScheduleIssues issues = checkLayer(small(), sm90);
+  ScheduleIssues issues = checkLayer(smallSpec(), sm90);
   for (const ScheduleIssue &i : issues)
     ADD_FAILURE() << i.str();
-  EXPECT_TRUE(checkLayer(small(), TargetInfo::defaultTarget()).empty());
+  EXPECT_TRUE(checkLayer(smallSpec(), TargetInfo::defaultTarget()).empty());
 }
 
 TEST(Sm90aTarget, VerifierAcceptsPortedFamiliesAlone) {
   TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  EXPECT_TRUE(checkLayer(small(), sm90, {KernelFamily::QuantInput}).empty());
-  EXPECT_TRUE(checkLayer(small(), sm90,
+  EXPECT_TRUE(checkLayer(smallSpec(), sm90, {KernelFamily::QuantInput}).empty());
+  EXPECT_TRUE(checkLayer(smallSpec(), sm90,
                          {KernelFamily::SortCount, KernelFamily::SortScan, KernelFamily::Sort})
                   .empty());
-  EXPECT_TRUE(checkLayer(small(), sm90, {KernelFamily::QuantInput, KernelFamily::Stage2}).empty());
+  EXPECT_TRUE(
+      checkLayer(smallSpec(), sm90, {KernelFamily::QuantInput, KernelFamily::Stage2}).empty());
 }
 
 TEST(Sm90aTarget, RulesPlanAgainstTheHopperSharedMemory) {
   // The sort's scatter keeps per-expert counters in LDS: 60000 experts fit
   // neither 160 KiB (gfx950) nor the 48 KiB of static shared memory the
   // sort has on sm_90a, and the message names each chip's own limit.
-  MoeSpec spec = small();
+  MoeSpec spec = smallSpec();
   spec.problem.experts = 60000;
   auto text = [](const ScheduleIssues &issues) {
     std::string all;
@@ -117,7 +98,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   // gfx950 wave. Stage 1 (tile_n 32: 16 columns per warp, 2 tiles x 2 halves
   // of 16-byte quarters, 20 registers a step beside 32 accumulators) could
   // load 3 steps ahead but K = 256 has 2.
-  MoeSpec spec = small();
+  MoeSpec spec = smallSpec();
   Sm90GemmLayout s1 = plan(spec, StageId::Stage1);
   EXPECT_TRUE(s1.registerWeights);
   EXPECT_EQ(s1.warpsN, 2);
@@ -138,7 +119,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_FALSE(s2.prefetchA);
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
   // wide: bf16 activations allow tile_k = 64 and 32.
-  MoeSpec odd = small();
+  MoeSpec odd = smallSpec();
   odd.formats.activation = DType::BF16;
   odd.stage1.fusedQuant = FusedQuant::None;
   odd.problem.modelDim = 320;
@@ -155,7 +136,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   // A fused MX quantization with 16 columns per warp: each 32-column block
   // spans a pair of warps, whose amaxes meet in one f32 per row and warp
   // after the staging.
-  MoeSpec fused = small();
+  MoeSpec fused = smallSpec();
   fused.stage1.fusedQuant = FusedQuant::FP4;
   Sm90GemmLayout f1 = plan(fused, StageId::Stage1);
   EXPECT_EQ(f1.warpsN, 2);
@@ -174,7 +155,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(staged.warpsN, 1);
   // A split that leaves no K to a workgroup is refused by name, and planning
   // the rest of the kernel around it stays defined.
-  MoeSpec empty = small();
+  MoeSpec empty = smallSpec();
   empty.stage1.kBatch = 512;
   ScheduleIssues issues;
   GemmPlan p = planGemm(empty, StageId::Stage1, sm90, issues);

@@ -8,63 +8,50 @@ namespace {
 llvm::Error run(Emulator &E, const char *Kernel, unsigned Threads, uint64_t Out) {
   return launch(E, Kernel, {2, 1, 1}, {Threads, 1, 1}, Args().add(Out));
 }
+
+/// Runs broken.ll's `Kernel` on `Threads` threads with `OutInts` int32s of
+/// output: the run fails with every one of `Frags` in its error.
+void expectBrokenKernelFails(const char *Kernel, unsigned Threads, size_t OutInts,
+                             std::initializer_list<const char *> Frags) {
+  auto E = loadKernels("broken.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<int32_t> Out(*E, OutInts, 0);
+  expectErrorContains(run(*E, Kernel, Threads, Out.Addr), Frags);
+}
 } // namespace
 
 TEST(EmulatorChecks, MissingBarrierIsARace) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 256, 0);
-  expectErrorContains(run(*E, "missing_barrier", 128, Out.Addr),
-                      {"kernel 'missing_barrier'", "LDS race", "workgroup (0, 0, 0)", "wave 1",
-                       "lane 0", "address", "load i32, ptr addrspace(3)"});
+  expectBrokenKernelFails("missing_barrier", 128, 256,
+                          {"kernel 'missing_barrier'", "LDS race", "workgroup (0, 0, 0)", "wave 1",
+                           "lane 0", "address", "load i32, ptr addrspace(3)"});
 }
 
 TEST(EmulatorChecks, OutOfBoundsGlobalStore) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 64, 0);
-  expectErrorContains(run(*E, "oob_store", 64, Out.Addr), {"out-of-bounds global write of 4 bytes",
-                                                           "wave 0", "lane 63", "store i32 %tid"});
+  expectBrokenKernelFails(
+      "oob_store", 64, 64,
+      {"out-of-bounds global write of 4 bytes", "wave 0", "lane 63", "store i32 %tid"});
 }
 
 TEST(EmulatorChecks, UninitializedLdsRead) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 64, 0);
-  expectErrorContains(run(*E, "uninit_lds", 64, Out.Addr),
-                      {"never-written LDS", "lane 63", "address 0x0000000000000100"});
+  expectBrokenKernelFails("uninit_lds", 64, 64,
+                          {"never-written LDS", "lane 63", "address 0x0000000000000100"});
 }
 
 TEST(EmulatorChecks, DivergentBarrierInsideAWave) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 64, 0);
-  expectErrorContains(run(*E, "divergent_barrier", 64, Out.Addr),
-                      {"divergent barrier", "s.barrier"});
+  expectBrokenKernelFails("divergent_barrier", 64, 64, {"divergent barrier", "s.barrier"});
 }
 
 TEST(EmulatorChecks, BarrierNotReachedByAllWaves) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 64, 0);
-  expectErrorContains(run(*E, "barrier_deadlock", 128, Out.Addr),
-                      {"barrier deadlock", "wave 1 exited", "wave 0"});
+  expectBrokenKernelFails("barrier_deadlock", 128, 64,
+                          {"barrier deadlock", "wave 1 exited", "wave 0"});
 }
 
 TEST(EmulatorChecks, BarrierWithoutReleaseFence) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 256, 0);
-  expectErrorContains(run(*E, "barrier_no_fence", 128, Out.Addr),
-                      {"without a workgroup release fence"});
+  expectBrokenKernelFails("barrier_no_fence", 128, 256, {"without a workgroup release fence"});
 }
 
 TEST(EmulatorChecks, BarrierWithoutAcquireFence) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 256, 0);
-  expectErrorContains(run(*E, "barrier_no_acquire", 128, Out.Addr),
-                      {"without a workgroup acquire fence"});
+  expectBrokenKernelFails("barrier_no_acquire", 128, 256, {"without a workgroup acquire fence"});
 }
 
 TEST(EmulatorChecks, FenceCheckCanBeDisabled) {
@@ -79,11 +66,8 @@ TEST(EmulatorChecks, FenceCheckCanBeDisabled) {
 }
 
 TEST(EmulatorChecks, OutOfBoundsLds) {
-  auto E = loadKernels("broken.ll");
-  ASSERT_TRUE(E);
-  DeviceBuffer<int32_t> Out(*E, 64, 0);
-  expectErrorContains(run(*E, "oob_lds", 64, Out.Addr),
-                      {"out-of-bounds LDS write", "lane 56", "LDS size 1024"});
+  expectBrokenKernelFails("oob_lds", 64, 64,
+                          {"out-of-bounds LDS write", "lane 56", "LDS size 1024"});
 }
 
 TEST(EmulatorChecks, OutOfRangeBufferAtomicIsRefused) {

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/unit/runtime/FakeLaunch.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -15,19 +17,12 @@
 
 namespace {
 
+using moegen::test::FakeFunction;
+using moegen::test::FakeLaunch;
+
 struct FakeModule {
   const unsigned char *image;
   size_t size;
-};
-
-struct FakeFunction {
-  std::string name;
-};
-
-struct FakeLaunch {
-  std::string name;
-  unsigned grid[3], block[3], sharedMem;
-  std::vector<unsigned char> kernarg;
 };
 
 std::vector<FakeLaunch> launches;
@@ -112,17 +107,12 @@ hipError_t hipModuleGetFunction(void **function, void *module, const char *name)
 hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                  unsigned by, unsigned bz, unsigned shared, void *stream,
                                  void **params, void **extra) {
-  if (params || !extra || extra[0] != reinterpret_cast<void *>(1) ||
-      extra[2] != reinterpret_cast<void *>(2) || extra[4] != reinterpret_cast<void *>(3))
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  std::optional<FakeLaunch> l = moegen::test::packedLaunch(f, grid, block, shared, params, extra,
+                                                           reinterpret_cast<void *>(3));
+  if (!l)
     return 1;
-  FakeLaunch l;
-  l.name = static_cast<FakeFunction *>(f)->name;
-  l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
-  l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
-  l.sharedMem = shared;
-  auto *args = static_cast<unsigned char *>(extra[1]);
-  l.kernarg.assign(args, args + *static_cast<size_t *>(extra[3]));
-  launches.push_back(std::move(l));
+  launches.push_back(std::move(*l));
   return 0;
 }
 

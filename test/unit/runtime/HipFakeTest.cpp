@@ -10,15 +10,16 @@
 #include "runtime/api/MoeLayer.h"
 #include "runtime/hip/HipBackend.h"
 #include "runtime/jit/Compiler.h"
+#include "test/unit/runtime/FakeDriverTest.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 
 using namespace moegen;
 using namespace moegen::runtime;
+using namespace moegen::test;
 
 namespace {
 
@@ -28,11 +29,7 @@ struct HipFake : ::testing::Test {
     ::unsetenv("FAKE_HIP_ARCH");
     ::unsetenv("FAKE_HIP_DEVICES");
   }
-  template <class F> F fake(const char *name) {
-    void *h = dlopen(MOEGEN_FAKE_HIP, RTLD_NOW | RTLD_NOLOAD);
-    EXPECT_TRUE(h);
-    return reinterpret_cast<F>(dlsym(h, name));
-  }
+  template <class F> F fake(const char *name) { return fakeDriverHook<F>(MOEGEN_FAKE_HIP, name); }
 };
 
 TEST_F(HipFake, NoGfx950DeviceIsAnErrorListingTheDevices) {
@@ -156,13 +153,8 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
 TEST_F(HipFake, EventsNeedRecordingAndComeFromTheBackend) {
   auto b = createHipBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  auto start = (*b)->createEvent(), end = (*b)->createEvent();
-  ASSERT_TRUE(start && end);
-  ASSERT_FALSE(bool((*b)->recordEvent(*start)));
-  auto unrecorded = (*b)->elapsedMs(*start, *end);
-  ASSERT_FALSE(bool(unrecorded));
-  EXPECT_NE(llvm::toString(unrecorded.takeError()).find("hipEventElapsedTime failed"),
-            std::string::npos);
+  EventHandle start;
+  ASSERT_NO_FATAL_FAILURE(expectUnrecordedEventHasNoTime(**b, "hipEventElapsedTime", start));
   auto foreign = (*b)->recordEvent(EventHandle{99});
   ASSERT_TRUE(bool(foreign));
   EXPECT_NE(llvm::toString(std::move(foreign)).find("event 99 is not from this backend"),

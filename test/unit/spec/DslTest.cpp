@@ -1,6 +1,7 @@
 //===- DslTest.cpp - The .moe DSL ------------------------------------------===//
 
 #include "compiler/spec/DslParser.h"
+#include "test/unit/spec/SpecFixtures.h"
 
 #include <gtest/gtest.h>
 
@@ -20,11 +21,7 @@ const char *kKimi = R"(moe kimi {
 }
 )";
 
-MoeSpec parseOk(const char *text) {
-  auto spec = parseMoeSpec(text, "test.moe");
-  EXPECT_TRUE(static_cast<bool>(spec)) << (spec ? "" : llvm::toString(spec.takeError()));
-  return spec ? *spec : MoeSpec();
-}
+MoeSpec parseOk(llvm::StringRef text) { return test::parseSpecOrFail(text, "test.moe"); }
 
 std::string parseError(const char *text) {
   auto spec = parseMoeSpec(text, "test.moe");

@@ -2,30 +2,14 @@
 
 #include "compiler/spec/DslParser.h"
 #include "compiler/spec/SpecLimits.h"
+#include "test/unit/spec/SpecFixtures.h"
 
 #include <gtest/gtest.h>
 
 using namespace moegen;
+using moegen::test::smallSpec;
 
 namespace {
-
-const char *kSmall = R"(moe small {
-  model_dim = 256
-  inter_dim = 128
-  experts = 8
-  topk = 2
-  activation_dtype = mxfp4
-  activation = situv2(beta = 4.0, linear_beta = 25.0)
-  stage1 { tile = 32x32x256 }
-  stage2 { tile = 32x128x128 }
-}
-)";
-
-MoeSpec small() {
-  auto spec = parseMoeSpec(kSmall, "small.moe");
-  EXPECT_TRUE(static_cast<bool>(spec));
-  return spec ? *spec : MoeSpec();
-}
 
 std::string errorOf(llvm::Error e) { return e ? llvm::toString(std::move(e)) : ""; }
 
@@ -79,7 +63,7 @@ TEST(SpecLimits, ParametersCannotTakeThePrintedArgumentNames) {
   EXPECT_NE(activationError("act(x, y; u = 2.0) = x * u * y").find("parameter name 'u'"),
             std::string::npos);
   // A spec built in C++ is checked too.
-  MoeSpec s = small();
+  MoeSpec s = smallSpec();
   auto act = parseActivation("act(x, y; b = 2.0) = x * b * y");
   ASSERT_TRUE(static_cast<bool>(act));
   s.activation = *act;
@@ -91,7 +75,7 @@ TEST(SpecLimits, ParametersCannotTakeThePrintedArgumentNames) {
 TEST(SpecLimits, PrintedSpecParsesBackToTheSameSpec) {
   for (double v : {0.1, 1e-7, 25.000000000000004, 0.00012345678901234567, 1.2345678901234567e300,
                    123456789012345.67, 5e-324, 0.30000000000000004, 1.0 / 3.0}) {
-    MoeSpec s = small();
+    MoeSpec s = smallSpec();
     auto act = parseActivation("act(g, u; b = 1.0) = g * b * u - 2.5");
     ASSERT_TRUE(static_cast<bool>(act));
     s.activation = *act;
@@ -113,7 +97,7 @@ TEST(SpecLimits, PrintedSpecParsesBackToTheSameSpec) {
 }
 
 TEST(SpecLimits, SetAppliesEveryStatementOrNone) {
-  MoeSpec s = small();
+  MoeSpec s = smallSpec();
   ASSERT_FALSE(applySpecOverride(s, "topk=4; experts=32"));
   EXPECT_EQ(s.problem.topk, 4);
   EXPECT_EQ(s.problem.experts, 32);
@@ -147,19 +131,19 @@ TEST(SpecLimits, OutOfRangeValuesNameTheKeyAndBounds) {
       {"stage1.k_batch=65537", "stage1.k_batch=65537 is out of range; it must be in [1, 65536]"},
   };
   for (const Case &c : cases) {
-    MoeSpec s = small();
+    MoeSpec s = smallSpec();
     ASSERT_FALSE(applySpecOverride(s, c.set)) << c.set;
     std::string err = errorOf(checkSpecLimits(s));
     EXPECT_NE(err.find(c.message), std::string::npos) << c.set << ": " << err;
     EXPECT_NE(err.find("--set "), std::string::npos) << c.set << ": " << err;
   }
   // A value from the file points at its line.
-  MoeSpec s = small();
+  MoeSpec s = smallSpec();
   s.problem.experts = int64_t(1) << 62;
   EXPECT_EQ(errorOf(checkSpecLimits(s)),
             "small.moe:4:3: error: experts=4611686018427387904 is out of range; it must be in "
             "[1, 65536]");
-  EXPECT_EQ(errorOf(checkSpecLimits(small())), "");
+  EXPECT_EQ(errorOf(checkSpecLimits(smallSpec())), "");
 }
 
 TEST(SpecLimits, TokenCounts) {
@@ -171,7 +155,7 @@ TEST(SpecLimits, TokenCounts) {
 }
 
 TEST(SpecLimits, HostMemoryIsCheckedBeforeAllocating) {
-  MoeSpec s = small();
+  MoeSpec s = smallSpec();
   EXPECT_EQ(errorOf(checkHostMemory(s, 16, uint64_t(1) << 30)), "");
   s.problem.experts = s.problem.modelDim = s.problem.interDim = limits::kMaxDim;
   std::string err = errorOf(checkHostMemory(s, limits::kMaxTokens, uint64_t(64) << 30));
