@@ -33,7 +33,9 @@ struct GemmBuilder : GemmKernelArgs {
 
   Value tokens; // the tokens argument as an index
   // Per-thread coordinates.
-  Value lane, laneRow, laneGroup, waveN, waveK, bidN, bidM, bidK, expert;
+  // waveM is null without an M split (mWaves = 1): the wave's rows start at
+  // row 0 of the tile.
+  Value lane, laneRow, laneGroup, waveN, waveM, waveK, bidN, bidM, bidK, expert;
   // This lane's weight row within an n-tile, and its byte offset.
   Value laneWeightRow, laneWeightBytes;
   Value ldsA; // A tiles, then the k_wave reduction scratch
@@ -48,7 +50,7 @@ struct GemmBuilder : GemmKernelArgs {
     topk = spec.problem.topk;
     nPerWave = s.tileN / p.nWaves;
     M = p.mfma.m;
-    mTiles = s.tileM / M;
+    mTiles = p.mPerWave / M;
     nTiles = nPerWave / M;
     regs = M * M / 64;
     halves = stage1 ? 2 : 1;
@@ -73,6 +75,12 @@ struct GemmBuilder : GemmKernelArgs {
     Value byte = load(mem, scaleOffset(row, col, cols));
     return arith::BitcastOp::create(b, b.getType<Float8E8M0FNUType>(), byte);
   }
+
+  /// The tile row of row `row` of this wave's rows.
+  Value waveRow(Value row) { return waveM ? a.add(a.mul(waveM, a.idx(p.mPerWave)), row) : row; }
+
+  /// This wave's index within its K-group (N-waves vary fastest).
+  Value waveInGroup() { return waveM ? a.add(waveN, a.mul(waveM, a.idx(p.nWaves))) : waveN; }
 
   using RowInfo = GemmRowInfo;
   RowInfo rowInfo(Value rowInTile) {
@@ -187,7 +195,7 @@ struct GemmBuilder : GemmKernelArgs {
   /// The K loop: returns the accumulators of this wave's K range.
   // --- A tiles through LDS ------------------------------------------------
   //
-  // Each K-group's nWaves*64 threads copy the group's A tile (tile_m gathered
+  // Each K-group's nWaves*mWaves*64 threads copy the group's A tile (tile_m gathered
   // rows x tile_k) in 16-byte chunks into LDS; every wave then reads its MFMA
   // operands from there. Two buffers: the next tile's global loads are issued
   // before the MFMAs of the current one and stored after them, one barrier
@@ -208,9 +216,9 @@ struct GemmBuilder : GemmKernelArgs {
   TileCopy planTileCopy() {
     TileCopy t;
     int64_t perRow = p.aTileRowBytes / 16, chunks = s.tileM * perRow;
-    int64_t groupThreads = p.nWaves * 64;
+    int64_t groupThreads = p.nWaves * p.mWaves * 64;
     int64_t perThread = (chunks + groupThreads - 1) / groupThreads;
-    Value tid = a.add(a.mul(waveN, a.idx(64)), lane);
+    Value tid = a.add(a.mul(waveInGroup(), a.idx(64)), lane);
     for (int64_t j = 0; j < perThread; ++j) {
       Value c = a.add(tid, a.idx(j * groupThreads));
       Value in;
@@ -267,8 +275,8 @@ struct GemmBuilder : GemmKernelArgs {
   /// The A operand of m-tile mt, MFMA step ks, from the tile in `buffer`.
   Value readA(Value buffer, int64_t mt, int64_t ks) {
     VectorType v16 = VectorType::get({16}, b.getI8Type());
-    Value row =
-        a.add(tileBase(buffer), a.mul(a.add(a.idx(mt * M), laneRow), a.idx(p.ldsRowStride)));
+    Value row = a.add(tileBase(buffer),
+                      a.mul(waveRow(a.add(a.idx(mt * M), laneRow)), a.idx(p.ldsRowStride)));
     Value group16 = a.mul(laneGroup, a.idx(16));
     switch (p.aFormat) {
     case DType::MXFP4: {
@@ -322,7 +330,7 @@ struct GemmBuilder : GemmKernelArgs {
     // Rows whose A scales this lane reads, per m-tile (lane%16 of each).
     SmallVector<Value> aScaleRows;
     for (int64_t mt = 0; mt < mTiles; ++mt) {
-      RowInfo r = rowInfo(a.add(a.idx(mt * M), laneRow));
+      RowInfo r = rowInfo(waveRow(a.add(a.idx(mt * M), laneRow)));
       Value row = stage1 ? r.token : r.sortedPos;
       aScaleRows.push_back(a.select(r.valid, row, stage1 ? a.idx(0) : r.sortedPos));
     }
@@ -335,8 +343,15 @@ struct GemmBuilder : GemmKernelArgs {
 
     Value zero = arith::ConstantOp::create(b, DenseElementsAttr::get(accType(), 0.0f));
     SmallVector<Value> init(numAcc, zero);
-    SmallVector<Value> firstOps = loadStepOperands(kBase, aScaleRows, colBase);
-    init.append(firstOps.begin(), firstOps.end());
+    // Global operands go a step ahead, except in split tiles (mWaves > 1):
+    // their accumulators fill half of what a lane may hold (the 128x256
+    // stage 1: 8 waves, two per SIMD, 256 registers each), and two steps'
+    // operands do not fit beside them. They load a step's at the step.
+    bool prefetch = p.mWaves == 1;
+    if (prefetch) {
+      SmallVector<Value> firstOps = loadStepOperands(kBase, aScaleRows, colBase);
+      init.append(firstOps.begin(), firstOps.end());
+    }
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(p.kIterations), a.idx(1), init);
     // The loop is software-pipelined by hand: LLVM's full unrolling of a
     // short loop (K = 2048 at tile_k 256 is 8 trips) would hoist every
@@ -354,7 +369,11 @@ struct GemmBuilder : GemmKernelArgs {
     Value nextKt = arith::MinUIOp::create(b, a.add(kt, a.idx(1)), a.idx(p.kIterations - 1));
     Value nextK0 = a.add(kBase, a.mul(nextKt, a.idx(s.tileK)));
     SmallVector<Value> next = loadTile(copy, nextK0);
-    SmallVector<Value> nextOps = loadStepOperands(nextK0, aScaleRows, colBase);
+    SmallVector<Value> nextOps;
+    if (prefetch)
+      nextOps = loadStepOperands(nextK0, aScaleRows, colBase);
+    else
+      stepOps = loadStepOperands(a.add(kBase, a.mul(kt, a.idx(s.tileK))), aScaleRows, colBase);
     bool mx = p.mfma.kind != MfmaKind::BF16_16x16x32;
     const Value *op = stepOps.begin(); // consumed in loadStepOperands' order
     for (int64_t ks = 0; ks < s.tileK / p.mfma.k; ++ks) {
@@ -396,7 +415,9 @@ struct GemmBuilder : GemmKernelArgs {
   SmallVector<Value> reduceKWaves(SmallVector<Value> acc) {
     if (s.kWave == 1)
       return acc;
-    Value wave = a.add(waveN, a.mul(waveK, a.idx(p.nWaves)));
+    int64_t groupWaves = p.nWaves * p.mWaves;
+    Value inGroup = waveInGroup();
+    Value wave = a.add(inGroup, a.mul(waveK, a.idx(groupWaves)));
     auto slot = [&](Value w, int i) {
       return a.mul(a.add(a.mul(a.add(a.mul(w, a.idx(numAcc)), a.idx(i)), a.idx(64)), lane),
                    a.idx(4 * regs));
@@ -411,9 +432,9 @@ struct GemmBuilder : GemmKernelArgs {
     };
     SmallVector<Value> sum;
     for (int i = 0; i < numAcc; ++i) {
-      Value total = read(waveN, i);
+      Value total = read(inGroup, i);
       for (int64_t g = 1; g < s.kWave; ++g)
-        total = arith::AddFOp::create(b, total, read(a.add(waveN, a.idx(g * p.nWaves)), i));
+        total = arith::AddFOp::create(b, total, read(a.add(inGroup, a.idx(g * groupWaves)), i));
       sum.push_back(total);
     }
     return sum;
@@ -421,11 +442,12 @@ struct GemmBuilder : GemmKernelArgs {
 
   // --- Epilogues ----------------------------------------------------------
 
-  /// The tile row lane l's accumulator register r holds (C/D layout):
-  /// 16x16: 4*(l/16) + r; 32x32: 8*(r/4) + 4*(l/32) + r%4. Column: l % M.
+  /// The tile row lane l's accumulator register r of m-tile mt holds (C/D
+  /// layout, within the wave's rows): 16x16: 4*(l/16) + r; 32x32:
+  /// 8*(r/4) + 4*(l/32) + r%4. Column: l % M.
   Value regRow(int64_t mt, int64_t r) {
     int64_t fixed = M == 16 ? r : 8 * (r / 4) + r % 4;
-    return a.add(a.idx(mt * M + fixed), a.mul(laneGroup, a.idx(4)));
+    return waveRow(a.add(a.idx(mt * M + fixed), a.mul(laneGroup, a.idx(4))));
   }
 
   Value element(Value acc, int64_t r) {
@@ -493,6 +515,9 @@ struct GemmBuilder : GemmKernelArgs {
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(nPerWave)));
     Value isEven = a.cmp(CmpIPredicate::eq, andI(lane, 1), a.idx(0));
     for (int64_t mt = 0; mt < mTiles; ++mt) {
+      // Split tiles: the m-tile's fused-quantization scales, per register and
+      // 32-column block, stored together after its rows.
+      SmallVector<SmallVector<Value>> rowScales;
       for (int64_t r = 0; r < regs; ++r) {
         RowInfo row = rowInfo(regRow(mt, r));
         Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
@@ -513,7 +538,7 @@ struct GemmBuilder : GemmKernelArgs {
           vals.push_back(v);
         }
         if (stage1 && s.fusedQuant != FusedQuant::None) {
-          storeQuantized(vals, row, pair, colBase, isEven);
+          storeQuantized(vals, row, pair, colBase, isEven, rowScales);
           continue;
         }
         for (int64_t nt = 0; nt < nTiles; ++nt) {
@@ -537,6 +562,8 @@ struct GemmBuilder : GemmKernelArgs {
           });
         }
       }
+      if (!rowScales.empty())
+        storeTileScales(mt, rowScales, colBase);
     }
   }
 
@@ -544,8 +571,14 @@ struct GemmBuilder : GemmKernelArgs {
   /// 32-column block (two 16-wide n-tiles of 16 lanes, or one 32-wide n-tile
   /// of 32 lanes), the e8m0 exponent of the block's amax with the
   /// in-epilogue rule, then fp4/fp8 conversion.
-  void storeQuantized(ArrayRef<Value> vals, RowInfo &row, Value pair, Value colBase, Value isEven) {
+  void storeQuantized(ArrayRef<Value> vals, RowInfo &row, Value pair, Value colBase, Value isEven,
+                      SmallVectorImpl<SmallVector<Value>> &rowScales) {
     bool fp4 = s.fusedQuant == FusedQuant::FP4;
+    // Split tiles store the scales per m-tile (storeTileScales): an address
+    // per row and block, hoisted out of the M-tile loop, would spill.
+    bool deferScales = p.mWaves > 1;
+    if (deferScales)
+      rowScales.emplace_back();
     Type i32 = b.getI32Type();
     int64_t tilesPerBlock = 32 / M;
     for (int64_t cb = 0; cb < nTiles / tilesPerBlock; ++cb) {
@@ -573,12 +606,37 @@ struct GemmBuilder : GemmKernelArgs {
           ifThen(row.valid, [&] { store(byte, out, a.add(a.mul(pair, a.idx(I)), col)); });
         }
       }
+      if (deferScales) {
+        rowScales.back().push_back(e);
+        continue;
+      }
       // The lane of the block's first column writes the scale at the row's
       // sorted position.
       Value isFirst = a.cmp(CmpIPredicate::eq, laneRow, a.idx(0));
       ifThen(isFirst, [&] {
         Value byte = arith::TruncIOp::create(b, b.getI8Type(), e);
         store(byte, outScale, scaleOffset(row.sortedPos, a.divu(firstCol, a.idx(32)), I / 32));
+      });
+    }
+  }
+
+  /// The scales `rowScales[r][cb]` of m-tile mt's rows (every lane of a row
+  /// holds them): lane l % M = r < regs writes register r's, at the row
+  /// regRow(mt, r) of its lane group, one store per 32-column block.
+  void storeTileScales(int64_t mt, ArrayRef<SmallVector<Value>> rowScales, Value colBase) {
+    Value r = laneRow;
+    Value fixed = M == 16 ? r : a.add(a.mul(shr(r, 2), a.idx(8)), andI(r, 3));
+    Value rowInTile = waveRow(a.add(a.add(a.idx(mt * M), fixed), a.mul(laneGroup, a.idx(4))));
+    Value sortedPos = a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile);
+    Value writes = a.cmp(CmpIPredicate::ult, laneRow, a.idx(regs));
+    for (size_t cb = 0; cb < rowScales.front().size(); ++cb) {
+      Value e = rowScales[0][cb];
+      for (int64_t i = 1; i < regs; ++i)
+        e = a.select(a.cmp(CmpIPredicate::eq, laneRow, a.idx(i)), rowScales[i][cb], e);
+      Value col = a.add(colBase, a.idx(static_cast<int64_t>(cb) * 32));
+      ifThen(writes, [&] {
+        Value byte = arith::TruncIOp::create(b, b.getI8Type(), e);
+        store(byte, outScale, scaleOffset(sortedPos, a.divu(col, a.idx(32)), I / 32));
       });
     }
   }
@@ -593,6 +651,13 @@ struct GemmBuilder : GemmKernelArgs {
     Value aRows = stage1 ? tokens : a.mul(tokens, a.idx(topk));
     aBuf = fatBuffer(aBuf, a.mul(aRows, a.idx(aRowBytes())));
     wBuf = fatBuffer(wBuf, a.idx(spec.problem.experts * weightRows() * weightRowBytes()));
+    if (p.mWaves > 1) {
+      // Split tiles (few registers beside the accumulators) read the scales
+      // through buffer resources too: 32-bit offsets instead of 64-bit
+      // addresses, unbounded like the global loads of the other tiles.
+      aScale = fatBuffer(aScale, a.idx(UINT32_MAX));
+      wScale = fatBuffer(wScale, a.idx(UINT32_MAX));
+    }
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 63);
     laneRow = andI(lane, M - 1);
@@ -602,7 +667,12 @@ struct GemmBuilder : GemmKernelArgs {
                             a.mul(andI(laneWeightRow, 15), a.idx(16)));
     Value wave = shr(tid, 6);
     waveN = a.remu(wave, a.idx(p.nWaves));
-    waveK = a.divu(wave, a.idx(p.nWaves));
+    if (p.mWaves > 1) {
+      waveM = a.remu(a.divu(wave, a.idx(p.nWaves)), a.idx(p.mWaves));
+      waveK = a.divu(wave, a.idx(p.nWaves * p.mWaves));
+    } else {
+      waveK = a.divu(wave, a.idx(p.nWaves));
+    }
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 

@@ -4,13 +4,15 @@
 // Workgroup (bid.x, bid.y, bid.z) computes output columns
 // [bid.x * tile_n, +tile_n) of M tile bid.y (tile_m sorted rows of one
 // expert: a sorted block, or in stage 2 a part of one) over the K slice bid.z
-// of k_batch. Its waves are nWaves N-waves
-// times k_wave K-groups; each wave keeps (tile_m/16) x (tile_n/nWaves/16)
-// 16x16 f32 accumulators (twice in stage 1: gate and up). A rows, gathered
-// through sorted_token_ids, are copied per K step by the K-group's threads in
-// 16-byte buffer loads into double-buffered LDS tiles (the next tile's loads
-// are in flight during the current tile's MFMAs; one barrier per step), and
-// every wave reads its A operands from there. Weights, in the (16,16)
+// of k_batch. Its waves are nWaves N-waves times mWaves M-waves times k_wave
+// K-groups; wave (waveN, waveM) of a K-group computes columns
+// [waveN * tile_n/nWaves, +tile_n/nWaves) of rows [waveM * mPerWave,
+// +mPerWave) and keeps their f32 accumulators (twice in stage 1: gate and
+// up). A rows, gathered through sorted_token_ids, are copied per K step by
+// the K-group's threads in 16-byte buffer loads into double-buffered LDS
+// tiles (the next tile's loads are in flight during the current tile's
+// MFMAs; one barrier per step), and every wave reads its A operands from
+// there. Weights, in the (16,16)
 // preshuffle whose 16-byte chunks are exactly one lane's MFMA operand, go
 // straight from memory to registers. K-groups are reduced through LDS (the
 // same allocation) in a fixed order, so the result is deterministic.

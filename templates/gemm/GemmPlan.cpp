@@ -156,24 +156,35 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   p.kIterations = s.tileK > 0 ? p.kPerWave / s.tileK : 0;
 
   // Waves: up to 4 waves split tile_n (at least 16 columns each), k_wave
-  // groups of them split K.
+  // groups of them split K. On gfx950, where a wave's f32 accumulators would
+  // take more than kAccumulatorRegisterBudget registers per lane, 2, 4, ...
+  // waves also split tile_m, as far as the workgroup's thread limit allows
+  // (128x256 in stage 1: 8 waves of 64x64 gate and 64x64 up).
   p.nWaves = std::clamp<int64_t>(s.tileN / 32, 1, 4);
-  p.waves = p.nWaves * s.kWave;
+  int64_t nPerWave = s.tileN / p.nWaves;
+  int64_t halves = stage == StageId::Stage1 ? 2 : 1; // gate and up accumulators
+  auto accRegisters = [&](int64_t rows) { return rows * nPerWave * halves / target.waveSize; };
+  if (!target.isNvptx())
+    while (accRegisters(s.tileM / p.mWaves) > kAccumulatorRegisterBudget &&
+           s.tileM % (2 * p.mWaves * p.mfma.m) == 0 &&
+           p.nWaves * 2 * p.mWaves * s.kWave * target.waveSize <= target.maxThreadsPerWorkgroup)
+      p.mWaves *= 2;
+  p.mPerWave = s.tileM / p.mWaves;
+  p.waves = p.nWaves * p.mWaves * s.kWave;
   p.threads = p.waves * target.waveSize;
   if (p.threads > target.maxThreadsPerWorkgroup)
     r.fail("k_wave", "k_wave=" + str(s.kWave) + " with tile_n=" + str(s.tileN) + " needs " +
                          str(p.waves) + " waves (" + str(p.threads) +
                          " threads), over the workgroup limit of " +
                          str(target.maxThreadsPerWorkgroup));
-  int64_t nPerWave = s.tileN / p.nWaves;
   // The 32x32x64 scaled MFMA computes at the same rate from half the operand
   // registers per FLOP, at the price of more per-lane addressing. It pays
   // when a wave's output tile is large enough that operand registers limit
   // occupancy (a 128x32 tile per wave or more: bench/gfx950_static shows the
   // 16x16 form ahead below that). The tile_k rule above stays the 16x16x128
   // one, so both shapes accept every valid tile_k.
-  if (p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128 && s.tileM % 32 == 0 && nPerWave % 32 == 0 &&
-      s.tileK % 128 == 0 && s.tileM * nPerWave >= 128 * 32)
+  if (p.mfma.kind == MfmaKind::ScaledF8F6F4_16x16x128 && p.mPerWave % 32 == 0 &&
+      nPerWave % 32 == 0 && s.tileK % 128 == 0 && p.mPerWave * nPerWave >= 128 * 32)
     p.mfma = MfmaShape{MfmaKind::ScaledF8F6F4_32x32x64, 32, 32, 64};
   if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None && nPerWave % 32 != 0)
     r.fail("fused_quant", "fused_quant=" + toString(s.fusedQuant).str() + " needs 32-column " +
@@ -200,8 +211,7 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   p.aTileRowBytes = s.tileK * halfBytesPerElement(p.aFormat) / 2;
   p.ldsRowStride = p.aTileRowBytes + 16;
   p.ldsMainLoop = 2 * s.kWave * s.tileM * p.ldsRowStride;
-  int64_t halves = stage == StageId::Stage1 ? 2 : 1; // gate and up accumulators
-  int64_t accPerWave = 64 * (s.tileM / 16) * (s.tileN / p.nWaves / 16) * 4 * halves * 4;
+  int64_t accPerWave = 64 * (p.mPerWave / 16) * (nPerWave / 16) * 4 * halves * 4;
   p.ldsReduction = s.kWave > 1 ? p.waves * accPerWave : 0;
   p.ldsBytes = std::max(p.ldsMainLoop, p.ldsReduction); // one allocation, reused
   if (p.ldsBytes > target.ldsBytes)

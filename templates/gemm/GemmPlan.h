@@ -45,7 +45,9 @@ struct GemmPlan {
   int64_t kPerWave = 0;    // K per wave group = kSlice / k_wave
   int64_t kIterations = 0; // main-loop trips = kPerWave / tile_k
   int64_t nWaves = 0;      // waves splitting tile_n
-  int64_t waves = 0;       // nWaves * k_wave
+  int64_t mWaves = 1;      // waves splitting tile_m (gfx950 only; 1 on sm_90a)
+  int64_t mPerWave = 0;    // tile_m / mWaves: the rows of one wave
+  int64_t waves = 0;       // nWaves * mWaves * k_wave
   int64_t threads = 0;     // waves * 64
   // A tiles in LDS: each K-group stages tile_m rows of tile_k elements
   // (aTileRowBytes each, rows padded to ldsRowStride against bank conflicts),
@@ -104,6 +106,11 @@ KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
 /// make a kernel spill.
 int64_t occupancyCapLdsBytes(int64_t wavesPerEU, int64_t wavesPerWorkgroup,
                              const TargetInfo &target);
+
+/// f32 accumulator registers per lane above which planGemm splits tile_m
+/// across waves on gfx950: the rest of a lane's registers must hold the A
+/// and the pipelined B operands and the epilogue.
+inline constexpr int64_t kAccumulatorRegisterBudget = 128;
 
 /// Plans the GEMM of `stage` and appends every rule the spec breaks.
 GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,

@@ -21,6 +21,7 @@
 #include "runtime/check/LayerCheck.h"
 #include "runtime/jit/Compiler.h"
 #include "templates/LayerRules.h"
+#include "templates/gemm/GemmPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -71,7 +72,8 @@ public:
     // K alignment of a tile: the MX block and the MFMA K (128) for MX
     // operands, the bf16 MFMA K (32) otherwise.
     int64_t kAlign = adtype == "bf16" ? 32 : 128;
-    int64_t sortBlock = pick<int64_t>({16, 32, 64, 128});
+    // 256-row blocks: tiles whose waves split tile_m (GemmPlan::mWaves).
+    int64_t sortBlock = pick<int64_t>({16, 32, 64, 128, 256});
 
     Draw d;
     d.text = "moe property {\n";
@@ -100,7 +102,9 @@ public:
     d.text +=
         "  stage2 {\n" + stage(std::max<int64_t>(tileM2, 16), pr.modelDim, pr.interDim, kAlign);
     d.text += "    reduce = " + pick<std::string>({"atomic", "reduce"}) + "\n  }\n}\n";
-    d.tokens = range(1, 40);
+    // Sometimes enough tokens that an expert's rows reach a split tile's
+    // second M-wave.
+    d.tokens = coin(0.1) ? range(41, 300) : range(1, 40);
     d.cuNum = pick<int64_t>({1, 2, 256});
     return d;
   }
@@ -158,7 +162,7 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
   std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
   const bool verbose = envInt("MOEGEN_PROPERTY_VERBOSE", 0) > 0;
 
-  int64_t accepted = 0, drawn = 0;
+  int64_t accepted = 0, drawn = 0, mSplit = 0;
   std::map<std::string, int64_t> rejectedBy; // "stage1.k_wave" -> count
   while (accepted < want && drawn < want * 200) {
     Draw d = sampler.layer();
@@ -179,6 +183,10 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
         << "rules accept, verifier rejects: " << llvm::toString(std::move(verified)) << "\n"
         << d.text;
     ++accepted;
+    for (StageId stage : {StageId::Stage1, StageId::Stage2}) {
+      ScheduleIssues none;
+      mSplit += planGemm(*spec, stage, target, none).mWaves > 1;
+    }
     SCOPED_TRACE("draw " + std::to_string(drawn) + ", " + std::to_string(d.tokens) + " tokens, " +
                  std::to_string(d.cuNum) + " CUs:\n" + printMoeSpec(*spec));
     if (verbose)
@@ -205,7 +213,8 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
   EXPECT_EQ(accepted, want) << "only " << accepted << " of " << drawn << " draws were accepted";
   std::string summary = "shard " + std::to_string(shard) + ": " + std::to_string(accepted) +
                         " accepted layers run, " + std::to_string(drawn - accepted) +
-                        " rejected draws;";
+                        " rejected draws, " + std::to_string(mSplit) +
+                        " stages with tile_m split across waves;";
   for (const auto &[rule, n] : rejectedBy)
     summary += " " + rule + "=" + std::to_string(n);
   std::printf("%s\n", summary.c_str());

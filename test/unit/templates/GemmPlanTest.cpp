@@ -58,4 +58,69 @@ TEST(GemmPlan, WavesPerEuPadsLdsInsteadOfBudgetingRegisters) {
   EXPECT_EQ(planGemm(spec, StageId::Stage1, t, issues).ldsAllocBytes, p.ldsBytes);
 }
 
+TEST(GemmPlan, WavesSplitTileMWhenAccumulatorsExceedTheBudget) {
+  TargetInfo t = TargetInfo::defaultTarget();
+  // Kimi-K3 a8w4 at inter_dim 512, aiter's t128x256x256 stage 1: four
+  // N-waves would each hold 128x64 gate and up accumulators (256 registers
+  // per lane); two M-waves halve that.
+  MoeSpec spec = kimiLike();
+  spec.problem.interDim = 512;
+  spec.formats = {DType::MXFP8, DType::MXFP4, DType::BF16};
+  spec.stage1 = {128, 256, 256};
+  spec.stage1.fusedQuant = FusedQuant::FP8;
+  spec.stage1.wavesPerEU = 2;
+  ScheduleIssues issues;
+  GemmPlan p = planGemm(spec, StageId::Stage1, t, issues);
+  ASSERT_TRUE(issues.empty()) << issues.front().str();
+  EXPECT_EQ(p.nWaves, 4);
+  EXPECT_EQ(p.mWaves, 2);
+  EXPECT_EQ(p.mPerWave, 64);
+  EXPECT_EQ(p.waves, 8);
+  EXPECT_EQ(p.threads, 512);
+  EXPECT_EQ(p.mfma.kind, MfmaKind::ScaledF8F6F4_32x32x64); // 64x64 per wave
+  EXPECT_EQ(p.ldsAllocBytes, occupancyCapLdsBytes(2, 8, t));
+
+  // k_wave=2 still fits 1024 threads (the k_wave scratch, every wave's 64x64
+  // gate and up, then exceeds the LDS); k_wave=4 leaves no room for M-waves.
+  spec.stage1.kWave = 2;
+  p = planGemm(spec, StageId::Stage1, t, issues);
+  EXPECT_EQ(p.mWaves, 2);
+  EXPECT_EQ(p.threads, 1024);
+  EXPECT_EQ(p.ldsReduction, 16 * 64 * 64 * 2 * 4);
+  spec.stage1.kWave = 4;
+  spec.problem.modelDim = 4096;
+  p = planGemm(spec, StageId::Stage1, t, issues);
+  EXPECT_EQ(p.mWaves, 1);
+  EXPECT_EQ(p.threads, 1024);
+  spec.stage1.kWave = 1;
+  issues.clear();
+
+  // A 256-row tile splits as far as it must: 4 M-waves of 64 rows.
+  spec.stage1 = {256, 256, 256};
+  p = planGemm(spec, StageId::Stage1, t, issues);
+  EXPECT_EQ(p.mWaves, 4);
+  EXPECT_EQ(p.threads, 1024);
+  // Stage 2 (no up half) splits only past 128x64 per wave.
+  spec.stage2 = {256, 256, 256};
+  EXPECT_EQ(planGemm(spec, StageId::Stage2, t, issues).mWaves, 2);
+  spec.stage2 = {128, 256, 256};
+  EXPECT_EQ(planGemm(spec, StageId::Stage2, t, issues).mWaves, 1);
+  ASSERT_TRUE(issues.empty()) << issues.front().str();
+
+  // Tiles at or under the budget keep one M-wave: the aiter tables' others.
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{32, 128}, {64, 128}, {128, 128}, {128, 64}}) {
+    spec.stage1 = {m, n, 256};
+    p = planGemm(spec, StageId::Stage1, t, issues);
+    EXPECT_EQ(p.mWaves, 1) << m << "x" << n;
+    EXPECT_EQ(p.mPerWave, m);
+    EXPECT_EQ(p.waves, p.nWaves);
+  }
+
+  // sm_90a keeps its own warp layout.
+  spec.stage1 = {128, 256, 256};
+  std::optional<TargetInfo> sm90 = TargetInfo::forChip(TargetInfo::kHopperChip);
+  ASSERT_TRUE(sm90.has_value());
+  EXPECT_EQ(planGemm(spec, StageId::Stage1, *sm90, issues).mWaves, 1);
+}
+
 } // namespace
