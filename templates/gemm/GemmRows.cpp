@@ -36,9 +36,10 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
   return elems;
 }
 
-void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, Value numValid,
-                          Value sortedExperts, Value gridM,
-                          llvm::function_ref<void(Value bidM, Value expert)> tile) {
+void emitPersistentMTiles(
+    Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts, Value gridM,
+    Value waveK, llvm::function_ref<SmallVector<Value>(Value bidM, Value expert)> accumulate,
+    llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
   ImplicitLocOpBuilder &b = a.b;
   const int64_t tileM = p.schedule.tileM;
   Value used = a.toIndex(memref::LoadOp::create(b, numValid, ValueRange{a.idx(0)}));
@@ -55,7 +56,13 @@ void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, Value nu
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(known.thenBlock());
-    tile(bidM, expert);
+    SmallVector<Value> acc = accumulate(bidM, expert);
+    if (p.schedule.kWave > 1) {
+      auto first = scf::IfOp::create(b, a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
+                                     /*withElseRegion=*/false);
+      b.setInsertionPointToStart(first.thenBlock());
+    }
+    epilogue(acc);
   }
   gpu::BarrierOp::create(b);
 }

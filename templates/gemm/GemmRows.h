@@ -51,12 +51,18 @@ llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPl
 /// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
 /// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
 /// worst case computes the layer. For each tile whose sort block has an
-/// expert (padding blocks have none), `tile(bidM, expert)` emits the work;
-/// a barrier follows, as the next tile rewrites the shared memory this one
+/// expert (padding blocks have none), `accumulate(bidM, expert)` emits the
+/// main loop and the k_wave reduction and returns the accumulators;
+/// `epilogue` stores them, run by K-group 0 only when k_wave > 1 (`waveK`:
+/// the wave's K-group; the others' sums are in its registers). A barrier
+/// follows each tile, as the next tile rewrites the shared memory this one
 /// read.
-void emitPersistentMTiles(Arith &a, const GemmPlan &p, int64_t experts, mlir::Value numValid,
-                          mlir::Value sortedExperts, mlir::Value gridM,
-                          llvm::function_ref<void(mlir::Value bidM, mlir::Value expert)> tile);
+void emitPersistentMTiles(
+    Arith &a, const GemmPlan &p, int64_t experts, mlir::Value numValid, mlir::Value sortedExperts,
+    mlir::Value gridM, mlir::Value waveK,
+    llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value bidM, mlir::Value expert)>
+        accumulate,
+    llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue);
 
 } // namespace moegen
 

@@ -1078,18 +1078,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    emitPersistentMTiles(a, p, spec.problem.experts, numValid, sortedExperts,
-                         gpu::GridDimOp::create(b, gpu::Dimension::y), [&](Value m, Value e) {
-                           bidM = m;
-                           expert = e;
-                           SmallVector<Value> acc = reduceKWaves(
-                               l.registerWeights ? registerMainLoopLive() : mainLoop());
-                           if (s.kWave > 1)
-                             ifThen(a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
-                                    [&] { epilogue(acc); });
-                           else
-                             epilogue(acc);
-                         });
+    emitPersistentMTiles(
+        a, p, spec.problem.experts, numValid, sortedExperts,
+        gpu::GridDimOp::create(b, gpu::Dimension::y), waveK,
+        [&](Value m, Value e) {
+          bidM = m;
+          expert = e;
+          return reduceKWaves(l.registerWeights ? registerMainLoopLive() : mainLoop());
+        },
+        [&](ArrayRef<Value> acc) { epilogue(acc); });
     gpu::ReturnOp::create(b);
   }
 };
