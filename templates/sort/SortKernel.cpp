@@ -267,7 +267,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   // sort_count and sort_scan did not run, this workgroup's histograms are the
   // totals and its bases are zero.
   Value all = a.mul(tokens, a.idx(plan.topk));
-  Value single = a.cmp(CmpIPredicate::ule, all, a.idx(SortPlan::kSingleEntries));
+  Value single = a.cmp(CmpIPredicate::ule, all, a.idx(plan.singleEntries));
   Value chunks = a.select(
       single, c1, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)));
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
@@ -306,7 +306,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
         return std::vector<Value>{a.i32(0), a.i32(0)};
       });
   // A chunk's part in one step; a single workgroup's in at most
-  // SortPlan::kSingleEntries / kChunkEntries steps.
+  // plan.singleEntries / chunkEntries() steps.
   sort::forStrided(b, partBegin, partEnd, a.idx(plan.waveSize * plan.partPerLane()),
                    [&](Value from) {
                      sort::countEntries(b, a, plan, s.topkIds, s.hist, histRow, a.add(from, lane),

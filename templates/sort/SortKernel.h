@@ -2,7 +2,7 @@
 //
 // Token-to-expert sorting in aiter's format, as three kernels launched in
 // order over chunks of plan.chunkTokens consecutive tokens (entries are the
-// (token, slot) pairs of topk_ids, row-major); up to SortPlan::kSingleEntries
+// (token, slot) pairs of topk_ids, row-major); up to plan.singleEntries
 // entries only sort runs, in one workgroup (the others get empty grids),
 // taking the totals from its own counts:
 //

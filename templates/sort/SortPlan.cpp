@@ -24,7 +24,10 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.blockM = spec.stage1.tileM; // one sorted block is one stage-1 M tile
   p.experts = spec.problem.experts;
   p.topk = spec.problem.topk;
-  p.chunkTokens = std::max<int64_t>(1, SortPlan::kChunkEntries / std::max<int64_t>(1, p.topk));
+  const int64_t chunkEntries =
+      target.isNvptx() ? SortPlan::kNvptxChunkEntries : SortPlan::kChunkEntries;
+  p.chunkTokens = std::max<int64_t>(1, chunkEntries / std::max<int64_t>(1, p.topk));
+  p.singleEntries = target.isNvptx() ? chunkEntries : SortPlan::kSingleEntries;
   p.waveSize = target.waveSize;
   p.scanThreads = target.waveSize;
   // The kernels declare their LDS statically. sm_90a has 48 KiB of that: a

@@ -5,8 +5,8 @@
 // (per expert, the chunks' bases and the expert's total) and sort (the
 // segment layout and the scatter). A chunk is `chunkTokens` consecutive
 // tokens, so the work grows with the token count across workgroups. Up to
-// kSingleEntries entries one sort workgroup counts and places them all and
-// is the only launch (the other two get empty grids).
+// singleEntries entries (per target) one sort workgroup counts and places
+// them all and is the only launch (the other two get empty grids).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SORT_SORTPLAN_H
@@ -37,8 +37,11 @@ struct SortPlan {
   int64_t scanThreads = 64;
   /// Consecutive chunks a sort_scan lane scans at a time.
   int64_t scanPerLane = 4;
-  /// (token, slot) entries a chunk holds at most; chunkTokens follows.
+  /// (token, slot) entries a chunk holds at most (per target, planSort:
+  /// kChunkEntries on gfx950, kNvptxChunkEntries on sm_90a, whose smaller
+  /// workgroups gain from more of them); chunkTokens follows.
   static constexpr int64_t kChunkEntries = 2048;
+  static constexpr int64_t kNvptxChunkEntries = 512;
   int64_t chunkTokens = 0;
   /// The most threads of a sort_count or sort workgroup, and the fewest
   /// sm_90a goes down to for many experts (two warps).
@@ -80,10 +83,14 @@ struct SortPlan {
   int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
 
   /// Entries that one sort workgroup sorts by itself, without sort_count
-  /// and sort_scan (one launch instead of three).
+  /// and sort_scan (one launch instead of three): kSingleEntries on gfx950;
+  /// on sm_90a one chunk's (kNvptxChunkEntries), as there three queued
+  /// kernels over several chunks beat one workgroup of at most 16 warps
+  /// well below 8192 entries (docs/sm90a.md).
   static constexpr int64_t kSingleEntries = 8192;
+  int64_t singleEntries = kSingleEntries;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
-  bool singleChunk(int64_t tokens) const { return tokens * topk <= kSingleEntries; }
+  bool singleChunk(int64_t tokens) const { return tokens * topk <= singleEntries; }
   /// Entries one sort workgroup takes.
   int64_t workgroupEntries(int64_t tokens) const {
     return singleChunk(tokens) ? std::max<int64_t>(0, tokens) * topk : chunkEntries();

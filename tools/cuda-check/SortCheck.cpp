@@ -266,7 +266,7 @@ SortCheckResult checkSort(Backend &backend, const MoeSpec &spec, const TargetInf
 
   // The most tokens sort sorts alone in one workgroup, and one more.
   std::vector<int64_t> counts(tokenCounts.begin(), tokenCounts.end());
-  const int64_t single = SortPlan::kSingleEntries / plan.topk;
+  const int64_t single = plan.singleEntries / plan.topk;
   for (int64_t t : {single, single + 1})
     if (!llvm::is_contained(counts, t))
       counts.push_back(t);

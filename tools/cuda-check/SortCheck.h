@@ -34,7 +34,7 @@ struct SortCheckResult {
 };
 
 /// Checks the sort kernels for each token count, and for the largest count
-/// one workgroup sorts alone (SortPlan::kSingleEntries) and one more, on two
+/// one workgroup sorts alone (SortPlan::singleEntries) and one more, on two
 /// routings each: distinct experts per token and a few hot experts (many
 /// lanes of a wave on one expert), each with one entry in eight -1 or
 /// `experts`. Prints one line per case. With repeat > 0 also times that many

@@ -4,7 +4,7 @@
 // sort for a single chunk: the others have empty grids), against
 // the reference sorting (runtime/numerics/Sorting.cpp) for experts in {8, 33,
 // 257, 896}, topk in {1, 2, 8, 16}, block_m in {16, 32, 64, 128}, token counts
-// from 1 to 8193 (one workgroup alone up to SortPlan::kSingleEntries entries
+// from 1 to 8193 (one workgroup alone up to SortPlan::singleEntries entries
 // and one more; one and several chunks, partial waves and rounds) and
 // routings: router top-k, every entry to one expert, a few hot experts with
 // repeats inside a token, and the last expert only. Every output row below
@@ -208,7 +208,7 @@ TEST_P(SortKernels, MatchReference) {
     tokenCounts.push_back(4097);
   // The most tokens sort sorts alone in one workgroup, and one more (the
   // three kernels).
-  const int64_t single = SortPlan::kSingleEntries / c.topk;
+  const int64_t single = plan.singleEntries / c.topk;
   for (int64_t t : {single, single + 1})
     if (!llvm::is_contained(tokenCounts, t))
       tokenCounts.push_back(t);

@@ -39,6 +39,8 @@ TEST(SortPlan, Gfx950KeepsWave64AndFiveHundredTwelveThreads) {
   EXPECT_EQ(p.waves(), 8);
   EXPECT_EQ(p.scanThreads, 64);
   EXPECT_EQ(p.chunkTokens, 128);
+  EXPECT_EQ(p.singleEntries, 8192); // sort alone up to 512 tokens
+  EXPECT_FALSE(p.singleChunk(513));
   EXPECT_EQ(p.partPerLane(), 4); // 2048 entries over 8 waves of 64
   EXPECT_EQ(p.scatterLdsBytes(), 63040);
   EXPECT_EQ(p.maxExperts(TargetInfo::defaultTarget().staticLdsBytes), 2378);
@@ -53,7 +55,13 @@ TEST(SortPlan, Sm90aPlansWarp32WithinStaticSharedMemory) {
   EXPECT_EQ(small.threads, 512);
   EXPECT_EQ(small.waves(), 16);
   EXPECT_EQ(small.scanThreads, 32);
-  EXPECT_EQ(small.partPerLane(), 4); // 2048 entries over 16 warps of 32
+  // Chunks of 512 entries, and sort alone up to one chunk: more chunks
+  // (workgroups) sooner than gfx950's 2048 and 8192.
+  EXPECT_EQ(small.chunkTokens, 256);
+  EXPECT_EQ(small.singleEntries, 512);
+  EXPECT_TRUE(small.singleChunk(256));
+  EXPECT_FALSE(small.singleChunk(257));
+  EXPECT_EQ(small.partPerLane(), 1); // 512 entries over 16 warps of 32
   // DeepSeek-V3 (257 experts, top-9): 16 warps still fit.
   SortPlan deepseek = plan(257, 9, kSm90a, issues);
   EXPECT_EQ(deepseek.threads, 512);
@@ -63,7 +71,9 @@ TEST(SortPlan, Sm90aPlansWarp32WithinStaticSharedMemory) {
   EXPECT_EQ(kimi.threads, 128);
   EXPECT_EQ(kimi.waves(), 4);
   EXPECT_EQ(kimi.scatterLdsBytes(), 32800);
-  EXPECT_EQ(kimi.partPerLane(), 16);
+  EXPECT_EQ(kimi.chunkTokens, 32);
+  EXPECT_EQ(kimi.chunks(256), 8);
+  EXPECT_EQ(kimi.partPerLane(), 4);
   // The most experts: two warps, exactly 48 KiB.
   SortPlan most = plan(2444, 8, kSm90a, issues);
   EXPECT_EQ(most.threads, 64);
