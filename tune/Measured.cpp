@@ -149,6 +149,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     o.tokens = T;
     o.seed = options.seed;
     o.poison = true;
+    o.checkTokens = options.checkTokens;
     o.kernels = kernels;
     o.target = target;
     o.cuNum = options.launchCuNum;

@@ -54,6 +54,11 @@ struct Measurement {
   StageTimes times;
 };
 
+/// The tokens a candidate's check compares at most by default: every token
+/// of aiter's tiers up to 1024, an evenly spaced 1024 above (Kimi-K3 at 4096
+/// tokens: about 25 s of host reference per candidate when all are compared).
+inline constexpr int64_t kDefaultCheckTokens = 1024;
+
 struct MeasuredTuneOptions {
   std::string manifestDir;     // holds the manifest and the layers' files
   std::string outPath;         // the tuned CSV
@@ -66,6 +71,11 @@ struct MeasuredTuneOptions {
   int64_t launchCuNum = 256; // the device's CUs / SMs the layer launches for
   int timedRuns = 20, warmupRuns = 3;
   size_t rotateBytes = size_t(50) << 20;
+  /// Compare at most this many tokens of a candidate, evenly spaced
+  /// (LayerCheckOptions::checkTokens: the sorting is compared whole); 0:
+  /// every token. The host reference over the compared tokens is the check's
+  /// cost at thousands of tokens.
+  int64_t checkTokens = kDefaultCheckTokens;
   /// How a layer is measured at a token count; empty: runLayerCheck (poisoned,
   /// timed with an event per step only if it passed) and measuredStageTimes.
   std::function<llvm::Expected<Measurement>(const MoeSpec &, int64_t)> measurer;

@@ -140,6 +140,12 @@ static cl::opt<bool> prefillOnlyArg("prefill-only",
 static cl::opt<long long, false, PositiveParser>
     timedRunsArg("time", cl::desc("hip, cuda: timed runs per candidate (default 20)"), cl::init(20),
                  cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, UnsignedParser>
+    checkTokensArg("check-tokens",
+                   cl::desc("compare at most this many tokens per check, evenly spaced (default "
+                            "1024; 0: all)"),
+                   cl::init(tune::kDefaultCheckTokens), cl::sub(command),
+                   cl::cat(moegenCategory()));
 static cl::opt<bool> listArg("list",
                              cl::desc("print the kept candidates (id, aiter name) and stop before "
                                       "compiling"),
@@ -317,6 +323,11 @@ static int runTune() {
   const size_t top = size_t(topArg), devices = deviceIds.size();
   const uint64_t seed = seedArg;
   const bool listOnly = listArg;
+  if (uint64_t(checkTokensArg) > uint64_t(limits::kMaxTokens))
+    return usageError(name, "--check-tokens " + std::to_string(uint64_t(checkTokensArg)) +
+                                " is over the " + std::to_string(limits::kMaxTokens) +
+                                " tokens a layer can have");
+  const int64_t checkTokens = int64_t(checkTokensArg);
   if (specPath.empty() || untunedPath.empty() || (outPath.empty() && !listOnly))
     return usageError(name, "usage: moegen tune --spec SPEC.moe --untuned UNTUNED.csv --out "
                             "TUNED.csv [--backend emu|hip|cuda]");
@@ -452,9 +463,10 @@ static int runTune() {
                                             /*RequiresNullTerminator=*/false);
   if (!binary)
     return fail(program + ": " + binary.getError().message());
-  std::string fingerprint = hexHash(printMoeSpec(*spec) + "\n" + cache::buildId().str() + "\n" +
-                                    hexHash((*binary)->getBuffer()) + "\n" + backendName + "\n" +
-                                    plantId + "\n" + std::to_string(seed));
+  std::string fingerprint =
+      hexHash(printMoeSpec(*spec) + "\n" + cache::buildId().str() + "\n" +
+              hexHash((*binary)->getBuffer()) + "\n" + backendName + "\n" + plantId + "\n" +
+              std::to_string(seed) + "\n" + std::to_string(checkTokens));
   auto journal = tune::Journal::open(outPath + ".journal", fingerprint);
   if (!journal)
     return fail(llvm::toString(journal.takeError()));
@@ -598,6 +610,7 @@ static int runTune() {
     o.seed = seed;
     o.launchCuNum = cuNum;
     o.timedRuns = int(timedRunsArg);
+    o.checkTokens = checkTokens;
     runtime::KernelSourceOptions ko;
     ko.cacheDir = cacheDir;
     auto missing = tune::runMeasuredTune(o, std::make_shared<runtime::KernelSource>(ko), *backend,
@@ -622,6 +635,7 @@ static int runTune() {
     o.tokens = T;
     o.seed = seed;
     o.poison = true;
+    o.checkTokens = checkTokens;
     o.kernels = id == runner.plantId ? planted : kernels;
     CheckRecord rec;
     auto result = runLayerCheck(layer, *backend, o);

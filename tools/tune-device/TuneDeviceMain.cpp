@@ -2,7 +2,7 @@
 //
 //   moegen-tune-device --cache DIR --out TUNED.csv [--tokens N,...] [--top N]
 //                      [--time N] [--warmup N] [--rotate-bytes B] [--seed S]
-//                      [--launch-cu-num N] [--device N]
+//                      [--launch-cu-num N] [--check-tokens N] [--device N]
 //
 // The part of `moegen tune --backend cuda` after compiling, for a GPU machine
 // where only a static MLIR-free binary runs: `moegen tune ... --prefill-only
@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/spec/SpecLimits.h"
 #include "runtime/api/KernelSource.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/cuda/CudaBackend.h"
@@ -53,6 +54,11 @@ static cl::opt<long long> launchCuArg("launch-cu-num",
                                       cl::desc("the SMs the layer launches for (default 132, "
                                                "the H200's)"),
                                       cl::init(132));
+static cl::opt<unsigned long long>
+    checkTokensArg("check-tokens",
+                   cl::desc("compare at most this many tokens per check, evenly spaced (default "
+                            "1024; 0: all)"),
+                   cl::init(tune::kDefaultCheckTokens));
 static cl::opt<int> deviceArg("device", cl::desc("the device ordinal (default: the first sm_90a)"),
                               cl::init(-1));
 
@@ -79,7 +85,13 @@ int main(int argc, char **argv) {
   options.timedRuns = int(timeArg);
   options.warmupRuns = int(warmupArg);
   options.rotateBytes = rotateArg;
-  options.journalPrefix = cache::buildId().str() + "\ncuda\n" + std::to_string(options.seed);
+  if (checkTokensArg > uint64_t(limits::kMaxTokens))
+    return fail("--check-tokens " + llvm::Twine(checkTokensArg) + " is over the " +
+                llvm::Twine(limits::kMaxTokens) + " tokens a layer can have");
+  options.checkTokens = int64_t(checkTokensArg);
+  // A record checked on other tokens is not this run's.
+  options.journalPrefix = cache::buildId().str() + "\ncuda\n" + std::to_string(options.seed) +
+                          "\n" + std::to_string(options.checkTokens);
 
   runtime::KernelSourceOptions sourceOptions;
   sourceOptions.cacheDir = cacheArg;
