@@ -5,6 +5,7 @@
 #include "templates/epilogue/ActivationLowering.h"
 #include "templates/epilogue/MxQuantize.h"
 #include "templates/gemm/GemmRows.h"
+#include "templates/sm90/E2m1Table.h"
 #include "templates/sm90/MxSoftwareDecode.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -551,17 +552,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value hi0, hi1, lo0, lo1;
   };
   E2m1Table e2m1Table(Value scale2) {
-    // bf16x2 words of the magnitude pairs (0, 0.5), (1, 1.5), (2, 3), (4, 6).
-    static constexpr uint32_t kMagnitudes[4] = {0x3F000000u, 0x3FC03F80u, 0x40404000u, 0x40C04080u};
     SmallVector<Value, 4> w;
-    for (uint32_t m : kMagnitudes) {
+    for (uint32_t m : sm90::kE2m1MagnitudePairs) {
       Value v =
           arith::MulFOp::create(b, asBf16x2(a.i32(static_cast<int32_t>(m))), asBf16x2(scale2));
       w.push_back(vector::ExtractOp::create(
           b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), v), ArrayRef<int64_t>{0}));
     }
-    return {permute(w[0], w[1], 0x7531u), permute(w[2], w[3], 0x7531u),
-            permute(w[0], w[1], 0x6420u), permute(w[2], w[3], 0x6420u)};
+    return {
+        permute(w[0], w[1], sm90::kHighBytesOfPairs), permute(w[2], w[3], sm90::kHighBytesOfPairs),
+        permute(w[0], w[1], sm90::kLowBytesOfPairs), permute(w[2], w[3], sm90::kLowBytesOfPairs)};
   }
 
   /// The 8 e2m1 codes of `word` (code i in bits 4i..4i+3) times the table's
@@ -572,18 +572,19 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// two permutes interleave low and high bytes: 16 operations for 8 codes.
   std::array<Value, 4> dequantWord(Value word, const E2m1Table &t) {
     Value shifted = arith::ShLIOp::create(b, word, a.i32(4));
-    Value magnitudeMask = a.i32(0x7777);
+    Value magnitudeMask = a.i32(sm90::kMagnitudeSelect);
     std::array<Value, 4> out;
     for (int64_t h = 0; h < 2; ++h) {
       Value codes = h == 0 ? word : arith::ShRUIOp::create(b, word, a.i32(16)).getResult();
       Value select = arith::AndIOp::create(b, codes, magnitudeMask);
       Value hi = permute(t.hi0, t.hi1, select);
       Value lo = permute(t.lo0, t.lo1, select);
-      Value signs = permute(shifted, word, h == 0 ? 0x5140u : 0x7362u);
+      Value signs =
+          permute(shifted, word, h == 0 ? sm90::kInterleaveBytes01 : sm90::kInterleaveBytes23);
       hi = arith::OrIOp::create(
-          b, hi, arith::AndIOp::create(b, signs, a.i32(static_cast<int32_t>(0x80808080u))));
-      out[2 * h] = permute(lo, hi, 0x5140u);
-      out[2 * h + 1] = permute(lo, hi, 0x7362u);
+          b, hi, arith::AndIOp::create(b, signs, a.i32(static_cast<int32_t>(sm90::kByteSignBits))));
+      out[2 * h] = permute(lo, hi, sm90::kInterleaveBytes01);
+      out[2 * h + 1] = permute(lo, hi, sm90::kInterleaveBytes23);
     }
     return out;
   }
