@@ -144,8 +144,11 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
                    ") is not in the kernel cache: " + llvm::toString(set.takeError()));
     return layers.emplace(l.file, std::move(*parsed)).first->second;
   };
+  // The candidates of a token count check on the same inputs.
+  auto inputsCache = std::make_shared<GeneratedInputsCache>();
   auto checkAndTime = [&](const MoeSpec &layer, int64_t T, Measurement &r) -> llvm::Error {
     LayerCheckOptions o;
+    o.inputsCache = inputsCache;
     o.tokens = T;
     o.seed = options.seed;
     o.poison = true;

@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -137,6 +138,37 @@ llvm::Expected<num::LayerInputs> readLayerInputs(const MoeSpec &spec, llvm::Stri
   return in;
 }
 
+std::shared_ptr<const num::LayerInputs> GeneratedInputsCache::find(llvm::StringRef wanted) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!inputs || key != wanted) {
+    inputs.reset();
+    return nullptr;
+  }
+  ++found;
+  return inputs;
+}
+
+void GeneratedInputsCache::keep(std::string k, std::shared_ptr<const num::LayerInputs> in) {
+  std::lock_guard<std::mutex> lock(mutex);
+  key = std::move(k);
+  inputs = std::move(in);
+}
+
+int64_t GeneratedInputsCache::hits() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return found;
+}
+
+/// What generated inputs depend on (num::generateInputs reads the problem
+/// and the formats), with the token count and the seed.
+static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint64_t seed) {
+  const Problem &p = spec.problem;
+  return llvm::formatv("{0} {1} {2} {3} {4} {5} {6} {7} {8}", p.modelDim, p.interDim, p.experts,
+                       p.topk, static_cast<int>(p.gateUp), toString(spec.formats.activation),
+                       toString(spec.formats.weight), tokens, seed)
+      .str();
+}
+
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &backend,
                                                const LayerCheckOptions &options) {
   const Problem &pr = spec.problem;
@@ -144,21 +176,43 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   if (options.inputsDir.empty())
     if (llvm::Error e = checkTokenCount(options.tokens, "tokens"))
       return std::move(e);
-  auto generate = [&] {
-    num::GenOptions gen;
-    gen.seed = options.seed;
-    gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
-    gen.compactExperts = true;
-    return num::generateInputs(spec, options.tokens, gen);
-  };
-  llvm::Expected<num::LayerInputs> in =
-      options.inputsDir.empty() ? generate() : readLayerInputs(spec, options.inputsDir);
-  if (!in)
-    return in.takeError();
-  const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim;
-  if (!options.inputsDir.empty())
-    if (llvm::Error e = checkTokenCount(T, options.inputsDir + "/a1"))
+  std::shared_ptr<const num::LayerInputs> in;
+  if (options.inputsDir.empty()) {
+    const std::string key = generatedInputsKey(spec, options.tokens, options.seed);
+    if (options.inputsCache)
+      in = options.inputsCache->find(key);
+    if (!in) {
+      num::GenOptions gen;
+      gen.seed = options.seed;
+      gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
+      gen.compactExperts = true;
+      auto generated = num::generateInputs(spec, options.tokens, gen);
+      if (!generated)
+        return generated.takeError();
+      in = std::make_shared<const num::LayerInputs>(std::move(*generated));
+      if (options.inputsCache)
+        options.inputsCache->keep(key, in);
+    }
+  } else {
+    auto read = readLayerInputs(spec, options.inputsDir);
+    if (!read)
+      return read.takeError();
+    if (llvm::Error e = checkTokenCount(read->tokens, options.inputsDir + "/a1"))
       return std::move(e);
+    // Only the routed experts' weights are kept on the host (see
+    // ExpertSubset.h): read inputs are cut down to them here.
+    if (read->experts.empty()) {
+      read->experts = num::routedExperts(read->topkIds, pr.experts);
+      for (num::HostTensor *w : {&read->w1, &read->w2}) {
+        auto kept = num::selectExperts(*w, read->experts);
+        if (!kept)
+          return kept.takeError();
+        *w = std::move(*kept);
+      }
+    }
+    in = std::make_shared<const num::LayerInputs>(std::move(*read));
+  }
+  const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim;
 
   // The layer as a host application runs it: kernels from the caller's
   // KernelSource, dispatched with the spec's own schedules, and launched by
@@ -194,17 +248,6 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     return ws.takeError();
   const runtime::KernelSet &kernels = *dispatch->kernels;
   auto ran = [&](KernelFamily f) { return kernels.find(f) != nullptr; };
-  // Only the routed experts' weights are kept on the host (see
-  // ExpertSubset.h): read inputs are cut down to them here.
-  if (in->experts.empty()) {
-    in->experts = num::routedExperts(in->topkIds, pr.experts);
-    for (num::HostTensor *w : {&in->w1, &in->w2}) {
-      auto kept = num::selectExperts(*w, in->experts);
-      if (!kept)
-        return kept.takeError();
-      *w = std::move(*kept);
-    }
-  }
   const std::vector<int32_t> &experts = in->experts;
   const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
 

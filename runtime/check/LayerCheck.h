@@ -45,9 +45,31 @@
 #include "runtime/numerics/StageTolerance.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace moegen {
+
+/// Generated inputs kept from one check for the next check of the same
+/// problem, formats, token count and seed: a tuner checks many schedules of
+/// one layer, whose inputs (every routed expert's weights) are the same and
+/// costly to draw. Holds one set (the last); safe to share between threads.
+class GeneratedInputsCache {
+public:
+  /// The kept inputs when they were generated under `key`; else null, and
+  /// the set kept for another key is released (no two sets held at once).
+  std::shared_ptr<const num::LayerInputs> find(llvm::StringRef key);
+  /// Keeps `inputs` under `key` instead of the set kept before.
+  void keep(std::string key, std::shared_ptr<const num::LayerInputs> inputs);
+  /// How many checks found their inputs here.
+  int64_t hits() const;
+
+private:
+  mutable std::mutex mutex;
+  std::string key;
+  std::shared_ptr<const num::LayerInputs> inputs;
+  int64_t found = 0;
+};
 
 struct LayerCheckOptions {
   int64_t tokens = 16;
@@ -85,6 +107,9 @@ struct LayerCheckOptions {
   /// Time only a layer that passed its check (a failed one is returned
   /// without timing).
   bool timeOnlyIfPassed = false;
+  /// Where generated inputs are kept for the next check of the same problem
+  /// (null: each check draws its own).
+  std::shared_ptr<GeneratedInputsCache> inputsCache;
   /// Compare at most this many tokens, evenly spaced (spreadTokens); 0: all.
   /// The reference, single-threaded per sorted block, is the check's cost at
   /// thousands of tokens.

@@ -628,6 +628,8 @@ static int runTune() {
   };
   std::shared_ptr<runtime::KernelSource> kernels = kernelsIn(cacheDir);
   std::shared_ptr<runtime::KernelSource> planted = kernelsIn(cacheDir + "/planted");
+  // The candidates of a token count check on the same inputs.
+  auto inputsCache = std::make_shared<GeneratedInputsCache>();
   auto check = [&](const std::string &id, const MoeSpec &layer, int64_t T) -> CheckRecord {
     if (const CheckRecord *r = runner.journal->checked(T, id))
       return *r;
@@ -636,6 +638,7 @@ static int runTune() {
     o.seed = seed;
     o.poison = true;
     o.checkTokens = checkTokens;
+    o.inputsCache = inputsCache;
     o.kernels = id == runner.plantId ? planted : kernels;
     CheckRecord rec;
     auto result = runLayerCheck(layer, *backend, o);

@@ -150,6 +150,42 @@ TEST(AotLayerCheck, APartOfTheTokensIsComparedAfterTheWholeSorting) {
   EXPECT_EQ(part->stages.back().result.compared, 6 * K);
 }
 
+TEST(AotLayerCheck, ChecksOfOneProblemShareTheGeneratedInputs) {
+  // A tuner's candidates: two schedules of one layer at one token count draw
+  // the inputs once; another seed draws (and keeps) its own. The shared set
+  // gives the same comparisons as a check that drew its own.
+  TempDir dir;
+  std::vector<std::string> other = {"stage2.tile=32x64x128"};
+  prefill(dir.path, {});
+  prefill(dir.path, {"--set", other[0]});
+  auto emu = emuBackend();
+  auto cache = std::make_shared<GeneratedInputsCache>();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.inputsCache = cache;
+  auto first = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  EXPECT_EQ(cache->hits(), 0);
+  auto second = runLayerCheck(smallSpec(other), *emu, o);
+  ASSERT_TRUE(bool(second)) << llvm::toString(second.takeError());
+  EXPECT_TRUE(second->passed()) << second->table();
+  EXPECT_EQ(cache->hits(), 1);
+  LayerCheckOptions own = fromCache(dir.path);
+  auto alone = runLayerCheck(smallSpec(other), *emu, own);
+  ASSERT_TRUE(bool(alone)) << llvm::toString(alone.takeError());
+  ASSERT_EQ(alone->stages.size(), second->stages.size());
+  for (size_t i = 0; i < alone->stages.size(); ++i) {
+    EXPECT_EQ(alone->stages[i].result.compared, second->stages[i].result.compared);
+    EXPECT_EQ(alone->stages[i].result.mismatches, second->stages[i].result.mismatches);
+    EXPECT_EQ(alone->stages[i].result.maxAbs, second->stages[i].result.maxAbs);
+  }
+  o.seed = 4;
+  ASSERT_TRUE(bool(runLayerCheck(smallSpec(), *emu, o)));
+  EXPECT_EQ(cache->hits(), 1);
+  o.seed = 3; // the seed-3 set was released for seed 4's
+  ASSERT_TRUE(bool(runLayerCheck(smallSpec(), *emu, o)));
+  EXPECT_EQ(cache->hits(), 1);
+}
+
 TEST(SpreadTokens, EvenlySpacedWithBothEnds) {
   EXPECT_EQ(spreadTokens(10, 0), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_EQ(spreadTokens(3, 5), (std::vector<int64_t>{0, 1, 2}));
