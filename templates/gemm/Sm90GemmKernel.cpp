@@ -694,9 +694,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// skip the dead tiles' MMAs, as the versions measured slower there at
   /// large M on the H200.
   SmallVector<Value> registerMainLoopLive() {
+    if (l.mTiles == 1) // one 16-row tile: nothing to skip
+      return registerMainLoop(1);
     Value live = emitLiveMTiles();
     if (p.aFormat != DType::BF16)
-      return registerMainLoop(l.mTiles, l.mTiles > 1 ? live : nullptr);
+      return registerMainLoop(l.mTiles, live);
     SmallVector<int64_t> versions;
     for (int64_t t = 1; t < l.mTiles; t *= 2)
       versions.push_back(t);
