@@ -445,7 +445,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   // p = 2 (s % 2) + j. Those are the A elements (group w of the lane's
   // quarter) that fragment word j of a plain row-major 16-byte group holds,
   // so A is staged in K order and one 16-byte shared load gives a lane its A
-  // words of two k16 steps.
+  // words of two k16 steps. With swapped operands (swapAB) the same words
+  // fill the other operand's fragments: the weight words A's, the staged
+  // rows' words B's.
 
   /// The i32 index of staged A row `row`, 8-element group `group` of a
   /// step. At 128 wide the groups 8..15 of a row swap their pairs of 16-byte
@@ -589,10 +591,49 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return out;
   }
 
-  /// The MMAs of one step for the first `tiles` 16-row tiles of the M tile:
-  /// A from the staging at `base`, B from `raw` (loadLaneWeights). With
-  /// `liveTiles`, tiles past the first are guarded by it (warp-uniform): a
-  /// tile without routed rows issues neither its A reads nor its MMAs.
+  /// Runs `body` (the MMAs of row tile `tile`, updating the accumulators
+  /// `slots` of `acc`) when `tile` < `liveTiles` (warp-uniform), else leaves
+  /// them as they are. Tile 0 always runs (an M tile has a routed row).
+  void guardTile(int64_t tile, Value liveTiles, ArrayRef<int> slots, MutableArrayRef<Value> acc,
+                 function_ref<void()> body) {
+    if (tile == 0 || !liveTiles)
+      return body();
+    SmallVector<Value> before;
+    for (int slot : slots)
+      before.push_back(acc[slot]);
+    auto op = scf::IfOp::create(b, ValueRange(before).getTypes(),
+                                a.cmp(CmpIPredicate::ult, a.idx(tile), liveTiles),
+                                /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(op.thenBlock());
+      body();
+      SmallVector<Value> after;
+      for (int slot : slots)
+        after.push_back(acc[slot]);
+      scf::YieldOp::create(b, after);
+      b.setInsertionPointToStart(op.elseBlock());
+      scf::YieldOp::create(b, before);
+    }
+    for (auto [slot, v] : llvm::zip(slots, op.getResults()))
+      acc[slot] = v;
+  }
+
+  /// The number of row tiles of the M tile the MMAs go over: 16-row tiles,
+  /// or 8-row tiles with swapped operands.
+  int64_t rowTiles() const { return l.swapAB ? 2 * l.mTiles : l.mTiles; }
+  int64_t rowsPerTile() const { return l.swapAB ? 8 : 16; }
+
+  /// swapAB: accumulator r of 16-column block i (8-column tiles 2i, 2i + 1),
+  /// 8-row tile tt and `half`: column 16 i + g + 8 (r / 2), row 8 tt + 2q + r % 2.
+  int swappedIndex(int64_t i, int64_t tt, int64_t half, int64_t r) const {
+    return static_cast<int>(((half * rowTiles() + tt) * (l.nTiles / 2) + i) * 4 + r);
+  }
+
+  /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
+  /// rows from the staging at `base`, weights from `raw` (loadLaneWeights).
+  /// With `liveTiles`, tiles past the first are guarded by it (warp-uniform):
+  /// a tile without routed rows issues neither its shared reads nor its MMAs.
   void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles,
                Value liveTiles = nullptr) {
     int64_t words = l.superK / 32;
@@ -604,33 +645,57 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       tables.push_back(e2m1Table(e8m0ToBf16x2(raw[r + 1])));
     }
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
-    // The lane's group w of A rows mt * 16 + 8 hr + g, hr = 0, 1.
-    auto loadRowsA = [&](int64_t mt, int64_t w) {
-      std::array<Value, 2> v;
-      for (int64_t hr = 0; hr < 2; ++hr) {
-        Value row = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
-        v[hr] = vload(v4i32, shared, a.add(base, aGroupSlot(row, a.add(laneGroup0, a.idx(w)))), 16);
-      }
-      return v;
+    // The lane's group w of staged A row `row`.
+    auto loadRow = [&](int64_t row, int64_t w) {
+      return vload(v4i32, shared,
+                   a.add(base, aGroupSlot(a.add(a.idx(row), quadRow), a.add(laneGroup0, a.idx(w)))),
+                   16);
     };
-    auto aFragOf = [&](const std::array<Value, 2> &rows, int64_t sub) {
-      auto word = [&](int64_t hr, int64_t j) {
-        return vector::ExtractOp::create(b, rows[hr], ArrayRef<int64_t>{2 * sub + j}).getResult();
-      };
-      return SmallVector<Value, 4>{word(0, 0), word(1, 0), word(0, 1), word(1, 1)};
+    auto word = [&](Value v, int64_t i) {
+      return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}).getResult();
     };
     for (int64_t w = 0; w < words; ++w) {
-      SmallVector<std::array<Value, 4>> wordsB; // per row: its 4 fragment words of word w
+      SmallVector<std::array<Value, 4>> decoded; // per weight row: its 4 fragment words of word w
       for (auto [c, table] : llvm::zip(codes, tables))
-        wordsB.push_back(dequantWord(vector::ExtractOp::create(b, c, ArrayRef<int64_t>{w}), table));
+        decoded.push_back(dequantWord(word(c, w), table));
+      auto rowWords = [&](int64_t half, int64_t nt) { return decoded[half * l.nTiles + nt]; };
+      if (l.swapAB) {
+        // A: rows g and g + 8 of a 16-column block are the lane's rows of its
+        // two 8-column tiles; B: row 8 tt + g's words 2 sub, 2 sub + 1.
+        for (int64_t tt = 0; tt < tiles; ++tt) {
+          SmallVector<int> slots;
+          for (int64_t half = 0; half < halves; ++half)
+            for (int64_t i = 0; i < l.nTiles / 2; ++i)
+              for (int64_t r = 0; r < 4; ++r)
+                slots.push_back(swappedIndex(i, tt, half, r));
+          guardTile(tt, liveTiles, slots, acc, [&] {
+            Value rowsB = loadRow(tt * 8, w);
+            for (int64_t sub = 0; sub < 2; ++sub)
+              for (int64_t half = 0; half < halves; ++half)
+                for (int64_t i = 0; i < l.nTiles / 2; ++i) {
+                  std::array<Value, 4> lo = rowWords(half, 2 * i), hi = rowWords(half, 2 * i + 1);
+                  mma({lo[2 * sub], hi[2 * sub], lo[2 * sub + 1], hi[2 * sub + 1]},
+                      {word(rowsB, 2 * sub), word(rowsB, 2 * sub + 1)},
+                      acc.slice(swappedIndex(i, tt, half, 0), 4));
+                }
+          });
+        }
+        continue;
+      }
+      // A: rows g, g + 8 of a 16-row tile, words 2 sub, 2 sub + 1 of each;
+      // B: the lane's row of an 8-column tile.
+      auto aFragOf = [&](const std::array<Value, 2> &rows, int64_t sub) {
+        return SmallVector<Value, 4>{word(rows[0], 2 * sub), word(rows[1], 2 * sub),
+                                     word(rows[0], 2 * sub + 1), word(rows[1], 2 * sub + 1)};
+      };
       auto bFragOf = [&](int64_t half, int64_t nt, int64_t sub) {
-        size_t r = half * l.nTiles + nt;
-        return SmallVector<Value, 2>{wordsB[r][2 * sub], wordsB[r][2 * sub + 1]};
+        std::array<Value, 4> v = rowWords(half, nt);
+        return SmallVector<Value, 2>{v[2 * sub], v[2 * sub + 1]};
       };
       if (!liveTiles) {
         SmallVector<std::array<Value, 2>> rowsA;
         for (int64_t mt = 0; mt < tiles; ++mt)
-          rowsA.push_back(loadRowsA(mt, w));
+          rowsA.push_back({loadRow(mt * 16, w), loadRow(mt * 16 + 8, w)});
         for (int64_t sub = 0; sub < 2; ++sub) {
           SmallVector<SmallVector<Value, 4>> aFrags;
           for (int64_t mt = 0; mt < tiles; ++mt)
@@ -643,49 +708,53 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         continue;
       }
       for (int64_t mt = 0; mt < tiles; ++mt) {
-        auto tileMmas = [&] {
-          std::array<Value, 2> rowsA = loadRowsA(mt, w);
+        SmallVector<int> slots;
+        for (int64_t half = 0; half < halves; ++half)
+          for (int64_t nt = 0; nt < l.nTiles; ++nt)
+            for (int64_t r = 0; r < 4; ++r)
+              slots.push_back(accIndex(mt, nt, half, r));
+        guardTile(mt, liveTiles, slots, acc, [&] {
+          std::array<Value, 2> rowsA = {loadRow(mt * 16, w), loadRow(mt * 16 + 8, w)};
           for (int64_t sub = 0; sub < 2; ++sub) {
             SmallVector<Value, 4> aFrag = aFragOf(rowsA, sub);
             for (int64_t half = 0; half < halves; ++half)
               for (int64_t nt = 0; nt < l.nTiles; ++nt)
                 mma(aFrag, bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
           }
-        };
-        if (mt == 0) {
-          tileMmas();
-          continue;
-        }
-        SmallVector<int> slots; // the tile's accumulators
-        for (int64_t half = 0; half < halves; ++half)
-          for (int64_t nt = 0; nt < l.nTiles; ++nt)
-            for (int64_t r = 0; r < 4; ++r)
-              slots.push_back(accIndex(mt, nt, half, r));
-        SmallVector<Value> before;
-        for (int slot : slots)
-          before.push_back(acc[slot]);
-        auto op = scf::IfOp::create(b, ValueRange(before).getTypes(),
-                                    a.cmp(CmpIPredicate::ult, a.idx(mt), liveTiles),
-                                    /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(op.thenBlock());
-          tileMmas();
-          SmallVector<Value> after;
-          for (int slot : slots)
-            after.push_back(acc[slot]);
-          scf::YieldOp::create(b, after);
-          b.setInsertionPointToStart(op.elseBlock());
-          scf::YieldOp::create(b, before);
-        }
-        for (auto [slot, v] : llvm::zip(slots, op.getResults()))
-          acc[slot] = v;
+        });
       }
     }
   }
 
-  /// The register main loop for the M tile's live 16-row tiles (up to its
-  /// last routed row, emitLiveMTiles; at small M most sort blocks hold fewer
+  /// swapAB: the accumulators in the plain layout (accIndex), through warp
+  /// shuffles. Plain register 2 hr + c of (mt, nt) at lane (g, q) is row
+  /// 16 mt + 8 hr + g, column 8 nt + 2q + c: swapped register 2 (nt % 2) +
+  /// g % 2 of (nt / 2, 2 mt + hr) at lane (2q + c, g / 2).
+  SmallVector<Value> unswapAccumulators(ArrayRef<Value> swapped) {
+    SmallVector<Value> plain(l.accRegs);
+    Value odd = a.cmp(CmpIPredicate::eq, andI(quadRow, 1), a.idx(1));
+    Value width = a.i32(32);
+    for (int64_t c = 0; c < 2; ++c) {
+      Value src = a.toI32(
+          a.add(a.mul(a.add(a.mul(quadCol, a.idx(2)), a.idx(c)), a.idx(4)), shr(quadRow, 1)));
+      for (int64_t half = 0; half < halves; ++half)
+        for (int64_t mt = 0; mt < l.mTiles; ++mt)
+          for (int64_t hr = 0; hr < 2; ++hr)
+            for (int64_t nt = 0; nt < l.nTiles; ++nt) {
+              int first = swappedIndex(nt / 2, 2 * mt + hr, half, 2 * (nt % 2));
+              auto take = [&](int slot) {
+                return gpu::ShuffleOp::create(b, swapped[slot], src, width, gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+              };
+              plain[accIndex(mt, nt, half, 2 * hr + c)] =
+                  a.select(odd, take(first + 1), take(first));
+            }
+    }
+    return plain;
+  }
+
+  /// The register main loop for the M tile's live row tiles (up to its
+  /// last routed row, emitLiveRowTiles; at small M most sort blocks hold fewer
   /// rows than tile_m): the other tiles issue neither MMAs nor A reads, and
   /// their accumulators stay what zero A rows leave them. bf16 A: a loop
   /// version for 1, 2, 4, ... up to all tiles, chosen per M tile (uniform
@@ -694,15 +763,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// skip the dead tiles' MMAs, as the versions measured slower there at
   /// large M on the H200.
   SmallVector<Value> registerMainLoopLive() {
-    if (l.mTiles == 1) // one 16-row tile: nothing to skip
+    int64_t tiles = rowTiles();
+    if (tiles == 1) // one row tile: nothing to skip
       return registerMainLoop(1);
-    Value live = emitLiveMTiles();
+    Value live = emitLiveRowTiles();
     if (p.aFormat != DType::BF16)
-      return registerMainLoop(l.mTiles, live);
+      return registerMainLoop(tiles, live);
     SmallVector<int64_t> versions;
-    for (int64_t t = 1; t < l.mTiles; t *= 2)
+    for (int64_t t = 1; t < tiles; t *= 2)
       versions.push_back(t);
-    versions.push_back(l.mTiles);
+    versions.push_back(tiles);
     std::function<SmallVector<Value>(size_t)> emit = [&](size_t v) -> SmallVector<Value> {
       if (v + 1 == versions.size())
         return registerMainLoop(versions[v]);
@@ -719,9 +789,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return emit(0);
   }
 
-  /// The current M tile's 16-row tiles up to its last routed row
-  /// (one ballot per 32 rows over the sorted ids), in 16-row tiles.
-  Value emitLiveMTiles() {
+  /// The current M tile's row tiles (rowsPerTile rows) up to its last
+  /// routed row (one ballot per 32 rows over the sorted ids).
+  Value emitLiveRowTiles() {
     Value liveRows = a.i32(0);
     for (int64_t c = 0; c * 32 < s.tileM; ++c) {
       Value row = a.add(a.idx(c * 32), lane);
@@ -736,7 +806,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                             a.sub(a.i32(c * 32 + 32), lead));
       liveRows = arith::MaxUIOp::create(b, liveRows, rows);
     }
-    return a.divu(a.add(a.toIndex(liveRows), a.idx(15)), a.idx(16));
+    return a.divu(a.add(a.toIndex(liveRows), a.idx(rowsPerTile() - 1)), a.idx(rowsPerTile()));
   }
 
   /// The K loop with register weights. Step i's weights were loaded
@@ -746,7 +816,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// loaded a step ahead where the plan has the registers (prefetchA: step
   /// i + 1's loads issued in step i), else at the start of step i, before
   /// step i + prefetch's weight loads, then dequantized and stored.
-  /// Only the first `tiles` 16-row tiles get MMAs; the others' accumulators
+  /// Only the first `tiles` row tiles get MMAs; the others' accumulators
   /// stay zero (loop-invariant, so they take no registers in the loop). With
   /// `liveTiles`, the MMAs of tiles past it are skipped inside the step.
   SmallVector<Value> registerMainLoop(int64_t tiles, Value liveTiles = nullptr) {
@@ -1089,7 +1159,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           expert = e;
           return reduceKWaves(l.registerWeights ? registerMainLoopLive() : mainLoop());
         },
-        [&](ArrayRef<Value> acc) { epilogue(acc); });
+        [&](ArrayRef<Value> acc) { epilogue(l.swapAB ? unswapAccumulators(acc) : acc); });
     gpu::ReturnOp::create(b);
   }
 };

@@ -49,6 +49,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
                      str(Sm90GemmLayout::kMaxAccRegs) +
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
+  l.swapAB = l.registerWeights && l.nTiles % 2 == 0;
   if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).

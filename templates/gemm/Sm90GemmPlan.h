@@ -63,6 +63,14 @@ struct Sm90GemmLayout {
   int64_t accRegs = 0;        // f32 accumulators per thread
   /// MXFP4 weights dequantized in registers (no weight staging).
   bool registerWeights = false;
+  /// Register weights with swapped operands: the dequantized weights are
+  /// mma.sync's A operand (two 8-column tiles form its 16 rows, straight from
+  /// the decoding into the fragment's registers) and the staged A rows its B
+  /// operand, in 8-row tiles (one shared-memory read per tile and step, no
+  /// register moves, and half the MMAs where a 16-row tile has at most 8
+  /// routed rows). The epilogue gets the accumulators back in the plain
+  /// layout through warp shuffles. Needs an even nTiles.
+  bool swapAB = false;
   int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
   int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
   /// Register weights with MX A: A's loads issued a step ahead, where the

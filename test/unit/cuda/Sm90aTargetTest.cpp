@@ -117,6 +117,15 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
   EXPECT_FALSE(s2.prefetchA);
+  // Two 8-column tiles per warp and half: the weights are the 16-row A
+  // operand; one (tile_n 16 over two warps) keeps them the B operand.
+  EXPECT_TRUE(s1.swapAB);
+  EXPECT_TRUE(s2.swapAB);
+  MoeSpec narrow = smallSpec();
+  narrow.stage2.tileN = 16;
+  Sm90GemmLayout n2 = plan(narrow, StageId::Stage2);
+  EXPECT_EQ(n2.nTiles, 1);
+  EXPECT_FALSE(n2.swapAB);
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
   // wide: bf16 activations allow tile_k = 64 and 32.
   MoeSpec odd = smallSpec();
