@@ -297,9 +297,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   /// Dequantizes and stores the loads of `loadBlock` at `base`: piece j (8
-  /// elements) of unit u at i32 index `slot(u, j)`.
+  /// elements) of unit u at i32 index `slot(u, j)`. With `liveRows`, A units
+  /// of rows at or past it are skipped: no MMA reads them (they lie in row
+  /// tiles without routed rows), so dead rows cost no decoding.
   void stageBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, ArrayRef<Value> raw,
-                  Value base, function_ref<Value(const StageUnit &, int64_t)> slot) {
+                  Value base, function_ref<Value(const StageUnit &, int64_t)> slot,
+                  Value liveRows = nullptr) {
     size_t next = 0;
     auto stage = [&](const StageUnit &u, DType format, bool isA) {
       size_t n = format == DType::BF16 ? 1 : 2;
@@ -310,8 +313,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         for (auto [j, v] : llvm::enumerate(pieces))
           vstore(v, shared, a.add(base, slot(u, j)), 16);
       };
-      if (u.inRange)
-        ifThen(u.inRange, body);
+      Value cond = u.inRange;
+      if (isA && liveRows) {
+        Value live = a.cmp(CmpIPredicate::ult, u.row, liveRows);
+        cond = cond ? arith::AndIOp::create(b, cond, live).getResult() : live;
+      }
+      if (cond)
+        ifThen(cond, body);
       else
         body();
     };
@@ -818,11 +826,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// step i + prefetch's weight loads, then dequantized and stored.
   /// Only the first `tiles` row tiles get MMAs; the others' accumulators
   /// stay zero (loop-invariant, so they take no registers in the loop). With
-  /// `liveTiles`, the MMAs of tiles past it are skipped inside the step.
+  /// `liveTiles`, the MMAs of tiles past it are skipped inside the step and
+  /// (MX A) their rows are not decoded.
   SmallVector<Value> registerMainLoop(int64_t tiles, Value liveTiles = nullptr) {
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     bool copyA = p.aFormat == DType::BF16;
+    Value liveRows = liveTiles ? a.mul(liveTiles, a.idx(rowsPerTile())) : Value();
     int64_t steps = p.kPerWave / l.superK;
     int64_t bufferWords = l.stagingBytes / 4;
     Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
@@ -876,10 +886,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                          else
                            loadedA = loadA(stepOf(i));
                          nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-                         stageBlock(aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
-                                    [&](const StageUnit &u, int64_t j) {
-                                      return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
-                                    });
+                         stageBlock(
+                             aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
+                             [&](const StageUnit &u, int64_t j) {
+                               return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
+                             },
+                             liveRows);
                          gpu::BarrierOp::create(b);
                        }
                        mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
