@@ -30,8 +30,11 @@ DType stageAFormat(const MoeSpec &spec, StageId) { return spec.formats.activatio
 std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups) const {
   int64_t gridN = n / schedule.tileN;
   int64_t perRow = std::max<int64_t>(1, gridN * schedule.kBatch);
-  int64_t y =
-      std::clamp<int64_t>(maxWorkgroups / perRow, 1, std::max<int64_t>(1, gridM(sortBlocks)));
+  // sm_90a workgroups of few warps: as many per SM as the kernel is planned
+  // to keep resident (.minnctapersm), where that is more than the default.
+  int64_t perCU = std::max(kPersistentWorkgroupsPerCU, sm90.minBlocksPerSM);
+  int64_t y = std::clamp<int64_t>(maxWorkgroups / kPersistentWorkgroupsPerCU * perCU / perRow, 1,
+                                  std::max<int64_t>(1, gridM(sortBlocks)));
   return {gridN, y, schedule.kBatch};
 }
 

@@ -74,13 +74,13 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     int64_t stepRegs = l.nTiles * halves * (l.superK / 32 + 1);
     // Workgroups resident per SM for kTargetWarpsPerSM warps, as far as the
     // 64K registers of an SM hold them with one step of weights in flight
-    // (and at most the persistent grid's kPersistentWorkgroupsPerCU); the
-    // registers that leaves a thread (255 at most).
+    // (at most kMaxBlocksPerSM; the persistent grid launches as many per
+    // SM, GemmPlan::grid); the registers that leaves a thread (255 at most).
     int64_t warps = std::max<int64_t>(1, l.warpsN * s.kWave);
     int64_t need = l.accRegs + 2 * stepRegs + Sm90GemmLayout::kOtherRegs;
     int64_t fit = 65536 / (need * warps * 32);
-    l.minBlocksPerSM = std::clamp<int64_t>(
-        std::min(Sm90GemmLayout::kTargetWarpsPerSM / warps, fit), 1, kPersistentWorkgroupsPerCU);
+    l.minBlocksPerSM = std::clamp<int64_t>(std::min(Sm90GemmLayout::kTargetWarpsPerSM / warps, fit),
+                                           1, Sm90GemmLayout::kMaxBlocksPerSM);
     int64_t regs = std::min<int64_t>(255, 65536 / (l.minBlocksPerSM * warps * 32));
     int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
     int64_t spare = std::max<int64_t>(0, budget - l.accRegs);

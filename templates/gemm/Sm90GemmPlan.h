@@ -49,6 +49,9 @@ struct Sm90GemmLayout {
   /// thread needs beside its accumulators and weights in flight (addresses,
   /// A fragments, decoding temporaries).
   static constexpr int64_t kTargetWarpsPerSM = 16;
+  /// Workgroups of one or two warps: at most this many per SM (Hopper holds
+  /// 32), each an M tile in flight of its own.
+  static constexpr int64_t kMaxBlocksPerSM = 16;
   static constexpr int64_t kOtherRegs = 56;
 
   int64_t warpsN = 0;         // warps splitting tile_n in a K-group

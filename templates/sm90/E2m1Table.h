@@ -26,9 +26,10 @@ inline constexpr uint32_t kE2m1MagnitudePairs[4] = {0x3F000000u, 0x3FC03F80u, 0x
 /// element order: the pools the magnitudes 0-3 and 4-7 index).
 inline constexpr uint32_t kHighBytesOfPairs = 0x7531u;
 inline constexpr uint32_t kLowBytesOfPairs = 0x6420u;
-/// The magnitude bits of the 4 codes in a 16-bit half of a code word: the
-/// selector nibbles (bit 3, prmt's sign-replicate mode, cleared).
-inline constexpr uint32_t kMagnitudeSelect = 0x7777u;
+/// The magnitude bits of the 8 codes of a word: the selector nibbles (bit 3,
+/// prmt's sign-replicate mode, cleared); prmt reads the low 16 bits, codes
+/// 0-3, and the word shifted right by 16 gives codes 4-7.
+inline constexpr uint32_t kMagnitudeSelect = 0x77777777u;
 /// Bytes 0, 1 (and 2, 3) of a and b interleaved: a0 b0 a1 b1 (a2 b2 a3 b3).
 /// For (low bytes, high bytes) this makes two bf16 values; for (word << 4,
 /// word) it puts the sign bits of codes 0-3 (4-7) at bit 7 of bytes 0-3.

@@ -66,9 +66,10 @@ std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t scale2) {
   uint32_t hi0 = prmt(w[0], w[1], kHighBytesOfPairs), hi1 = prmt(w[2], w[3], kHighBytesOfPairs);
   uint32_t lo0 = prmt(w[0], w[1], kLowBytesOfPairs), lo1 = prmt(w[2], w[3], kLowBytesOfPairs);
   uint32_t shifted = word << 4;
+  uint32_t magnitudes = word & kMagnitudeSelect;
   std::array<uint32_t, 4> out;
   for (int h = 0; h < 2; ++h) {
-    uint32_t select = (h == 0 ? word : word >> 16) & kMagnitudeSelect;
+    uint32_t select = h == 0 ? magnitudes : magnitudes >> 16;
     uint32_t hi = prmt(hi0, hi1, select), lo = prmt(lo0, lo1, select);
     uint32_t signs = prmt(shifted, word, h == 0 ? kInterleaveBytes01 : kInterleaveBytes23);
     hi |= signs & kByteSignBits;

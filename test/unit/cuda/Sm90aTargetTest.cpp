@@ -96,8 +96,9 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   };
   // MXFP4 weights: no weight staging, K stepped 128 wide, two warps per
   // gfx950 wave. Stage 1 (tile_n 32: 16 columns per warp, 2 tiles x 2 halves
-  // of 16-byte quarters, 20 registers a step beside 32 accumulators) could
-  // load 3 steps ahead but K = 256 has 2.
+  // of 16-byte quarters, 20 registers a step beside 32 accumulators): 8
+  // workgroups of 2 warps make the SM's 16 warps, which leaves a thread 128
+  // registers: one step of weights ahead, MX A loaded in its step.
   MoeSpec spec = smallSpec();
   Sm90GemmLayout s1 = plan(spec, StageId::Stage1);
   EXPECT_TRUE(s1.registerWeights);
@@ -105,15 +106,26 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.nPerWarp, 16);
   EXPECT_EQ(s1.superK, 128);
   EXPECT_EQ(s1.accRegs, 32);
-  EXPECT_EQ(s1.prefetch, 2);
-  EXPECT_TRUE(s1.prefetchA);       // MX A a step ahead: registers for more than one step
-  EXPECT_EQ(s1.minBlocksPerSM, 4); // the persistent grid's 4 per SM hold 8 warps
+  EXPECT_EQ(s1.prefetch, 1);
+  EXPECT_FALSE(s1.prefetchA); // MX A a step ahead only with registers for more than one step
+  EXPECT_EQ(s1.minBlocksPerSM, 8);
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
   EXPECT_EQ(s1.buffers, 2);
   Sm90GemmLayout s2 = plan(spec, StageId::Stage2);
   EXPECT_EQ(s2.warpsN, 8);
   EXPECT_EQ(s2.minBlocksPerSM, 2); // 16 warps per SM
+  // The persistent grid launches as many workgroups per SM as the kernel
+  // keeps resident, and never fewer than the default 4: 132 SMs x 8 over
+  // stage 1's 4 column tiles, 132 x 4 over stage 2's single one.
+  {
+    ScheduleIssues issues;
+    GemmPlan g1 = planGemm(spec, StageId::Stage1, sm90, issues);
+    GemmPlan g2 = planGemm(spec, StageId::Stage2, sm90, issues);
+    const int64_t maxWorkgroups = 132 * kPersistentWorkgroupsPerCU;
+    EXPECT_EQ(g1.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{4, 132 * 8 / 4, 1}));
+    EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{2, 132 * 4 / 2, 1}));
+  }
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
   EXPECT_FALSE(s2.prefetchA);
