@@ -55,6 +55,25 @@ float LayerTiming::medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)>
   return quantile(sums, true);
 }
 
+std::string LayerTiming::stepTable() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  float total = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::vector<float> runs;
+    for (const std::vector<float> &run : stepMs)
+      if (i < run.size())
+        runs.push_back(run[i]);
+    float ms = quantile(runs, true);
+    total += ms;
+    std::string name = (steps[i].kind == runtime::RunStep::Kind::Clear ? "clear before " : "") +
+                       toString(steps[i].family).str();
+    os << llvm::format("  %-28s %9.4f ms\n", name.c_str(), ms);
+  }
+  os << llvm::format("  %-28s %9.4f ms\n", "sum of the step medians", total);
+  return text;
+}
+
 bool LayerCheckResult::passed() const {
   for (const StageCheck &s : stages)
     if (!s.result.passed)

@@ -130,6 +130,9 @@ struct LayerTiming {
   float minMs() const;
   /// The median over the runs of the summed time of the steps `pick` accepts.
   float medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)> pick) const;
+  /// With steps: one line per step in launch order, "  <family> <median> ms"
+  /// (a clear as "clear before <family>"), then their sum.
+  std::string stepTable() const;
 };
 
 /// Reads the inputs `moegen ref` wrote into `dir` and checks their shapes and

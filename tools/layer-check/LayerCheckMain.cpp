@@ -1,7 +1,8 @@
 //===- LayerCheckMain.cpp - moegen-layer-check: whole layers from a cache -===//
 //
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
-//                      [--kernels FAMILY,...] [--time N] [--seed S] [--check-tokens N]
+//                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
+//                      [--check-tokens N]
 //                      [--set key=value ...]
 //
 // Runs a layer the way a deployment does: its kernels come from the prefilled
@@ -15,7 +16,9 @@
 // that has templates for some families only); the stages of the others are
 // listed as not run. --time N then times N runs of the whole layer between
 // device events, inputs rotated over copies larger than the L2, and prints the
-// median and the minimum. Exits 1 when a stage fails or the layer cannot run.
+// median and the minimum; --time-steps adds an event after every clear and
+// launch and prints each step's median. Exits 1 when a stage fails or the
+// layer cannot run.
 //
 // MLIR-free and without the compiler: tools/layer-check/build-static.sh links
 // it without libLLVM.so, to be copied to a GPU machine with the cache.
@@ -59,6 +62,10 @@ static cl::opt<unsigned> timeArg("time",
                                  cl::desc("time this many runs of the layer after the check "
                                           "(device events; not on emu)"),
                                  cl::init(0));
+static cl::opt<bool> timeStepsArg("time-steps",
+                                  cl::desc("with --time: an event after every clear and launch, "
+                                           "each step's median printed"),
+                                  cl::init(false));
 static cl::opt<unsigned> warmupArg("warmup", cl::desc("untimed runs before --time's (default 3)"),
                                    cl::init(3));
 static cl::opt<unsigned long long> rotateArg("rotate-bytes",
@@ -104,6 +111,9 @@ int main(int argc, char **argv) {
   options.seed = seedArg;
   options.cuNum = cuNumArg;
   options.timedRuns = static_cast<int>(timeArg);
+  if (timeStepsArg && timeArg == 0)
+    return fail("--time-steps: needs --time N (the runs whose steps it times)");
+  options.timeSteps = timeStepsArg;
   options.warmupRuns = static_cast<int>(warmupArg);
   options.rotateBytes = rotateArg;
   if (checkTokensArg < 0)
@@ -174,6 +184,9 @@ int main(int argc, char **argv) {
                                    "min %.4f ms\n",
                                    t.runsMs.size(), t.copies, t.copyBytes / 1e6, t.medianMs(),
                                    t.minMs());
+      if (!t.steps.empty())
+        llvm::outs() << "steps (median of the runs, each from the previous step's event):\n"
+                     << t.stepTable();
     }
     // A partial layer may compare nothing (reduce alone); it still ran.
     ok = ok && (result->stages.empty() || result->passed());

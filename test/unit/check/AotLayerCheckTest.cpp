@@ -332,6 +332,15 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   EXPECT_EQ(st.us2, 2000);
   // Whole runs still measured start to end.
   EXPECT_EQ(t.medianMs(), 8.0f);
+  // moegen-layer-check --time-steps prints each step's median in launch order.
+  EXPECT_EQ(t.stepTable(), "  clear before quant_input        0.0000 ms\n"
+                           "  clear before stage1             0.0000 ms\n"
+                           "  clear before stage2             0.0000 ms\n"
+                           "  sort                            1.5000 ms\n"
+                           "  quant_input                     0.5000 ms\n"
+                           "  stage1                          4.0000 ms\n"
+                           "  stage2                          2.0000 ms\n"
+                           "  sum of the step medians         8.0000 ms\n");
 }
 
 TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
