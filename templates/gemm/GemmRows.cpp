@@ -40,31 +40,62 @@ void emitPersistentMTiles(
     Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts, Value gridM,
     Value waveK, llvm::function_ref<SmallVector<Value>(Value bidM, Value expert)> accumulate,
     llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
+  emitPersistentMTilesCarrying(
+      a, p, experts, numValid, sortedExperts, gridM, waveK, ValueRange{},
+      [&](Value bidM, Value expert, ValueRange, SmallVectorImpl<Value> &) {
+        return accumulate(bidM, expert);
+      },
+      epilogue);
+}
+
+void emitPersistentMTilesCarrying(
+    Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts, Value gridM,
+    Value waveK, ValueRange init,
+    llvm::function_ref<SmallVector<Value>(Value bidM, Value expert, ValueRange carried,
+                                          SmallVectorImpl<Value> &next)>
+        accumulate,
+    llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
   ImplicitLocOpBuilder &b = a.b;
   const int64_t tileM = p.schedule.tileM;
+  bool carrying = !init.empty();
   Value used = a.toIndex(memref::LoadOp::create(b, numValid, ValueRange{a.idx(0)}));
   Value usedTiles = a.divu(a.add(used, a.idx(tileM - 1)), a.idx(tileM));
+  // (Without carried values the builder adds the loop's and the if's
+  // terminators; with them, they are yielded below.)
   auto tiles =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM);
+      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM, init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(tiles.getBody());
   Value bidM = tiles.getInductionVar();
+  ValueRange carried = tiles.getRegionIterArgs();
   Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
   Value expert = a.toIndex(memref::LoadOp::create(b, sortedExperts, ValueRange{sortBlock}));
-  auto known = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, expert, a.idx(experts)),
-                                 /*withElseRegion=*/false);
+  auto known =
+      scf::IfOp::create(b, TypeRange(init), a.cmp(CmpIPredicate::ult, expert, a.idx(experts)),
+                        /*withElseRegion=*/carrying);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(known.thenBlock());
-    SmallVector<Value> acc = accumulate(bidM, expert);
+    SmallVector<Value> next;
+    SmallVector<Value> acc = accumulate(bidM, expert, carried, next);
     if (p.schedule.kWave > 1) {
       auto first = scf::IfOp::create(b, a.cmp(CmpIPredicate::eq, waveK, a.idx(0)),
                                      /*withElseRegion=*/false);
       b.setInsertionPointToStart(first.thenBlock());
+      epilogue(acc);
+      b.setInsertionPointAfter(first);
+    } else {
+      epilogue(acc);
     }
-    epilogue(acc);
+    if (carrying) {
+      scf::YieldOp::create(b, next);
+      b.setInsertionPointToStart(known.elseBlock());
+      scf::YieldOp::create(b, carried);
+    }
   }
   gpu::BarrierOp::create(b);
+  if (carrying)
+    scf::YieldOp::create(b, known.getResults());
 }
 
 GemmRowInfo emitGemmRowInfo(Arith &a, Value sortedIds, Value sortedPos, Value tokens,

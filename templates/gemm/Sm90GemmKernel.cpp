@@ -54,6 +54,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   Value tokens; // the tokens argument as an index
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
+  Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
+  Value usedTiles; // carryWeights: the M tiles with sorted rows (num_valid_ids), read once
+  /// carryWeights: the weights loaded ahead for this tile by the previous one
+  /// (the first `prefetch` steps' loads, then the expert they are of).
+  ValueRange carriedIn;
 
   Sm90GemmBuilder(ImplicitLocOpBuilder &b, const MoeSpec &spec, const GemmPlan &p,
                   const TargetInfo &target)
@@ -388,10 +393,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// the updated accumulators what the next trip carries. Not unrolled: a
   /// trip already gives the scheduler enough independent loads, and
   /// unrolling would multiply the live registers. With k_wave > 1 a barrier
-  /// follows, as the reduction reuses the staging.
+  /// follows, as the reduction reuses the staging. Returns the accumulators;
+  /// `after` gets what the last trip carried on.
   SmallVector<Value>
   emitKLoop(int64_t trips, ArrayRef<Value> carried,
-            function_ref<void(Value, SmallVectorImpl<Value> &, ArrayRef<Value>)> body) {
+            function_ref<void(Value, SmallVectorImpl<Value> &, ArrayRef<Value>)> body,
+            SmallVectorImpl<Value> *after = nullptr) {
     SmallVector<Value> init(l.accRegs, a.f32(0.0f));
     llvm::append_range(init, carried);
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(trips), a.idx(1), init);
@@ -407,6 +414,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     }
     if (s.kWave > 1)
       gpu::BarrierOp::create(b);
+    if (after)
+      after->assign(loop.getResults().begin() + l.accRegs, loop.getResults().end());
     return SmallVector<Value>(loop.getResults().begin(), loop.getResults().begin() + l.accRegs);
   }
 
@@ -516,18 +525,56 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// The lane's codes and scale byte of every weight row at step `step` (in
   /// superK units from K = 0): 2 values per row.
-  SmallVector<Value> loadLaneWeights(ArrayRef<LaneWeightRow> rows, Value step) {
+  /// `expertDelta`: another expert's rows (that expert minus this tile's).
+  SmallVector<Value> loadLaneWeights(ArrayRef<LaneWeightRow> rows, Value step,
+                                     Value expertDelta = nullptr) {
     int64_t bytes = l.superK / 8;
     Value blocks = a.mul(step, a.idx(l.superK / kChunk));
     Value stepByte = a.mul(blocks, a.idx(256));
     Value laneBlock = a.add(blocks, a.divu(a.mul(quadCol, a.idx(l.superK / 4)), a.idx(kChunk)));
+    Value rowDelta = expertDelta ? a.mul(expertDelta, a.idx(weightRows())) : Value();
+    if (rowDelta)
+      stepByte = a.add(stepByte, a.mul(rowDelta, a.idx(weightRowBytes())));
     SmallVector<Value> raw;
     for (const LaneWeightRow &r : rows) {
       raw.push_back(vload(VectorType::get({bytes}, b.getI8Type()), wBuf,
                           a.add(r.byteOffset, stepByte), bytes));
-      raw.push_back(load(wScale, emitE8m0ShuffleOffset(a, r.scaleRow, laneBlock, K / 32)));
+      Value scaleRow = rowDelta ? a.add(r.scaleRow, rowDelta) : r.scaleRow;
+      raw.push_back(load(wScale, emitE8m0ShuffleOffset(a, scaleRow, laneBlock, K / 32)));
     }
     return raw;
+  }
+
+  /// carryWeights: the expert of the workgroup's next M tile (`experts`
+  /// when there is none or its block has none) and its difference from this
+  /// tile's (0 then: the loads stay valid addresses, never used).
+  std::pair<Value, Value> nextTileExpert() {
+    Value next = a.add(bidM, gridM);
+    Value block = arith::MinUIOp::create(b, next, a.sub(usedTiles, a.idx(1)));
+    if (p.mTilesPerSortBlock > 1)
+      block = a.divu(block, a.idx(p.mTilesPerSortBlock));
+    Value nextExpert = a.toIndex(load(sortedExperts, block));
+    Value known =
+        arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, next, usedTiles),
+                              a.cmp(CmpIPredicate::ult, nextExpert, a.idx(spec.problem.experts)));
+    // (Index arithmetic wraps: a smaller next expert gives a negative delta.)
+    return {a.select(known, nextExpert, a.idx(spec.problem.experts)),
+            a.select(known, a.sub(nextExpert, expert), a.idx(0))};
+  }
+
+  /// What the persistent loop starts with (carryWeights): zero loads of no
+  /// expert.
+  SmallVector<Value> initialCarriedWeights() {
+    SmallVector<Value> init;
+    int64_t rows = l.nTiles * halves;
+    for (int64_t d = 0; d < l.prefetch; ++d)
+      for (int64_t r = 0; r < rows; ++r) {
+        VectorType codes = VectorType::get({l.superK / 8}, b.getI8Type());
+        init.push_back(arith::ConstantOp::create(b, DenseElementsAttr::get(codes, int8_t(0))));
+        init.push_back(arith::ConstantIntOp::create(b, 0, 8));
+      }
+    init.push_back(a.idx(spec.problem.experts));
+    return init;
   }
 
   /// A compiler-only memory fence (empty inline asm clobbering memory): the
@@ -784,7 +831,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// over the workgroup), each without branches inside. MX A (decoded and
   /// stored in the loop, where registers are tighter): one loop whose steps
   /// skip the dead tiles' MMAs, as the versions measured slower there at
-  /// large M on the H200.
+  /// large M on the H200. Returns what registerMainLoop does.
   SmallVector<Value> registerMainLoopLive() {
     int64_t tiles = rowTiles();
     if (tiles == 1) // one row tile: nothing to skip
@@ -799,8 +846,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     std::function<SmallVector<Value>(size_t)> emit = [&](size_t v) -> SmallVector<Value> {
       if (v + 1 == versions.size())
         return registerMainLoop(versions[v]);
-      auto op = scf::IfOp::create(b, SmallVector<Type>(l.accRegs, f32()),
-                                  a.cmp(CmpIPredicate::ule, live, a.idx(versions[v])),
+      SmallVector<Type> types(l.accRegs, f32());
+      if (l.carryWeights)
+        llvm::append_range(types, TypeRange(carriedIn));
+      auto op = scf::IfOp::create(b, types, a.cmp(CmpIPredicate::ule, live, a.idx(versions[v])),
                                   /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(op.thenBlock());
@@ -842,8 +891,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// Only the first `tiles` row tiles get MMAs; the others' accumulators
   /// stay zero (loop-invariant, so they take no registers in the loop). With
   /// `liveTiles`, the MMAs of tiles past it are skipped inside the step and
-  /// (MX A) their rows are not decoded.
+  /// (MX A) their rows are not decoded. Returns the accumulators, then with
+  /// carryWeights what the next tile gets (carriedIn's layout): the last
+  /// trips load the workgroup's next M tile's first steps instead of this
+  /// tile's last one again.
   SmallVector<Value> registerMainLoop(int64_t tiles, Value liveTiles = nullptr) {
+    // The next tile's expert, read first: the first trips' loads may be its.
+    Value nextExpert, nextDelta;
+    if (l.carryWeights)
+      std::tie(nextExpert, nextDelta) = nextTileExpert();
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     bool copyA = p.aFormat == DType::BF16;
@@ -869,52 +925,92 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (l.prefetchA)
       ahead = loadA(step0);
     size_t aheadA = ahead.size();
-    for (int64_t d = 0; d < l.prefetch; ++d)
-      llvm::append_range(ahead, loadLaneWeights(rows, stepOf(a.idx(d))));
+    auto loadFirstSteps = [&] {
+      SmallVector<Value> first;
+      for (int64_t d = 0; d < l.prefetch; ++d)
+        llvm::append_range(first, loadLaneWeights(rows, stepOf(a.idx(d))));
+      return first;
+    };
+    if (l.carryWeights) {
+      // This tile's first steps, if the previous tile loaded them.
+      ValueRange loaded = carriedIn.drop_back();
+      auto op = scf::IfOp::create(b, TypeRange(loaded),
+                                  a.cmp(CmpIPredicate::eq, carriedIn.back(), expert),
+                                  /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(op.thenBlock());
+        scf::YieldOp::create(b, loaded);
+        b.setInsertionPointToStart(op.elseBlock());
+        scf::YieldOp::create(b, loadFirstSteps());
+      }
+      llvm::append_range(ahead, op.getResults());
+    } else {
+      llvm::append_range(ahead, loadFirstSteps());
+    }
+    // Step i + prefetch's weights: past the last step (carryWeights), the
+    // next tile's first ones; else the last step again (a valid address).
+    auto loadAhead = [&](Value i) {
+      Value j = a.add(i, a.idx(l.prefetch));
+      if (!l.carryWeights)
+        return loadLaneWeights(rows, stepOf(j));
+      Value beyond = a.cmp(CmpIPredicate::uge, j, a.idx(steps));
+      Value step = a.add(step0, a.select(beyond, a.sub(j, a.idx(steps)), j));
+      return loadLaneWeights(rows, step, a.select(beyond, nextDelta, a.idx(0)));
+    };
     size_t perStep = 2 * rows.size();
-    return emitKLoop(steps, ahead,
-                     [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
-                       ArrayRef<Value> rawA = carried.take_front(aheadA);
-                       ArrayRef<Value> weights = carried.drop_front(aheadA);
-                       Value base = bufferOf(i);
-                       SmallVector<Value> nextA;
-                       SmallVector<Value> nextW;
-                       if (copyA) {
-                         if (l.buffers == 1) {
-                           gpu::BarrierOp::create(b); // step i - 1's reads are done
-                           copyAStep(aUnits, stepOf(i), base);
-                         }
-                         NVVM::CpAsyncWaitGroupOp::create(b, 0);
-                         gpu::BarrierOp::create(b);
-                         if (l.buffers == 2) {
-                           Value next = a.add(i, a.idx(1));
-                           ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                                  [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
-                         }
-                         nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-                       } else {
-                         if (l.buffers == 1)
-                           gpu::BarrierOp::create(b);
-                         SmallVector<Value> loadedA;
-                         if (l.prefetchA)
-                           nextA = loadA(stepOf(a.add(i, a.idx(1))));
-                         else
-                           loadedA = loadA(stepOf(i));
-                         nextW = loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))));
-                         keepLoadsHere();
-                         stageBlock(
-                             aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
-                             [&](const StageUnit &u, int64_t j) {
-                               return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
-                             },
-                             liveRows);
-                         gpu::BarrierOp::create(b);
-                       }
-                       mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
-                       llvm::append_range(acc, nextA);
-                       llvm::append_range(acc, weights.drop_front(perStep));
-                       llvm::append_range(acc, nextW);
-                     });
+    SmallVector<Value> after;
+    SmallVector<Value> acc = emitKLoop(
+        steps, ahead,
+        [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
+          ArrayRef<Value> rawA = carried.take_front(aheadA);
+          ArrayRef<Value> weights = carried.drop_front(aheadA);
+          Value base = bufferOf(i);
+          SmallVector<Value> nextA;
+          SmallVector<Value> nextW;
+          if (copyA) {
+            if (l.buffers == 1) {
+              gpu::BarrierOp::create(b); // step i - 1's reads are done
+              copyAStep(aUnits, stepOf(i), base);
+            }
+            NVVM::CpAsyncWaitGroupOp::create(b, 0);
+            gpu::BarrierOp::create(b);
+            if (l.buffers == 2) {
+              Value next = a.add(i, a.idx(1));
+              ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                     [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
+            }
+            nextW = loadAhead(i);
+          } else {
+            if (l.buffers == 1)
+              gpu::BarrierOp::create(b);
+            SmallVector<Value> loadedA;
+            if (l.prefetchA)
+              nextA = loadA(stepOf(a.add(i, a.idx(1))));
+            else
+              loadedA = loadA(stepOf(i));
+            nextW = loadAhead(i);
+            keepLoadsHere();
+            stageBlock(
+                aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
+                [&](const StageUnit &u, int64_t j) {
+                  return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
+                },
+                liveRows);
+            gpu::BarrierOp::create(b);
+          }
+          mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
+          llvm::append_range(acc, nextA);
+          llvm::append_range(acc, weights.drop_front(perStep));
+          llvm::append_range(acc, nextW);
+        },
+        &after);
+    // carryWeights: the next tile's first steps, loaded by the last trips.
+    if (l.carryWeights) {
+      llvm::append_range(acc, ArrayRef<Value>(after).drop_front(aheadA));
+      acc.push_back(nextExpert);
+    }
+    return acc;
   }
 
   /// Sums the K-groups' accumulators through shared memory in group order
@@ -1179,13 +1275,23 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
-    emitPersistentMTiles(
-        a, p, spec.problem.experts, numValid, sortedExperts,
-        gpu::GridDimOp::create(b, gpu::Dimension::y), waveK,
-        [&](Value m, Value e) {
+    gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
+    SmallVector<Value> init;
+    if (l.carryWeights) {
+      init = initialCarriedWeights();
+      Value used = a.toIndex(load(numValid, a.idx(0)));
+      usedTiles = a.divu(a.add(used, a.idx(s.tileM - 1)), a.idx(s.tileM));
+    }
+    emitPersistentMTilesCarrying(
+        a, p, spec.problem.experts, numValid, sortedExperts, gridM, waveK, init,
+        [&](Value m, Value e, ValueRange carried, SmallVectorImpl<Value> &next) {
           bidM = m;
           expert = e;
-          return reduceKWaves(l.registerWeights ? registerMainLoopLive() : mainLoop());
+          carriedIn = carried;
+          SmallVector<Value> acc = l.registerWeights ? registerMainLoopLive() : mainLoop();
+          next.assign(acc.begin() + l.accRegs, acc.end());
+          acc.resize(l.accRegs);
+          return reduceKWaves(acc);
         },
         [&](ArrayRef<Value> acc) { epilogue(l.swapAB ? unswapAccumulators(acc) : acc); });
     gpu::ReturnOp::create(b);

@@ -87,6 +87,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
                                      std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));
     l.prefetchA = p.aFormat != DType::BF16 && l.prefetch > 1;
+    l.carryWeights = superBlocks <= Sm90GemmLayout::kMaxCarrySteps;
   } else {
     l.bRows = halves * s.tileN;
     l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;

@@ -80,6 +80,12 @@ struct Sm90GemmLayout {
   /// registers leave room for more than one step of weights in flight (a
   /// tight kernel spills more than the hidden latency gains).
   bool prefetchA = false;
+  /// Register weights over at most kMaxCarrySteps steps per K-group (stage 2
+  /// of the examples): a tile's last trips load the first `prefetch` steps of
+  /// the workgroup's next M tile, carried through the persistent loop, so
+  /// that a tile does not start by waiting on its weights.
+  static constexpr int64_t kMaxCarrySteps = 4;
+  bool carryWeights = false;
   int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
   int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)

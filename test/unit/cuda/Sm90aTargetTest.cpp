@@ -126,6 +126,14 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
     EXPECT_EQ(g1.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{4, 132 * 8 / 4, 1}));
     EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{2, 132 * 4 / 2, 1}));
   }
+  // A K-group of at most 4 steps (small: stage 1 2, stage 2 1) gets its
+  // first steps' weights from the previous M tile's last trips; a longer one
+  // loads them itself.
+  EXPECT_TRUE(s1.carryWeights);
+  EXPECT_TRUE(s2.carryWeights);
+  MoeSpec wide = smallSpec();
+  wide.problem.modelDim = 1024; // stage 1 K: 8 steps
+  EXPECT_FALSE(plan(wide, StageId::Stage1).carryWeights);
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
   EXPECT_FALSE(s2.prefetchA);
