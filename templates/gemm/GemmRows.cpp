@@ -41,25 +41,27 @@ void emitPersistentMTiles(
     Value waveK, llvm::function_ref<SmallVector<Value>(Value bidM, Value expert)> accumulate,
     llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
   emitPersistentMTilesCarrying(
-      a, p, experts, numValid, sortedExperts, gridM, waveK, ValueRange{},
+      a, p, experts, emitUsedMTiles(a, p, numValid), sortedExperts, gridM, waveK, ValueRange{},
       [&](Value bidM, Value expert, ValueRange, SmallVectorImpl<Value> &) {
         return accumulate(bidM, expert);
       },
       epilogue);
 }
 
+Value emitUsedMTiles(Arith &a, const GemmPlan &p, Value numValid) {
+  Value used = a.toIndex(memref::LoadOp::create(a.b, numValid, ValueRange{a.idx(0)}));
+  return a.divu(a.add(used, a.idx(p.schedule.tileM - 1)), a.idx(p.schedule.tileM));
+}
+
 void emitPersistentMTilesCarrying(
-    Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts, Value gridM,
+    Arith &a, const GemmPlan &p, int64_t experts, Value usedTiles, Value sortedExperts, Value gridM,
     Value waveK, ValueRange init,
     llvm::function_ref<SmallVector<Value>(Value bidM, Value expert, ValueRange carried,
                                           SmallVectorImpl<Value> &next)>
         accumulate,
     llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
   ImplicitLocOpBuilder &b = a.b;
-  const int64_t tileM = p.schedule.tileM;
   bool carrying = !init.empty();
-  Value used = a.toIndex(memref::LoadOp::create(b, numValid, ValueRange{a.idx(0)}));
-  Value usedTiles = a.divu(a.add(used, a.idx(tileM - 1)), a.idx(tileM));
   // (Without carried values the builder adds the loop's and the if's
   // terminators; with them, they are yielded below.)
   auto tiles =

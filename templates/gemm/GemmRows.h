@@ -64,12 +64,15 @@ void emitPersistentMTiles(
         accumulate,
     llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue);
 
-/// The same loop carrying values from one tile to the workgroup's next
-/// (starting as `init`): `accumulate(bidM, expert, carried, next)` also sets
-/// what the next tile gets; a tile without an expert passes them on as they
-/// are.
+/// The M tiles holding sorted rows in use: ceil(num_valid_ids / tile_m).
+mlir::Value emitUsedMTiles(Arith &a, const GemmPlan &p, mlir::Value numValid);
+
+/// The same loop over `usedTiles` (emitUsedMTiles) carrying values from one
+/// tile to the workgroup's next (starting as `init`): `accumulate(bidM,
+/// expert, carried, next)` also sets what the next tile gets; a tile without
+/// an expert passes them on as they are.
 void emitPersistentMTilesCarrying(
-    Arith &a, const GemmPlan &p, int64_t experts, mlir::Value numValid, mlir::Value sortedExperts,
+    Arith &a, const GemmPlan &p, int64_t experts, mlir::Value usedTiles, mlir::Value sortedExperts,
     mlir::Value gridM, mlir::Value waveK, mlir::ValueRange init,
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value bidM, mlir::Value expert,
                                                       mlir::ValueRange carried,

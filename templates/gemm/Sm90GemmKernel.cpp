@@ -55,7 +55,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   Value tokens; // the tokens argument as an index
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
   Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
-  Value usedTiles; // carryWeights: the M tiles with sorted rows (num_valid_ids), read once
+  Value usedTiles; // the M tiles with sorted rows in use (num_valid_ids)
   /// carryWeights: the weights loaded ahead for this tile by the previous one
   /// (the first `prefetch` steps' loads, then the expert they are of).
   ValueRange carriedIn;
@@ -1276,14 +1276,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
     gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
+    usedTiles = emitUsedMTiles(a, p, numValid);
     SmallVector<Value> init;
-    if (l.carryWeights) {
+    if (l.carryWeights)
       init = initialCarriedWeights();
-      Value used = a.toIndex(load(numValid, a.idx(0)));
-      usedTiles = a.divu(a.add(used, a.idx(s.tileM - 1)), a.idx(s.tileM));
-    }
     emitPersistentMTilesCarrying(
-        a, p, spec.problem.experts, numValid, sortedExperts, gridM, waveK, init,
+        a, p, spec.problem.experts, usedTiles, sortedExperts, gridM, waveK, init,
         [&](Value m, Value e, ValueRange carried, SmallVectorImpl<Value> &next) {
           bidM = m;
           expert = e;
