@@ -72,17 +72,30 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     // step's codes stay live while the next `prefetch` steps' arrive. Per
     // weight row and step: superK / 32 words of codes and a scale.
     int64_t stepRegs = l.nTiles * halves * (l.superK / 32 + 1);
-    // Workgroups resident per SM for kTargetWarpsPerSM warps, as far as the
-    // 64K registers of an SM hold them with one step of weights in flight
-    // (at most kMaxBlocksPerSM; the persistent grid launches as many per
-    // SM, GemmPlan::grid); the registers that leaves a thread (255 at most).
+    // Workgroups resident per SM for the warps asked for (waves_per_eu = N:
+    // N warps on each of the SM's 4 sub-partitions, as N waves per SIMD on
+    // gfx950; 0: kTargetWarpsPerSM), as far as the 64K registers of an SM
+    // hold them with one step of weights in flight (at most kMaxBlocksPerSM;
+    // the persistent grid launches as many per SM, GemmPlan::grid); the
+    // registers that leaves a thread (255 at most).
+    l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
+                                    : Sm90GemmLayout::kTargetWarpsPerSM;
     int64_t warps = std::max<int64_t>(1, l.warpsN * s.kWave);
     int64_t need = l.accRegs + 2 * stepRegs + Sm90GemmLayout::kOtherRegs;
     int64_t fit = 65536 / (need * warps * 32);
-    l.minBlocksPerSM = std::clamp<int64_t>(std::min(Sm90GemmLayout::kTargetWarpsPerSM / warps, fit),
-                                           1, Sm90GemmLayout::kMaxBlocksPerSM);
+    l.minBlocksPerSM = std::clamp<int64_t>(std::min(l.warpsPerSM / warps, fit), 1,
+                                           Sm90GemmLayout::kMaxBlocksPerSM);
     int64_t regs = std::min<int64_t>(255, 65536 / (l.minBlocksPerSM * warps * 32));
-    int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
+    // Registers for the main loop beside accumulators and weights in
+    // flight: with an occupancy asked for (waves_per_eu), what its weight rows
+    // need (their decoding tables and addresses, by ptxas's counts), so the
+    // prefetch does not spill; by default kOtherRegs, which spills a few
+    // registers on the examples and measured faster at 16 warps per SM.
+    int64_t weightRows = l.nTiles * halves;
+    int64_t loopRegs = s.wavesPerEU > 0 ? Sm90GemmLayout::kBaseRegs +
+                                              Sm90GemmLayout::kRegsPerWeightRow * weightRows
+                                        : Sm90GemmLayout::kOtherRegs;
+    int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - loopRegs);
     int64_t spare = std::max<int64_t>(0, budget - l.accRegs);
     l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
                                      std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));

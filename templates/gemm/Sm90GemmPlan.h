@@ -49,10 +49,19 @@ struct Sm90GemmLayout {
   /// thread needs beside its accumulators and weights in flight (addresses,
   /// A fragments, decoding temporaries).
   static constexpr int64_t kTargetWarpsPerSM = 16;
+  /// An SM's sub-partitions (warp schedulers): a schedule's waves_per_eu = N
+  /// plans registers for N warps on each, as N waves per SIMD on gfx950.
+  static constexpr int64_t kSubPartitions = 4;
   /// Workgroups of one or two warps: at most this many per SM (Hopper holds
   /// 32), each an M tile in flight of its own.
   static constexpr int64_t kMaxBlocksPerSM = 16;
   static constexpr int64_t kOtherRegs = 56;
+  /// The main loop's registers beside accumulators and weights in flight:
+  /// kBaseRegs and kRegsPerWeightRow per weight row of a warp (its decoding
+  /// tables, addresses); the prefetch depth leaves them (and kOtherRegs at
+  /// least).
+  static constexpr int64_t kBaseRegs = 32;
+  static constexpr int64_t kRegsPerWeightRow = 16;
 
   int64_t warpsN = 0;         // warps splitting tile_n in a K-group
   /// A fused MX quantization whose 32-column blocks span two warps of 16
@@ -86,6 +95,7 @@ struct Sm90GemmLayout {
   /// that a tile does not start by waiting on its weights.
   static constexpr int64_t kMaxCarrySteps = 4;
   bool carryWeights = false;
+  int64_t warpsPerSM = 0;     // register weights: resident warps the registers are planned for
   int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
   int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)

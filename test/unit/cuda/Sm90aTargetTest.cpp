@@ -195,4 +195,52 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
 
+TEST(Sm90aTarget, WavesPerEuPlansTheWarpsPerSM) {
+  // waves_per_eu = N asks registers for N warps on each of the SM's 4
+  // sub-partitions. Stage 1 of `small` over K = 1024 (8 steps), workgroups of
+  // 2 warps, 20 registers a step of weights, 32 accumulators:
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  MoeSpec spec = smallSpec();
+  spec.problem.modelDim = 1024;
+  auto plan = [&](int64_t wavesPerEU) {
+    MoeSpec s = spec;
+    s.stage1.wavesPerEU = wavesPerEU;
+    ScheduleIssues issues;
+    GemmPlan p = planGemm(s, StageId::Stage1, sm90, issues);
+    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
+    return p;
+  };
+  // 0: the default 16 warps, 128 registers, one step ahead.
+  GemmPlan dflt = plan(0);
+  EXPECT_EQ(dflt.sm90.warpsPerSM, 16);
+  EXPECT_EQ(dflt.sm90.minBlocksPerSM, 8);
+  EXPECT_EQ(dflt.sm90.prefetch, 1);
+  EXPECT_EQ(plan(4).sm90.minBlocksPerSM, 8);
+  EXPECT_EQ(plan(4).sm90.prefetch, 1);
+  // 3: 12 warps, 6 workgroups, 170 registers; the main loop keeps 32 + 16 per
+  // weight row (4 rows) of them, which leaves one step ahead.
+  GemmPlan w3 = plan(3);
+  EXPECT_EQ(w3.sm90.warpsPerSM, 12);
+  EXPECT_EQ(w3.sm90.minBlocksPerSM, 6);
+  EXPECT_EQ(w3.sm90.prefetch, 1);
+  // 2: 8 warps, 4 workgroups, 255 registers: three steps ahead.
+  GemmPlan w2 = plan(2);
+  EXPECT_EQ(w2.sm90.warpsPerSM, 8);
+  EXPECT_EQ(w2.sm90.minBlocksPerSM, 4);
+  EXPECT_EQ(w2.sm90.prefetch, 3);
+  // The persistent grid launches as many workgroups per SM as planned
+  // resident (never fewer than 4): 132 x 6 and 132 x 4 over 4 column tiles.
+  const int64_t maxWorkgroups = 132 * kPersistentWorkgroupsPerCU;
+  EXPECT_EQ(w3.grid(100000, maxWorkgroups)[1], 132 * 6 / 4);
+  EXPECT_EQ(w2.grid(100000, maxWorkgroups)[1], 132 * 4 / 4);
+  // More warps than a workgroup has still keep one resident.
+  MoeSpec wide = spec;
+  wide.stage1.kWave = 4;
+  wide.stage1.tileK = 512;
+  wide.stage1.wavesPerEU = 1; // 4 warps per SM, a workgroup of 8
+  ScheduleIssues issues;
+  GemmPlan one = planGemm(wide, StageId::Stage1, sm90, issues);
+  EXPECT_EQ(one.sm90.minBlocksPerSM, 1) << (issues.empty() ? "" : issues.front().str());
+}
+
 } // namespace
