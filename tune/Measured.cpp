@@ -146,9 +146,12 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   };
   // The candidates of a token count check on the same inputs.
   auto inputsCache = std::make_shared<GeneratedInputsCache>();
+  // And their packed weights stay on the device (one checking thread here).
+  auto weightsCache = std::make_shared<DeviceWeightsCache>();
   auto checkAndTime = [&](const MoeSpec &layer, int64_t T, Measurement &r) -> llvm::Error {
     LayerCheckOptions o;
     o.inputsCache = inputsCache;
+    o.weightsCache = weightsCache;
     o.tokens = T;
     o.seed = options.seed;
     o.poison = true;

@@ -178,6 +178,62 @@ int64_t GeneratedInputsCache::hits() const {
   return found;
 }
 
+DeviceWeightsCache::~DeviceWeightsCache() { release(); }
+
+void DeviceWeightsCache::release() {
+  for (DevicePtr p : owned)
+    llvm::consumeError(backend->free(p));
+  owned.clear();
+  sets.clear();
+  key.clear();
+}
+
+llvm::Expected<DeviceWeightsCache::Set>
+DeviceWeightsCache::get(Backend &b, llvm::StringRef wanted, size_t index,
+                        const num::PackedSizes &sizes,
+                        llvm::function_ref<llvm::Error(const Set &)> pack) {
+  if (backend != &b || key != wanted) {
+    if (backend)
+      release();
+    backend = &b;
+    key = wanted.str();
+  }
+  if (index < sets.size()) {
+    ++found;
+    return sets[index];
+  }
+  if (index != sets.size())
+    return makeError("DeviceWeightsCache: copy " + llvm::Twine(index) + " asked before copy " +
+                     llvm::Twine(sets.size()));
+  Set set;
+  std::vector<DevicePtr> allocated;
+  auto alloc = [&](DevicePtr &field, int64_t bytes) -> llvm::Error {
+    auto p = b.allocate(static_cast<size_t>(std::max<int64_t>(bytes, 4)));
+    if (!p)
+      return p.takeError();
+    allocated.push_back(*p);
+    field = *p;
+    return b.memset(*p, 0, static_cast<size_t>(std::max<int64_t>(bytes, 4)));
+  };
+  llvm::Error e = llvm::Error::success();
+  for (auto [field, bytes] : {std::pair<DevicePtr *, int64_t>{&set.w1, sizes.w1},
+                              {&set.w1Scale, sizes.w1Scale},
+                              {&set.w2, sizes.w2},
+                              {&set.w2Scale, sizes.w2Scale}})
+    if (!e)
+      e = alloc(*field, bytes);
+  if (!e)
+    e = pack(set);
+  if (e) {
+    for (DevicePtr p : allocated)
+      llvm::consumeError(b.free(p));
+    return std::move(e);
+  }
+  owned.insert(owned.end(), allocated.begin(), allocated.end());
+  sets.push_back(set);
+  return set;
+}
+
 /// What generated inputs depend on (num::generateInputs reads the problem
 /// and the formats), with the token count and the seed.
 static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint64_t seed) {
@@ -196,8 +252,12 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     if (llvm::Error e = checkTokenCount(options.tokens, "tokens"))
       return std::move(e);
   std::shared_ptr<const num::LayerInputs> in;
+  // Generated inputs are named by what they depend on (read ones are not
+  // kept anywhere).
+  const std::string inputsKey =
+      options.inputsDir.empty() ? generatedInputsKey(spec, options.tokens, options.seed) : "";
   if (options.inputsDir.empty()) {
-    const std::string key = generatedInputsKey(spec, options.tokens, options.seed);
+    const std::string &key = inputsKey;
     if (options.inputsCache)
       in = options.inputsCache->find(key);
     if (!in) {
@@ -295,7 +355,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   // One set of device buffers: the inputs in the kernels' layouts, the
   // output and the workspace. The check runs on the first; timing rotates
   // over all of them.
-  auto placeSet = [&]() -> llvm::Expected<runtime::LayerArgs> {
+  auto placeSet = [&](size_t copyIndex) -> llvm::Expected<runtime::LayerArgs> {
     runtime::LayerArgs args;
     args.tokens = T;
     llvm::Error placed = llvm::Error::success();
@@ -308,27 +368,44 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
     place(args.topkIds, dev.upload(in->topkIds));
     place(args.topkWeights, dev.upload(in->topkWeights));
     place(args.hidden, dev.upload(num::makeBf16({T, K}, in->hidden).data));
-    // The packed weights go to zeroed device buffers expert by expert: the
-    // unrouted experts stay zeros, as packWeights gives them.
-    place(args.w1, dev.alloc(sizes.w1));
-    place(args.w1Scale, dev.alloc(sizes.w1Scale));
-    place(args.w2, dev.alloc(sizes.w2));
-    place(args.w2Scale, dev.alloc(sizes.w2Scale));
     place(args.output, dev.alloc(T * K * 2, true, unwritten));
     place(args.workspace, dev.alloc(ws->total, true, unwritten));
     if (placed)
       return std::move(placed);
     args.workspaceBytes = ws->total;
-    auto sink = [&](num::PackedBuffer which, int64_t offset,
-                    llvm::ArrayRef<uint8_t> bytes) -> llvm::Error {
-      DevicePtr base = which == num::PackedBuffer::W1        ? args.w1
-                       : which == num::PackedBuffer::W1Scale ? args.w1Scale
-                       : which == num::PackedBuffer::W2      ? args.w2
-                                                             : args.w2Scale;
-      return backend.copyToDevice(base + offset, bytes.data(), bytes.size());
+    // The packed weights go to zeroed device buffers expert by expert: the
+    // unrouted experts stay zeros, as packWeights gives them.
+    auto pack = [&](const DeviceWeightsCache::Set &w) -> llvm::Error {
+      auto sink = [&](num::PackedBuffer which, int64_t offset,
+                      llvm::ArrayRef<uint8_t> bytes) -> llvm::Error {
+        DevicePtr base = which == num::PackedBuffer::W1        ? w.w1
+                         : which == num::PackedBuffer::W1Scale ? w.w1Scale
+                         : which == num::PackedBuffer::W2      ? w.w2
+                                                               : w.w2Scale;
+        return backend.copyToDevice(base + offset, bytes.data(), bytes.size());
+      };
+      return num::packExperts(spec, in->w1, in->w2, experts, sink);
     };
-    if (llvm::Error e = num::packExperts(spec, in->w1, in->w2, experts, sink))
-      return std::move(e);
+    DeviceWeightsCache::Set w;
+    if (options.weightsCache && !inputsKey.empty()) {
+      auto got = options.weightsCache->get(backend, inputsKey, copyIndex, sizes, pack);
+      if (!got)
+        return got.takeError();
+      w = *got;
+    } else {
+      place(w.w1, dev.alloc(sizes.w1));
+      place(w.w1Scale, dev.alloc(sizes.w1Scale));
+      place(w.w2, dev.alloc(sizes.w2));
+      place(w.w2Scale, dev.alloc(sizes.w2Scale));
+      if (placed)
+        return std::move(placed);
+      if (llvm::Error e = pack(w))
+        return std::move(e);
+    }
+    args.w1 = w.w1;
+    args.w1Scale = w.w1Scale;
+    args.w2 = w.w2;
+    args.w2Scale = w.w2Scale;
     auto put = [&](const runtime::WorkspaceRegion &r, const void *data, size_t bytes) {
       return backend.copyToDevice(args.workspace + r.offset, data, std::min(bytes, r.bytes));
     };
@@ -359,7 +436,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
         std::clamp<size_t>(options.rotateBytes / std::max<size_t>(setBytes, 1) + 1, 2, 64));
   std::vector<runtime::LayerArgs> sets;
   for (int c = 0; c < copies; ++c) {
-    auto set = placeSet();
+    auto set = placeSet(static_cast<size_t>(c));
     if (!set)
       return set.takeError();
     sets.push_back(*set);

@@ -41,6 +41,7 @@
 #include "runtime/api/MoeLayer.h"
 #include "runtime/backend/Backend.h"
 #include "runtime/numerics/Compare.h"
+#include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/StageTolerance.h"
 
@@ -68,6 +69,40 @@ private:
   mutable std::mutex mutex;
   std::string key;
   std::shared_ptr<const num::LayerInputs> inputs;
+  int64_t found = 0;
+};
+
+/// Packed weights kept on the device from one check for the next check of
+/// the same generated inputs (a tuner's candidates at one token count): the
+/// weights are read-only to every kernel and packed the same for every
+/// schedule, and packing and uploading every routed expert's weights twice
+/// (the rotated copies) is most of a check's time at thousands of tokens.
+/// Holds the copies of one key on one backend, freed when another key or
+/// backend asks, or when the cache goes (before its backend).
+class DeviceWeightsCache {
+public:
+  struct Set {
+    runtime::DevicePtr w1 = 0, w1Scale = 0, w2 = 0, w2Scale = 0;
+  };
+  DeviceWeightsCache() = default;
+  DeviceWeightsCache(const DeviceWeightsCache &) = delete;
+  DeviceWeightsCache &operator=(const DeviceWeightsCache &) = delete;
+  ~DeviceWeightsCache();
+  /// Copy `index` of `key`'s weights on `backend`; the first time, zeroed
+  /// buffers of `sizes` are allocated and `pack` fills them. A failed
+  /// packing is not kept.
+  llvm::Expected<Set> get(runtime::Backend &backend, llvm::StringRef key, size_t index,
+                          const num::PackedSizes &sizes,
+                          llvm::function_ref<llvm::Error(const Set &)> pack);
+  /// How many copies were found here instead of packed.
+  int64_t hits() const { return found; }
+
+private:
+  void release();
+  runtime::Backend *backend = nullptr;
+  std::string key;
+  std::vector<Set> sets;
+  std::vector<runtime::DevicePtr> owned;
   int64_t found = 0;
 };
 
@@ -110,6 +145,10 @@ struct LayerCheckOptions {
   /// Where generated inputs are kept for the next check of the same problem
   /// (null: each check draws its own).
   std::shared_ptr<GeneratedInputsCache> inputsCache;
+  /// Where the packed weights of generated inputs stay on the device for the
+  /// next check of the same inputs (null: each check packs its own). Not
+  /// thread-safe: one checking thread per cache.
+  std::shared_ptr<DeviceWeightsCache> weightsCache;
   /// Compare at most this many tokens, evenly spaced (spreadTokens); 0: all.
   /// The reference, single-threaded per sorted block, is the check's cost at
   /// thousands of tokens.

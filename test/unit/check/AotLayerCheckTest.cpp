@@ -186,6 +186,47 @@ TEST(AotLayerCheck, ChecksOfOneProblemShareTheGeneratedInputs) {
   EXPECT_EQ(cache->hits(), 1);
 }
 
+TEST(AotLayerCheck, ChecksOfOneProblemShareThePackedWeights) {
+  // The packed weights stay on the device for the next check of the same
+  // inputs, another schedule (block_m 64 here) included; another seed packs
+  // its own (a stale set would fail the check), and the cache holds one set.
+  TempDir dir;
+  std::vector<std::string> other = {"stage1.tile=64x32x128; stage2.tile=64x64x128"};
+  prefill(dir.path, {});
+  prefill(dir.path, {"--set", other[0]});
+  auto emu = emuBackend();
+  auto weights = std::make_shared<DeviceWeightsCache>();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.inputsCache = std::make_shared<GeneratedInputsCache>();
+  o.weightsCache = weights;
+  auto first = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  EXPECT_TRUE(first->passed()) << first->table();
+  EXPECT_EQ(weights->hits(), 0);
+  auto second = runLayerCheck(smallSpec(other), *emu, o);
+  ASSERT_TRUE(bool(second)) << llvm::toString(second.takeError());
+  EXPECT_TRUE(second->passed()) << second->table();
+  EXPECT_EQ(weights->hits(), 1);
+  LayerCheckOptions own = fromCache(dir.path);
+  auto alone = runLayerCheck(smallSpec(other), *emu, own);
+  ASSERT_TRUE(bool(alone)) << llvm::toString(alone.takeError());
+  ASSERT_EQ(alone->stages.size(), second->stages.size());
+  for (size_t i = 0; i < alone->stages.size(); ++i) {
+    EXPECT_EQ(alone->stages[i].result.mismatches, second->stages[i].result.mismatches);
+    EXPECT_EQ(alone->stages[i].result.maxAbs, second->stages[i].result.maxAbs);
+  }
+  o.seed = 7;
+  auto reseeded = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(reseeded)) << llvm::toString(reseeded.takeError());
+  EXPECT_TRUE(reseeded->passed()) << reseeded->table();
+  EXPECT_EQ(weights->hits(), 1);
+  o.tokens = 9; // another token count: other routed experts
+  auto fewer = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_TRUE(bool(fewer)) << llvm::toString(fewer.takeError());
+  EXPECT_TRUE(fewer->passed()) << fewer->table();
+  EXPECT_EQ(weights->hits(), 1);
+}
+
 TEST(SpreadTokens, EvenlySpacedWithBothEnds) {
   EXPECT_EQ(spreadTokens(10, 0), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
   EXPECT_EQ(spreadTokens(3, 5), (std::vector<int64_t>{0, 1, 2}));
