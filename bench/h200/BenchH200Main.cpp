@@ -2,7 +2,7 @@
 //
 //   moegen-bench-h200 [SPEC.moe ...] --cache DIR [--tokens N,...] [--baseline CSV]
 //                     [--check-tokens N] [--no-check | --check-only] [--target-ms MS]
-//                     [--cu-num N]
+//                     [--cu-num N] [--table CSV ...]
 //   moegen-bench-h200 [SPEC.moe ...] --plan [--baseline CSV]
 //
 // Times whole MoE layers on the first sm_90a GPU the way
@@ -13,7 +13,9 @@
 // rotated calls replayed between events. Prints one markdown table per
 // layer (bench/h200/Report.h). Without specs: the five layers of Plan.h,
 // from the repository root. --baseline adds the torch baseline's column
-// (torch_baseline.py's CSV). --plan prints what would run, without a GPU,
+// (torch_baseline.py's CSV); --table runs each token count with the
+// schedules of an sm_90a tuned table's row, as a deployment does (the cache
+// must hold them: prefill.sh with the same tables). --plan prints what would run, without a GPU,
 // and with --baseline checks that the baseline has every row with the same
 // rotation. Exits 1 when a check fails or a row cannot run.
 //
@@ -75,6 +77,11 @@ static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("SMs the persistent GEMM grids are capped at "
                                             "(default 132, the H200's)"),
                                    cl::init(132));
+static cl::list<std::string> tableArgs("table",
+                                       cl::desc("an aiter-format tuned table for sm_90a (gfx "
+                                                "sm_90a, cu_num --cu-num; repeatable): each "
+                                                "token count runs its row's schedules"),
+                                       cl::value_desc("csv"));
 static cl::opt<bool> planArg("plan", cl::desc("print what would run; no GPU needed"));
 
 static int fail(const llvm::Twine &msg) { return tools::reportToolError("moegen-bench-h200", msg); }
@@ -162,6 +169,7 @@ int main(int argc, char **argv) {
   BenchOptions options;
   options.tokens = tokens;
   options.cuNum = cuNumArg;
+  options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
   options.warmupReplays = warmupArg;
   options.minReplays = minReplaysArg;
   options.maxReplays = maxReplaysArg;

@@ -38,6 +38,24 @@ llvm::Expected<std::vector<float>> timeReplays(runtime::Backend &backend,
   return ms;
 }
 
+/// "bm32 t32x64x256 kw1 w3 / t32x128x128": block_m and each stage's tile,
+/// with k_batch, k_wave and waves_per_eu where they are not 1, 1, 0.
+std::string describeSchedules(const MoeSpec &spec) {
+  auto stage = [](const StageSchedule &s) {
+    std::string d = "t" + std::to_string(s.tileM) + "x" + std::to_string(s.tileN) + "x" +
+                    std::to_string(s.tileK);
+    if (s.kBatch > 1)
+      d += " kb" + std::to_string(s.kBatch);
+    if (s.kWave > 1)
+      d += " kw" + std::to_string(s.kWave);
+    if (s.wavesPerEU > 0)
+      d += " w" + std::to_string(s.wavesPerEU);
+    return d;
+  };
+  return "bm" + std::to_string(spec.stage1.tileM) + " " + stage(spec.stage1) + " / " +
+         stage(spec.stage2);
+}
+
 } // namespace
 
 double BenchRow::medianUs() const {
@@ -68,6 +86,11 @@ llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend 
   auto ws = layer.workspaceLayout(tokens);
   if (!ws)
     return ws.takeError();
+  const MoeSpec &ran = dispatch->spec; // the tier's schedules
+  row.schedules = (dispatch->source == runtime::ScheduleSource::SpecDefault ? "spec"
+                   : dispatch->source == runtime::ScheduleSource::Heuristic ? "heuristic"
+                                                                            : "tuned") +
+                  std::string(": ") + describeSchedules(ran);
 
   // The sets, on the host and on the device.
   std::vector<RotatedInputs> inputs;
@@ -109,7 +132,7 @@ llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend 
     if (llvm::Error e = backend.synchronize())
       return std::move(e);
     std::vector<int64_t> checked = spreadTokens(tokens, options.checkTokens);
-    auto a1 = stage1Input(spec, inputs[0], checked);
+    auto a1 = stage1Input(ran, inputs[0], checked);
     if (!a1)
       return a1.takeError();
     RunInputs run;
@@ -120,7 +143,7 @@ llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend 
     run.a1 = &*a1;
     run.w1 = &weights.w1;
     run.w2 = &weights.w2;
-    auto result = checkLayerRun(spec, backend, *dispatch->kernels, *ws, calls[0], run);
+    auto result = checkLayerRun(ran, backend, *dispatch->kernels, *ws, calls[0], run);
     if (!result)
       return result.takeError();
     row.check = std::move(*result);
@@ -158,8 +181,9 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
                                  const BenchOptions &options, llvm::raw_ostream &log) {
   std::vector<BenchRow> rows;
   runtime::LayerOptions layerOptions;
-  layerOptions.target.chip = "sm_90a";
+  layerOptions.target.chip = options.chip;
   layerOptions.cuNum = options.cuNum;
+  layerOptions.tunedTables = options.tunedTables;
   auto layer = runtime::MoeLayer::create(std::move(kernels), backend, spec, layerOptions);
   llvm::Expected<runtime::EventPair> events =
       options.time ? runtime::createEventPair(backend)
@@ -191,8 +215,8 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
           << row->check->checkedTokens << " of " << tokens << " tokens compared), ";
     if (options.time)
       log << row->callMs.size() << " replays of " << row->sets << " calls, "
-          << llvm::format("%.1f us per call", row->medianUs());
-    log << "\n";
+          << llvm::format("%.1f us per call", row->medianUs()) << ", ";
+    log << row->schedules << "\n";
     log.flush();
     rows.push_back(std::move(*row));
   }

@@ -29,6 +29,10 @@ namespace moegen::bench {
 struct BenchOptions {
   std::vector<int64_t> tokens;
   int64_t cuNum = 132; // the H200's SMs: the persistent GEMM grids' cap
+  std::string chip = "sm_90a"; // what the kernels were built for (the tables' gfx key)
+  /// aiter-format tuned tables (rows keyed gfx = sm_90a, cu_num = cuNum):
+  /// each token count runs the schedules MoeLayer chooses from them.
+  std::vector<std::string> tunedTables;
   int warmupReplays = 2;
   int minReplays = 5, maxReplays = 60;
   double targetMs = 100;
@@ -43,6 +47,9 @@ struct BenchRow {
   double expertsHit = 0;     // distinct experts per call, mean over the sets
   std::vector<float> callMs; // per timed replay: its time over the sets
   std::optional<LayerCheckResult> check;
+  /// Where the schedules came from (a tuned row or the spec's) and what they
+  /// are, e.g. "tuned: bm32 t32x64x256 kw1 w3 / t32x128x128".
+  std::string schedules;
   std::string error; // what kept the row from being measured or checked
   double medianUs() const;
   bool passed() const { return error.empty() && (!check || check->passed()); }

@@ -44,8 +44,8 @@ void printLayerTable(llvm::raw_ostream &os, const MoeSpec &spec, llvm::ArrayRef<
      << p.experts << " experts, top-" << p.topk << "; " << toString(spec.formats.activation)
      << " x " << toString(spec.formats.weight) << ")\n\n";
   os << "| M | sets | experts hit | moegen us | check | torch us | tk_mxfp4 us | best peer us | "
-        "moegen / best | mxfp4 floor us | % of floor |\n"
-     << "|--:|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|\n";
+        "moegen / best | mxfp4 floor us | % of floor | schedules |\n"
+     << "|--:|--:|--:|--:|:--|--:|--:|--:|--:|--:|--:|:--|\n";
   std::vector<std::string> notes;
   for (const BenchRow &r : rows) {
     const bool measured = r.error.empty() && !r.callMs.empty();
@@ -71,7 +71,8 @@ void printLayerTable(llvm::raw_ostream &os, const MoeSpec &spec, llvm::ArrayRef<
     os << "| " << r.tokens << " | " << r.sets << " | "
        << (r.expertsHit > 0 ? llvm::formatv("{0:F1}", r.expertsHit).str() : "-") << " | "
        << (measured ? us(t) : "-") << " | " << checkCell(r) << " | " << torch << " | " << tk
-       << " | " << best << " | " << ratio << " | " << floorUs << " | " << share << " |\n";
+       << " | " << best << " | " << ratio << " | " << floorUs << " | " << share << " | "
+       << (r.schedules.empty() ? "-" : r.schedules) << " |\n";
     if (!r.error.empty())
       notes.push_back(llvm::formatv("M={0}: {1}", r.tokens, r.error).str());
     else if (r.check && !r.check->passed())

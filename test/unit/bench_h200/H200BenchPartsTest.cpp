@@ -186,6 +186,7 @@ TEST(H200Report, RowsAgainstPeersTorchAndTheFloor) {
   ok.sets = 8;
   ok.expertsHit = 16;
   ok.callMs = {0.2f, 0.1f, 0.1f}; // median 100 us
+  ok.schedules = "tuned: bm32 t32x64x256 w3 / t32x128x128";
   ok.check = LayerCheckResult();
   ok.check->checkedTokens = 1;
   StageCheck layer;
@@ -212,13 +213,13 @@ TEST(H200Report, RowsAgainstPeersTorchAndTheFloor) {
   // 100 us against tk_mxfp4's 42.8 (the best at M=1): 2.34x; the floor
   // (16 experts) 8.2 us: 8%.
   EXPECT_NE(out.find("| 1 | 8 | 16.0 | 100 | PASS | 250 | 42.8 | 42.8 (tk_mxfp4) | 2.34 | 8.2 (bw) "
-                     "| 8% |"),
+                     "| 8% | tuned: bm32 t32x64x256 w3 / t32x128x128 |"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("| 4 | 8 | 16.0 | 100 | FAIL (layer) | - | 78.8 | 78.8 (tk_mxfp4) | 1.27 |"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("| 16 | 8 | - | - | ERROR | - | 211 | 211 (tk_mxfp4) | - | - | - |"),
+  EXPECT_NE(out.find("| 16 | 8 | - | - | ERROR | - | 211 | 211 (tk_mxfp4) | - | - | - | - |"),
             std::string::npos)
       << out;
   EXPECT_NE(out.find("M=16: cuda backend: launch of 'moe_stage1' failed"), std::string::npos);

@@ -17,6 +17,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -100,6 +101,59 @@ TEST(H200BenchRun, OnTheEmulatorTheCheckedCallPasses) {
   ASSERT_FALSE(bool(timed));
   EXPECT_EQ(llvm::toString(timed.takeError()),
             "emu backend: device graphs are not supported (the cuda backend has them)");
+}
+
+TEST(H200BenchRun, ATunedRowsSchedulesRunAndAreChecked) {
+  // A table row for tier 8 (5..8 tokens) names block_m 64 schedules; the
+  // bench runs them, checks the call against them (the sorting's blocks are
+  // 64 rows) and says where they came from; tier 1 has no row and keeps the
+  // spec's (the fallback heuristic's names are not in the cache).
+  PrefilledCache cache("gfx950");
+  const std::string row64 = "stage1.tile=64x32x128; stage1.waves_per_eu=2; stage2.tile=64x64x128";
+  {
+    std::string spec = smallSpecPath();
+    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, cache.path, "gfx950", "--set", row64};
+    std::string err;
+    ASSERT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
+        << err;
+  }
+  std::string table = cache.path + "/tuned.csv";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(table, ec);
+    ASSERT_FALSE(ec);
+    os << "gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,"
+          "q_type,use_g1u1,doweight_stage1,block_m,ksplit,us1,kernelName1,err1,us2,kernelName2,"
+          "err2,us,tflops,bw,_tag\n"
+          "gfx950,256,8,256,128,8,2,ActivationType.Situv2,torch.bfloat16,"
+          "torch.float4_e2m1fn_x2,torch.float4_e2m1fn_x2,QuantType.per_1x32,1,0,64,0,1.0,"
+          "flydsl_moe1_afp4_wfp4_bf16_t64x32x128_w2_fp4,0.0%,1.0,"
+          "flydsl_moe2_afp4_wfp4_bf16_t64x64x128_atomic_sbm64,0.0%,2.0,0,0,test\n";
+  }
+  auto emu = runtime::createBackend("emu");
+  ASSERT_TRUE(bool(emu));
+  auto weights = uploadWeights(smallSpec(), **emu);
+  ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+  BenchOptions o;
+  o.time = false;
+  o.cuNum = 256;
+  o.chip = "gfx950";
+  o.tokens = {6, 1};
+  o.tunedTables = {table};
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  std::vector<BenchRow> rows = benchLayer(smallSpec(), cache.kernels(), **emu, **weights, o, os);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const BenchRow &r : rows) {
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_TRUE(r.check);
+    EXPECT_TRUE(r.check->passed()) << r.tokens << " tokens:\n" << r.check->table();
+  }
+  EXPECT_EQ(rows[0].schedules, "tuned: bm64 t64x32x128 w2 / t64x64x128");
+  EXPECT_EQ(rows[1].schedules, "spec: bm32 t32x32x256 / t32x128x128");
+  EXPECT_NE(log.find("6 tokens: check PASS (6 of 6 tokens compared), tuned: bm64"),
+            std::string::npos)
+      << log;
 }
 
 TEST(H200BenchRun, ACheckOfSomeTokensComparesTheirRowsOnly) {
