@@ -6,6 +6,9 @@
 # with MOEGEN_BIN checks it).
 #
 #   bench/h200/prefill.sh CACHE_DIR      # MOEGEN_BIN: the moegen to use (default build/bin/moegen)
+#
+# With the kernels of every row of the sm_90a tuned tables (data/sm90a/*_tuned_fmoe.csv,
+# or the space-separated TABLES; TABLES= for none), which run-on-device.sh hands to the bench.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -17,5 +20,13 @@ args=()
 for s in "${specs[@]}"; do
   args+=(--spec "$root/$s")
 done
-"$moegen" cache prefill --target sm_90a "${args[@]}" --dir "$dir"
+if [ -n "${TABLES+set}" ]; then
+  read -ra tables <<<"$TABLES"
+else
+  tables=("$root"/data/sm90a/*_tuned_fmoe.csv)
+fi
+for t in "${tables[@]}"; do
+  [ -f "$t" ] && args+=(--table "$t")
+done
+"$moegen" cache prefill --target sm_90a --cu-num 132 "${args[@]}" --dir "$dir"
 du -sh "$dir"

@@ -9,7 +9,9 @@
 # BENCH_BIN has (BENCH_BIN: tools/layer-check/build-static.sh's
 # moegen-bench-h200). Run from the repository root. Environment: TOKENS
 # (comma-separated token counts, default all ten), TORCH_ARGS (more
-# torch_baseline.py options), NO_TORCH=1 (skip the baseline).
+# torch_baseline.py options), NO_TORCH=1 (skip the baseline), TABLES (space-separated
+# sm_90a tuned tables the bench takes its schedules from; default data/sm90a/*_tuned_fmoe.csv,
+# TABLES= for the specs' own schedules; prefill.sh must have had the same).
 set -uo pipefail
 
 cache=${1:?usage: run-on-device.sh CACHE_DIR BENCH_BIN [options...]}
@@ -26,6 +28,16 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 "$bench" --version
 start=$SECONDS
 
+if [ -n "${TABLES+set}" ]; then
+  read -ra tables <<<"$TABLES"
+else
+  tables=("$here"/../../data/sm90a/*_tuned_fmoe.csv)
+fi
+table_args=()
+for t in "${tables[@]}"; do
+  [ -f "$t" ] && table_args+=(--table "$t")
+done
+
 baseline=()
 if [ "${NO_TORCH:-0}" != 1 ]; then
   # shellcheck disable=SC2086 # TORCH_ARGS is a list of options
@@ -38,7 +50,8 @@ if [ "${NO_TORCH:-0}" != 1 ]; then
   echo "torch baseline: $((SECONDS - start)) s"
 fi
 
-"$bench" --cache "$cache" --tokens "$tokens" "${baseline[@]}" "$@" | tee "$out/bench.md"
+"$bench" --cache "$cache" --tokens "$tokens" "${baseline[@]}" "${table_args[@]}" "$@" |
+  tee "$out/bench.md"
 rc=${PIPESTATUS[0]}
 echo "run-on-device.sh: $((SECONDS - start)) s in all, bench exit status $rc"
 exit "$rc"

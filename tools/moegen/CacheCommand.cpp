@@ -150,6 +150,7 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
     runtime::LayerOptions options;
     options.tunedTables = tables;
     options.cuNum = cuNum;
+    options.target = target; // the tables' gfx key is the chip compiled for
     auto scheduler = runtime::LayerScheduler::create(*spec, options);
     if (!scheduler)
       return fail(llvm::toString(scheduler.takeError()));
