@@ -257,9 +257,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   const std::string inputsKey =
       options.inputsDir.empty() ? generatedInputsKey(spec, options.tokens, options.seed) : "";
   if (options.inputsDir.empty()) {
-    const std::string &key = inputsKey;
     if (options.inputsCache)
-      in = options.inputsCache->find(key);
+      in = options.inputsCache->find(inputsKey);
     if (!in) {
       num::GenOptions gen;
       gen.seed = options.seed;
@@ -270,7 +269,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
         return generated.takeError();
       in = std::make_shared<const num::LayerInputs>(std::move(*generated));
       if (options.inputsCache)
-        options.inputsCache->keep(key, in);
+        options.inputsCache->keep(inputsKey, in);
     }
   } else {
     auto read = readLayerInputs(spec, options.inputsDir);

@@ -56,10 +56,10 @@ struct Sm90GemmLayout {
   /// 32), each an M tile in flight of its own.
   static constexpr int64_t kMaxBlocksPerSM = 16;
   static constexpr int64_t kOtherRegs = 56;
-  /// The main loop's registers beside accumulators and weights in flight:
-  /// kBaseRegs and kRegsPerWeightRow per weight row of a warp (its decoding
-  /// tables, addresses); the prefetch depth leaves them (and kOtherRegs at
-  /// least).
+  /// With waves_per_eu set, the main loop's registers beside accumulators
+  /// and weights in flight: kBaseRegs and kRegsPerWeightRow per weight row of
+  /// a warp (its decoding tables, addresses), which the prefetch depth leaves
+  /// (without it, kOtherRegs).
   static constexpr int64_t kBaseRegs = 32;
   static constexpr int64_t kRegsPerWeightRow = 16;
 
