@@ -244,9 +244,11 @@ static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint6
       .str();
 }
 
-llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &backend,
+llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend &backend,
                                                const LayerCheckOptions &options) {
-  const Problem &pr = spec.problem;
+  // Until the tier's schedules are known, only the problem and the formats
+  // are read (the same in every schedule).
+  const Problem &pr = layerSpec.problem;
   // Inputs: read from a reference bundle, or generated from the seed.
   if (options.inputsDir.empty())
     if (llvm::Error e = checkTokenCount(options.tokens, "tokens"))
@@ -255,7 +257,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   // Generated inputs are named by what they depend on (read ones are not
   // kept anywhere).
   const std::string inputsKey =
-      options.inputsDir.empty() ? generatedInputsKey(spec, options.tokens, options.seed) : "";
+      options.inputsDir.empty() ? generatedInputsKey(layerSpec, options.tokens, options.seed) : "";
   if (options.inputsDir.empty()) {
     if (options.inputsCache)
       in = options.inputsCache->find(inputsKey);
@@ -264,7 +266,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
       gen.seed = options.seed;
       gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
       gen.compactExperts = true;
-      auto generated = num::generateInputs(spec, options.tokens, gen);
+      auto generated = num::generateInputs(layerSpec, options.tokens, gen);
       if (!generated)
         return generated.takeError();
       in = std::make_shared<const num::LayerInputs>(std::move(*generated));
@@ -272,7 +274,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
         options.inputsCache->keep(inputsKey, in);
     }
   } else {
-    auto read = readLayerInputs(spec, options.inputsDir);
+    auto read = readLayerInputs(layerSpec, options.inputsDir);
     if (!read)
       return read.takeError();
     if (llvm::Error e = checkTokenCount(read->tokens, options.inputsDir + "/a1"))
@@ -293,7 +295,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   const int64_t T = in->tokens, topk = pr.topk, K = pr.modelDim;
 
   // The layer as a host application runs it: kernels from the caller's
-  // KernelSource, dispatched with the spec's own schedules, and launched by
+  // KernelSource, dispatched with the schedules MoeLayer chooses for the
+  // tier (the tuned tables' row, else the spec's own), and launched by
   // MoeLayer::run; intermediates are read from its workspace.
   if (!options.kernels)
     return makeError("runLayerCheck: no kernel source (LayerCheckOptions::kernels)");
@@ -310,7 +313,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   layerOptions.cuNum = options.cuNum;
   layerOptions.target = options.target;
   layerOptions.families = options.families;
-  auto layer = runtime::MoeLayer::create(options.kernels, backend, spec, layerOptions);
+  layerOptions.tunedTables = options.tunedTables;
+  auto layer = runtime::MoeLayer::create(options.kernels, backend, layerSpec, layerOptions);
   if (!layer)
     return layer.takeError();
   auto dispatch = (*layer)->dispatch(T);
@@ -324,6 +328,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto ws = (*layer)->workspaceLayout(T);
   if (!ws)
     return ws.takeError();
+  // From here on, the schedules that run: the sorting's block, the packing
+  // and the reference follow them.
+  const MoeSpec &spec = dispatch->spec;
   const runtime::KernelSet &kernels = *dispatch->kernels;
   auto ran = [&](KernelFamily f) { return kernels.find(f) != nullptr; };
   const std::vector<int32_t> &experts = in->experts;
@@ -465,6 +472,7 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, Backend &bac
   auto checkedRun = checkLayerRun(spec, backend, kernels, *ws, args, runInputs);
   if (!checkedRun)
     return checkedRun.takeError();
+  checkedRun->schedules = dispatch->origin;
 
   // Timing, after the check (which ran on the first set): warmup, then each
   // run between two events, rotating over the sets.

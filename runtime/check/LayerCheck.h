@@ -149,6 +149,10 @@ struct LayerCheckOptions {
   /// next check of the same inputs (null: each check packs its own). Not
   /// thread-safe: one checking thread per cache.
   std::shared_ptr<DeviceWeightsCache> weightsCache;
+  /// aiter-format tuned tables (LayerOptions::tunedTables, keyed by
+  /// target.chip and cuNum): the tier's row's schedules run and are checked;
+  /// none: the spec's own.
+  std::vector<std::string> tunedTables;
   /// Compare at most this many tokens, evenly spaced (spreadTokens); 0: all.
   /// The reference, single-threaded per sorted block, is the check's cost at
   /// thousands of tokens.
@@ -191,6 +195,9 @@ struct LayerCheckResult {
   /// Stages not checked because their kernels were not part of the run.
   std::vector<std::string> notRun;
   std::optional<LayerTiming> timing;
+  /// Where the schedules that ran came from (TierDispatch::origin: a tuned
+  /// table's row, or the spec's own).
+  std::string schedules;
   bool passed() const;
   /// One line per stage: metrics and PASS/FAIL.
   std::string table() const;
@@ -201,8 +208,9 @@ struct LayerCheckResult {
 using num::layerTolerance;
 using num::stageTolerance;
 
-/// Gets the kernels of `spec` from options.kernels, runs the layer on
-/// `backend` and checks every stage (then times it, if asked). Errors: the
+/// Gets the kernels of `spec` (with the schedules options.tunedTables give
+/// the tier, if any) from options.kernels, runs the layer on `backend` and
+/// checks every stage against those schedules (then times it, if asked). Errors: the
 /// inputs, the kernels, a kernel fault on the backend, or timing asked of a
 /// backend that cannot time.
 llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &spec, runtime::Backend &backend,

@@ -3,7 +3,7 @@
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
 //                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
 //                      [--check-tokens N]
-//                      [--set key=value ...]
+//                      [--set key=value ...] [--table CSV ...]
 //
 // Runs a layer the way a deployment does: its kernels come from the prefilled
 // kernel cache DIR (`moegen cache prefill`, or a JIT run, of the same moegen
@@ -17,8 +17,11 @@
 // listed as not run. --time N then times N runs of the whole layer between
 // device events, inputs rotated over copies larger than the L2, and prints the
 // median and the minimum; --time-steps adds an event after every clear and
-// launch and prints each step's median. Exits 1 when a stage fails or the
-// layer cannot run.
+// launch and prints each step's median. --table runs each token count with
+// the schedules of its tier's row in aiter-format tuned tables (keyed by the
+// chip and --cu-num; the cache must hold them: `moegen cache prefill --table`)
+// and checks against those. Exits 1 when a stage fails or the layer cannot
+// run.
 //
 // MLIR-free and without the compiler: tools/layer-check/build-static.sh links
 // it without libLLVM.so, to be copied to a GPU machine with the cache.
@@ -84,6 +87,11 @@ static cl::opt<long long> checkTokensArg("check-tokens",
                                                   "(default 0: all)"),
                                          cl::init(0));
 static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
+static cl::list<std::string> tableArgs("table",
+                                       cl::desc("an aiter-format tuned table (repeatable): each "
+                                                "token count runs and checks its tier's row, "
+                                                "keyed by the chip and --cu-num"),
+                                       cl::value_desc("csv"));
 
 static int fail(const llvm::Twine &msg) {
   return tools::reportToolError("moegen-layer-check", msg);
@@ -119,6 +127,7 @@ int main(int argc, char **argv) {
   if (checkTokensArg < 0)
     return fail("--check-tokens: " + llvm::Twine(checkTokensArg) + " is negative");
   options.checkTokens = checkTokensArg;
+  options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
   options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
   auto families = parseKernelFamilies(kernelsArg);
   if (!families)
@@ -168,6 +177,8 @@ int main(int argc, char **argv) {
     if (result->checkedTokens < result->tokens)
       llvm::outs() << " (" << result->checkedTokens << " compared)";
     llvm::outs() << ", seed " << options.seed << ", kernels from " << cacheArg << "\n";
+    if (!options.tunedTables.empty())
+      llvm::outs() << "schedules: " << result->schedules << "\n";
     if (!result->stages.empty())
       llvm::outs() << result->table();
     else
