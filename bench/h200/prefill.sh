@@ -20,13 +20,8 @@ args=()
 for s in "${specs[@]}"; do
   args+=(--spec "$root/$s")
 done
-if [ -n "${TABLES+set}" ]; then
-  read -ra tables <<<"$TABLES"
-else
-  tables=("$root"/data/sm90a/*_tuned_fmoe.csv)
-fi
-for t in "${tables[@]}"; do
-  [ -f "$t" ] && args+=(--table "$t")
-done
-"$moegen" cache prefill --target sm_90a --cu-num 132 "${args[@]}" --dir "$dir"
+# shellcheck source=tables.sh
+source "$root/bench/h200/tables.sh"
+sm90a_table_args "$root"
+"$moegen" cache prefill --target sm_90a --cu-num 132 "${args[@]}" "${table_args[@]}" --dir "$dir"
 du -sh "$dir"

@@ -28,15 +28,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 "$bench" --version
 start=$SECONDS
 
-if [ -n "${TABLES+set}" ]; then
-  read -ra tables <<<"$TABLES"
-else
-  tables=("$here"/../../data/sm90a/*_tuned_fmoe.csv)
-fi
-table_args=()
-for t in "${tables[@]}"; do
-  [ -f "$t" ] && table_args+=(--table "$t")
-done
+# shellcheck source=tables.sh
+source "$here/tables.sh"
+sm90a_table_args "$here/../.."
 
 baseline=()
 if [ "${NO_TORCH:-0}" != 1 ]; then

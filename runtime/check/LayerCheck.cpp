@@ -208,12 +208,13 @@ DeviceWeightsCache::get(Backend &b, llvm::StringRef wanted, size_t index,
   Set set;
   std::vector<DevicePtr> allocated;
   auto alloc = [&](DevicePtr &field, int64_t bytes) -> llvm::Error {
-    auto p = b.allocate(static_cast<size_t>(std::max<int64_t>(bytes, 4)));
+    const size_t n = static_cast<size_t>(std::max<int64_t>(bytes, 4));
+    auto p = b.allocate(n);
     if (!p)
       return p.takeError();
     allocated.push_back(*p);
     field = *p;
-    return b.memset(*p, 0, static_cast<size_t>(std::max<int64_t>(bytes, 4)));
+    return b.memset(*p, 0, n);
   };
   llvm::Error e = llvm::Error::success();
   for (auto [field, bytes] : {std::pair<DevicePtr *, int64_t>{&set.w1, sizes.w1},
