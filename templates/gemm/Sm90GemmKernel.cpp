@@ -496,6 +496,85 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
+  /// asyncA: where this K-group's raw MX A copies of step slot `slot` (0,
+  /// 1) begin (i32 index): after every K-group's staging buffers, per slot
+  /// the code bytes of unit j of thread t at (j * threads + t) * unit words,
+  /// then the scale words at j * threads + t.
+  Value rawASlot(Value slot) {
+    int64_t groupWords = l.rawABytes / 4;
+    Value base = a.add(a.idx(l.buffers * s.kWave * l.stagingBytes / 4),
+                       a.mul(waveK, a.idx(groupWords)));
+    return a.add(base, a.mul(slot, a.idx(groupWords / 2)));
+  }
+  int64_t rawACodeWords() const { return unitBytes(p.aFormat, true) / 4; }
+
+  /// asyncA: the shared-memory words of unit j's codes and scale word.
+  std::pair<Value, Value> rawAUnitWords(Value slotBase, size_t j, size_t units) {
+    Value unit = a.add(a.idx(static_cast<int64_t>(j) * groupThreads), gtid);
+    Value codes = a.add(slotBase, a.mul(unit, a.idx(rawACodeWords())));
+    Value scale = a.add(slotBase, a.add(a.idx(static_cast<int64_t>(units) * groupThreads *
+                                              rawACodeWords()),
+                                        unit));
+    return {codes, scale};
+  }
+
+  /// The scale byte of A unit `u` at K block `kb` in the shuffled e8m0 layout.
+  Value aScaleOffset(const StageUnit &u, Value kb) {
+    return emitE8m0ShuffleOffset(a, u.scaleRow, u.block ? a.add(kb, u.block) : kb, K / 32);
+  }
+
+  /// asyncA: cp.async of this thread's A units of step `step` into `slot`:
+  /// their code bytes (16 at a time) and the aligned scale word holding
+  /// each one's scale byte (the shuffled layout's rows are padded to whole
+  /// words). Padding rows and units past the rows copy row 0's bytes (valid
+  /// addresses): the staging zeroes or skips them.
+  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
+    Value kb = a.mul(step, a.idx(l.superK / kChunk));
+    Value base = rawASlot(slot);
+    int64_t bytes = unitBytes(p.aFormat, true);
+    for (auto [j, u] : llvm::enumerate(units)) {
+      auto [codes, scale] = rawAUnitWords(base, j, units.size());
+      Value first = a.add(u.global, a.mul(kb, a.idx(bytes)));
+      for (int64_t c = 0; c < bytes / 16; ++c)
+        NVVM::CpAsyncOp::create(
+            b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
+            elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
+            NVVM::LoadCacheModifierKind::CG, Value());
+      Value word = andI(aScaleOffset(u, kb), ~int64_t(3));
+      NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), scale, 3),
+                              elementPtr(aScale, b.getI8Type(), word), 4,
+                              NVVM::LoadCacheModifierKind::CA, Value());
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  /// asyncA: what loadBlock gives for A at step `step`, read back from
+  /// `slot` once this thread's copies have landed: per unit its code bytes
+  /// and its scale byte.
+  SmallVector<Value> readRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
+    Value kb = a.mul(step, a.idx(l.superK / kChunk));
+    Value base = rawASlot(slot);
+    int64_t bytes = unitBytes(p.aFormat, true);
+    SmallVector<Value> raw;
+    for (auto [j, u] : llvm::enumerate(units)) {
+      auto [codes, scale] = rawAUnitWords(base, j, units.size());
+      SmallVector<Value> parts;
+      for (int64_t c = 0; c < bytes / 16; ++c)
+        parts.push_back(
+            vload(VectorType::get({4}, i32()), shared, a.add(codes, a.idx(4 * c)), 16));
+      Value data = parts[0];
+      if (parts.size() == 2)
+        data = vector::ShuffleOp::create(b, parts[0], parts[1],
+                                         ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+      raw.push_back(
+          vector::BitCastOp::create(b, VectorType::get({bytes}, b.getI8Type()), data));
+      Value shift = a.toI32(a.mul(andI(aScaleOffset(u, kb), 3), a.idx(8)));
+      Value byte = arith::ShRUIOp::create(b, load(shared, scale), shift);
+      raw.push_back(arith::TruncIOp::create(b, b.getI8Type(), byte));
+    }
+    return raw;
+  }
+
   struct LaneWeightRow {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
@@ -919,6 +998,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     };
     if (copyA && l.buffers == 2)
       copyAStep(aUnits, step0, groupBase);
+    if (l.asyncA) {
+      assert(static_cast<int64_t>(aUnits.size()) ==
+                 sm90AUnitsPerThread(l.aRows, l.superK, groupThreads) &&
+             "the plan sized the raw A copies for another unit count");
+      copyRawA(aUnits, step0, a.idx(0));
+    }
     // Carried: MX A's loads of step i (one step ahead), then the weights of
     // steps i .. i + prefetch - 1.
     SmallVector<Value> ahead;
@@ -985,10 +1070,19 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             if (l.buffers == 1)
               gpu::BarrierOp::create(b);
             SmallVector<Value> loadedA;
-            if (l.prefetchA)
+            if (l.asyncA) {
+              // This step's copies (issued a step ago) have landed; the next
+              // step's go to the other slot, read in the step before this.
+              NVVM::CpAsyncWaitGroupOp::create(b, 0);
+              loadedA = readRawA(aUnits, stepOf(i), andI(i, 1));
+              Value next = a.add(i, a.idx(1));
+              ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1)); });
+            } else if (l.prefetchA) {
               nextA = loadA(stepOf(a.add(i, a.idx(1))));
-            else
+            } else {
               loadedA = loadA(stepOf(i));
+            }
             nextW = loadAhead(i);
             keepLoadsHere();
             stageBlock(

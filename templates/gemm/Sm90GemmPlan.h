@@ -89,6 +89,15 @@ struct Sm90GemmLayout {
   /// registers leave room for more than one step of weights in flight (a
   /// tight kernel spills more than the hidden latency gains).
   bool prefetchA = false;
+  /// Register weights with MX A: each thread copies its A units' raw bytes
+  /// (codes, and the 4-byte word of the scale layout holding the unit's
+  /// scale) for the next step into shared memory with cp.async (no
+  /// registers held), and decodes them into the staging from there: a step
+  /// waits on shared memory instead of a global round trip. Where the raw
+  /// copies (two steps of them, rawABytes per K-group) fit beside the
+  /// staging; prefetchA is then off.
+  bool asyncA = false;
+  int64_t rawABytes = 0;
   /// Register weights over at most kMaxCarrySteps steps per K-group (stage 2
   /// of the examples): a tile's last trips load the first `prefetch` steps of
   /// the workgroup's next M tile, carried through the persistent loop, so
@@ -105,6 +114,12 @@ struct Sm90GemmLayout {
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };
+
+/// MX A units (32-element blocks of a staged row) per thread and main-loop
+/// step of `stepK` elements, `rows` rows spread over `groupThreads` threads
+/// (up to 4 lanes per row, each taking every 4th unit of it); some threads'
+/// last ones may lie past the rows.
+int64_t sm90AUnitsPerThread(int64_t rows, int64_t stepK, int64_t groupThreads);
 
 /// The layout of `plan` on sm_90a; appends every sm_90a rule it breaks.
 Sm90GemmLayout planSm90Gemm(const GemmPlan &plan, ScheduleIssues &issues);

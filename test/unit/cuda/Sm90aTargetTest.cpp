@@ -108,6 +108,13 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.accRegs, 32);
   EXPECT_EQ(s1.prefetch, 1);
   EXPECT_FALSE(s1.prefetchA); // MX A a step ahead only with registers for more than one step
+  // ... or through shared memory where two steps of its raw bytes fit: 32
+  // rows x 4 blocks a step, each 16 code bytes and a scale word, spread over
+  // 64 threads (2 each).
+  EXPECT_TRUE(s1.asyncA);
+  EXPECT_EQ(sm90AUnitsPerThread(32, 128, 64), 2);
+  EXPECT_EQ(s1.rawABytes, 2 * 128 * (16 + 4));
+  EXPECT_EQ(s1.sharedBytes, 2 * 32 * 272 + 2 * 128 * 20);
   EXPECT_EQ(s1.minBlocksPerSM, 8);
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
@@ -158,7 +165,8 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   odd.stage2.tileK = 32;
   odd.stage2.kWave = 2; // 96 of K per group
   EXPECT_EQ(plan(odd, StageId::Stage1).superK, 64);
-  EXPECT_FALSE(plan(odd, StageId::Stage1).prefetchA); // bf16 A: cp.async instead
+  EXPECT_FALSE(plan(odd, StageId::Stage1).prefetchA); // bf16 A: cp.async into the staging
+  EXPECT_FALSE(plan(odd, StageId::Stage1).asyncA);
   Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
   EXPECT_EQ(odd2.superK, 32);
   EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
@@ -172,7 +180,18 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_TRUE(f1.quantPairs);
   EXPECT_EQ(f1.accRegs, 32);
   EXPECT_EQ(f1.quantScratchBytes, 32 * 2 * 4);
-  EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + 32 * 2 * 4);
+  EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + f1.rawABytes + 32 * 2 * 4);
+  // Raw MX A copies that would not fit beside two staging buffers are left
+  // out: A is then loaded into registers in its step.
+  MoeSpec deep = fused;
+  deep.formats.activation = DType::MXFP8;
+  deep.stage1.fusedQuant = FusedQuant::FP8;
+  deep.problem.modelDim = 1024;
+  deep.stage1.kWave = 2; // two K-groups' staging, 34816 bytes, and 2 x 9216 of raw fp8 A
+  Sm90GemmLayout d1 = plan(deep, StageId::Stage1);
+  EXPECT_EQ(d1.buffers, 2);
+  EXPECT_FALSE(d1.asyncA);
+  EXPECT_EQ(d1.rawABytes, 0);
   EXPECT_FALSE(s1.quantPairs); // no fused quantization
   EXPECT_EQ(s1.quantScratchBytes, 0);
   // bf16 weights are staged with A: 80-byte rows, 32-wide blocks, one warp
