@@ -19,8 +19,8 @@ llvm::Expected<float> Backend::elapsedMs(EventHandle, EventHandle) { return cann
 
 static llvm::Error noGraphs(const Backend &B) {
   return llvm::createStringError(std::errc::not_supported,
-                                 "%s backend: device graphs are not supported (the cuda backend "
-                                 "has them)",
+                                 "%s backend: device graphs are not supported (the cuda and hip "
+                                 "backends have them)",
                                  B.name().str().c_str());
 }
 

@@ -28,7 +28,7 @@
 // While recording, a backend refuses (with an error naming the call) what a
 // graph cannot hold or what would wait for the device: copies, synchronize,
 // allocations, frees, loading code, recording and waiting for events. A
-// backend without graphs (emu, hip) says so.
+// backend without graphs (emu) says so.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_BACKEND_BACKEND_H

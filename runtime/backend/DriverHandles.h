@@ -1,10 +1,12 @@
 //===- DriverHandles.h - The driver objects behind a backend's handles -*- C++ -*-===//
 //
 // The hip and cuda backends hand out small integer handles (Backend.h) for
-// the driver's modules, functions and events, and remember their device
-// allocations; this holds those objects, thread-safe, and names a handle that
-// is not from the backend in its errors ("cuda backend: event 7 is not from
-// this backend"), and refuses a code bundle with no module to load. The
+// the driver's modules, functions, events and executable graphs, and
+// remember their device allocations; this holds those objects, thread-safe,
+// and names a handle that is not from the backend in its errors ("cuda
+// backend: event 7 is not from this backend"), and refuses a code bundle with
+// no module to load. It also knows whether the backend's stream is being
+// captured into a graph, and refuses by name what a capture cannot hold. The
 // backend frees the objects with its driver.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -23,7 +26,7 @@
 
 namespace moegen::runtime {
 
-template <class Module, class Function, class Event> class DriverHandles {
+template <class Module, class Function, class Event, class GraphExec> class DriverHandles {
 public:
   /// `backend` prefixes the errors: "hip", "cuda".
   explicit DriverHandles(const char *backend) : backend(backend) {}
@@ -81,10 +84,44 @@ public:
     return std::make_pair(*from, *to);
   }
 
-  /// What is left, for the backend's destructor to free.
+  GraphHandle addGraph(GraphExec g) { return GraphHandle{add(graphs, g)}; }
+  llvm::Expected<GraphExec> graph(GraphHandle h) const {
+    auto g = find(graphs, h.Id, "graph " + llvm::Twine(h.Id) + " is not from this backend");
+    if (g && !*g)
+      return error("graph " + llvm::Twine(h.Id) + " was destroyed");
+    return g;
+  }
+  /// The graph of `h`, forgotten (its handle then says it was destroyed):
+  /// the backend destroys it.
+  llvm::Expected<GraphExec> takeGraph(GraphHandle h) {
+    auto g = graph(h);
+    if (g) {
+      std::lock_guard<std::mutex> lock(mutex);
+      graphs[h.Id] = GraphExec{};
+    }
+    return g;
+  }
+
+  /// Stream capture: between setCapturing(true) and (false), what a graph
+  /// cannot hold, or what would wait for work the capture only records,
+  /// fails without reaching the driver (which would invalidate the capture).
+  void setCapturing(bool on) { inCapture = on; }
+  bool capturing() const { return inCapture; }
+  llvm::Error refuseWhileCapturing(const llvm::Twine &what) const {
+    if (!inCapture)
+      return llvm::Error::success();
+    return llvm::createStringError(std::make_error_code(std::errc::operation_not_permitted),
+                                   llvm::Twine(backend) + " backend: " + what +
+                                       " while a graph is being captured (a graph holds "
+                                       "launches and memsets only; do it before the capture)");
+  }
+
+  /// What is left, for the backend's destructor to free (destroyed graphs
+  /// are null).
   const std::vector<Module> &allModules() const { return modules; }
   const std::vector<DevicePtr> &allAllocations() const { return allocations; }
   const std::vector<Event> &allEvents() const { return events; }
+  const std::vector<GraphExec> &allGraphs() const { return graphs; }
 
 private:
   /// Appends `object` to `table`; its index, the handle's id.
@@ -114,6 +151,8 @@ private:
   std::vector<Function> functions;
   std::vector<DevicePtr> allocations;
   std::vector<Event> events;
+  std::vector<GraphExec> graphs;
+  std::atomic<bool> inCapture{false};
 };
 
 } // namespace moegen::runtime

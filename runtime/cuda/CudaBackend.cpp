@@ -8,8 +8,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <atomic>
-#include <mutex>
 #include <vector>
 
 using namespace moegen::cuda;
@@ -30,7 +28,7 @@ public:
 
   ~CudaBackend() override {
     api.cuCtxSetCurrent(context);
-    for (CUgraphExec g : graphs)
+    for (CUgraphExec g : handles.allGraphs())
       if (g)
         api.cuGraphExecDestroy(g);
     for (CUmodule m : handles.allModules())
@@ -49,7 +47,7 @@ public:
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
     if (llvm::Error e = handles.checkLoadable(code))
       return std::move(e);
-    if (llvm::Error e = refuseWhileCapturing("loading PTX '" + code.Name + "'"))
+    if (llvm::Error e = handles.refuseWhileCapturing("loading PTX '" + code.Name + "'"))
       return std::move(e);
     // PTX must reach the driver NUL-terminated.
     std::vector<uint8_t> image(code.Hsaco.begin(), code.Hsaco.end());
@@ -85,7 +83,7 @@ public:
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
-    if (llvm::Error e = refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
+    if (llvm::Error e = handles.refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
       return std::move(e);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
@@ -97,7 +95,7 @@ public:
   }
 
   llvm::Error free(DevicePtr p) override {
-    if (llvm::Error e = refuseWhileCapturing("free"))
+    if (llvm::Error e = handles.refuseWhileCapturing("free"))
       return e;
     if (llvm::Error e = handles.removeAllocation(p))
       return e;
@@ -110,7 +108,7 @@ public:
 
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
     if (llvm::Error e =
-            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the device"))
+            handles.refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the device"))
       return e;
     if (llvm::Error e = makeCurrent())
       return e;
@@ -121,7 +119,7 @@ public:
 
   llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
     if (llvm::Error e =
-            refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the host"))
+            handles.refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the host"))
       return e;
     if (llvm::Error e = makeCurrent())
       return e;
@@ -156,7 +154,7 @@ public:
   }
 
   llvm::Error synchronize() override {
-    if (llvm::Error e = refuseWhileCapturing("synchronize"))
+    if (llvm::Error e = handles.refuseWhileCapturing("synchronize"))
       return e;
     return sync("synchronize");
   }
@@ -172,7 +170,7 @@ public:
 
   llvm::Error recordEvent(EventHandle h) override {
     // A recorded event would mark the capture, not the replays: no timing.
-    if (llvm::Error e = refuseWhileCapturing("recording an event"))
+    if (llvm::Error e = handles.refuseWhileCapturing("recording an event"))
       return e;
     auto event = handles.event(h);
     if (!event)
@@ -185,7 +183,7 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
-    if (llvm::Error e = refuseWhileCapturing("waiting for an event"))
+    if (llvm::Error e = handles.refuseWhileCapturing("waiting for an event"))
       return std::move(e);
     auto events = handles.eventPair(start, end);
     if (!events)
@@ -202,16 +200,16 @@ public:
   }
 
   llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
-    if (llvm::Error e = refuseWhileCapturing("capturing a graph (captures do not nest)"))
+    if (llvm::Error e = handles.refuseWhileCapturing("capturing a graph (captures do not nest)"))
       return std::move(e);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
     if (CUresult e = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
         e != CUDA_SUCCESS)
       return cudaError(api, e, "cuStreamBeginCapture");
-    inCapture = true;
+    handles.setCapturing(true);
     llvm::Error recorded = record();
-    inCapture = false;
+    handles.setCapturing(false);
     // The capture ends in every case, so that the stream runs work again.
     CUgraph graph = nullptr;
     CUresult ended = api.cuStreamEndCapture(stream, &graph);
@@ -230,15 +228,13 @@ public:
     api.cuGraphDestroy(graph); // the executable graph is independent of it
     if (made != CUDA_SUCCESS)
       return cudaError(api, made, "cuGraphInstantiateWithFlags");
-    std::lock_guard<std::mutex> lock(mutex);
-    graphs.push_back(exec);
-    return GraphHandle{static_cast<uint32_t>(graphs.size() - 1)};
+    return handles.addGraph(exec);
   }
 
   llvm::Error launchGraph(GraphHandle h) override {
-    if (llvm::Error e = refuseWhileCapturing("launching a graph"))
+    if (llvm::Error e = handles.refuseWhileCapturing("launching a graph"))
       return e;
-    auto exec = lookupGraph(h);
+    auto exec = handles.graph(h);
     if (!exec)
       return exec.takeError();
     if (llvm::Error e = makeCurrent())
@@ -249,15 +245,11 @@ public:
   }
 
   llvm::Error destroyGraph(GraphHandle h) override {
-    if (llvm::Error e = refuseWhileCapturing("destroying a graph"))
+    if (llvm::Error e = handles.refuseWhileCapturing("destroying a graph"))
       return e;
-    auto exec = lookupGraph(h);
+    auto exec = handles.takeGraph(h);
     if (!exec)
       return exec.takeError();
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      graphs[h.Id] = nullptr;
-    }
     if (llvm::Error e = makeCurrent())
       return e;
     if (CUresult e = api.cuGraphExecDestroy(*exec); e != CUDA_SUCCESS)
@@ -265,31 +257,9 @@ public:
     return llvm::Error::success();
   }
 
-  bool capturing() const override { return inCapture; }
+  bool capturing() const override { return handles.capturing(); }
 
 private:
-  /// What a graph cannot hold, or what would wait for work a capture only
-  /// records, fails without reaching the driver (which would invalidate the
-  /// capture).
-  llvm::Error refuseWhileCapturing(const llvm::Twine &what) const {
-    if (!inCapture)
-      return llvm::Error::success();
-    return llvm::createStringError(std::make_error_code(std::errc::operation_not_permitted),
-                                   "cuda backend: " + what +
-                                       " while a graph is being captured (a graph holds "
-                                       "launches and memsets only; do it before the capture)");
-  }
-
-  llvm::Expected<CUgraphExec> lookupGraph(GraphHandle h) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (h.Id >= graphs.size())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: graph %u is not from this backend", h.Id);
-    if (!graphs[h.Id])
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "cuda backend: graph %u was destroyed", h.Id);
-    return graphs[h.Id];
-  }
 
   llvm::Error makeCurrent() {
     if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)
@@ -308,10 +278,7 @@ private:
   CUcontext context;
   CUstream stream;
   bool ownsStream;
-  DriverHandles<CUmodule, CUfunction, CUevent> handles{"cuda"};
-  std::mutex mutex;                // of graphs
-  std::vector<CUgraphExec> graphs; // null once destroyed
-  std::atomic<bool> inCapture{false};
+  DriverHandles<CUmodule, CUfunction, CUevent, CUgraphExec> handles{"cuda"};
 };
 
 } // namespace

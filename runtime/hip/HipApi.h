@@ -28,8 +28,13 @@ using hipFunction_t = struct ihipModuleSymbol_t *;
 using hipStream_t = struct ihipStream_t *;
 using hipDeviceptr_t = void *;
 using hipEvent_t = struct ihipEvent_t *;
+using hipGraph_t = struct ihipGraph *;
+using hipGraphExec_t = struct hipGraphExec *;
 constexpr hipError_t hipSuccess = 0;
 constexpr unsigned hipStreamNonBlocking = 1;
+/// hipStreamCaptureModeThreadLocal: only this thread's calls can break the
+/// capture.
+constexpr int hipStreamCaptureModeThreadLocal = 1;
 /// The `extra` argument of hipModuleLaunchKernel: a packed kernarg buffer.
 inline void *const kLaunchParamBufferPointer = reinterpret_cast<void *>(0x01);
 inline void *const kLaunchParamBufferSize = reinterpret_cast<void *>(0x02);

@@ -37,6 +37,9 @@ public:
 
   ~HipBackend() override {
     api.hipSetDevice(device);
+    for (hipGraphExec_t g : handles.allGraphs())
+      if (g)
+        api.hipGraphExecDestroy(g);
     for (hipModule_t m : handles.allModules())
       api.hipModuleUnload(m);
     for (DevicePtr p : handles.allAllocations())
@@ -51,6 +54,8 @@ public:
 
   llvm::Expected<ModuleHandle> loadCode(const CodeBundle &code) override {
     if (llvm::Error e = handles.checkLoadable(code))
+      return std::move(e);
+    if (llvm::Error e = handles.refuseWhileCapturing("loading code object '" + code.Name + "'"))
       return std::move(e);
     api.hipSetDevice(device);
     hipModule_t m = nullptr;
@@ -74,6 +79,9 @@ public:
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
+    if (llvm::Error e =
+            handles.refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
+      return std::move(e);
     api.hipSetDevice(device);
     void *p = nullptr;
     if (hipError_t e = api.hipMalloc(&p, bytes ? bytes : 1); e != hipSuccess)
@@ -83,6 +91,8 @@ public:
   }
 
   llvm::Error free(DevicePtr p) override {
+    if (llvm::Error e = handles.refuseWhileCapturing("free"))
+      return e;
     if (llvm::Error e = handles.removeAllocation(p))
       return e;
     if (hipError_t e = api.hipFree(reinterpret_cast<void *>(p)); e != hipSuccess)
@@ -91,6 +101,9 @@ public:
   }
 
   llvm::Error copyToDevice(DevicePtr dst, const void *src, size_t bytes) override {
+    if (llvm::Error e =
+            handles.refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the device"))
+      return e;
     if (hipError_t e = api.hipMemcpyHtoDAsync(reinterpret_cast<void *>(dst), src, bytes, stream);
         e != hipSuccess)
       return hipError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the device");
@@ -98,6 +111,9 @@ public:
   }
 
   llvm::Error copyToHost(void *dst, DevicePtr src, size_t bytes) override {
+    if (llvm::Error e =
+            handles.refuseWhileCapturing("copy of " + llvm::Twine(bytes) + " bytes to the host"))
+      return e;
     if (hipError_t e = api.hipMemcpyDtoHAsync(dst, reinterpret_cast<void *>(src), bytes, stream);
         e != hipSuccess)
       return hipError(api, e, "copy of " + llvm::Twine(bytes) + " bytes to the host");
@@ -126,7 +142,11 @@ public:
     return llvm::Error::success();
   }
 
-  llvm::Error synchronize() override { return sync("synchronize"); }
+  llvm::Error synchronize() override {
+    if (llvm::Error e = handles.refuseWhileCapturing("synchronize"))
+      return e;
+    return sync("synchronize");
+  }
 
   llvm::Expected<EventHandle> createEvent() override {
     api.hipSetDevice(device);
@@ -137,6 +157,9 @@ public:
   }
 
   llvm::Error recordEvent(EventHandle h) override {
+    // A recorded event would mark the capture, not the replays: no timing.
+    if (llvm::Error e = handles.refuseWhileCapturing("recording an event"))
+      return e;
     auto event = handles.event(h);
     if (!event)
       return event.takeError();
@@ -146,6 +169,8 @@ public:
   }
 
   llvm::Expected<float> elapsedMs(EventHandle start, EventHandle end) override {
+    if (llvm::Error e = handles.refuseWhileCapturing("waiting for an event"))
+      return std::move(e);
     auto events = handles.eventPair(start, end);
     if (!events)
       return events.takeError();
@@ -158,6 +183,61 @@ public:
     return ms;
   }
 
+  llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
+    if (llvm::Error e = handles.refuseWhileCapturing("capturing a graph (captures do not nest)"))
+      return std::move(e);
+    api.hipSetDevice(device);
+    if (hipError_t e = api.hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal);
+        e != hipSuccess)
+      return hipError(api, e, "hipStreamBeginCapture");
+    handles.setCapturing(true);
+    llvm::Error recorded = record();
+    handles.setCapturing(false);
+    // The capture ends in every case, so that the stream runs work again.
+    hipGraph_t graph = nullptr;
+    hipError_t ended = api.hipStreamEndCapture(stream, &graph);
+    if (recorded || ended != hipSuccess) {
+      if (graph)
+        api.hipGraphDestroy(graph);
+      if (ended == hipSuccess)
+        return std::move(recorded);
+      return llvm::joinErrors(std::move(recorded),
+                              hipError(api, ended,
+                                       "hipStreamEndCapture (the recorded work had a call that "
+                                       "a graph cannot hold)"));
+    }
+    hipGraphExec_t exec = nullptr;
+    hipError_t made = api.hipGraphInstantiateWithFlags(&exec, graph, 0);
+    api.hipGraphDestroy(graph); // the executable graph is independent of it
+    if (made != hipSuccess)
+      return hipError(api, made, "hipGraphInstantiateWithFlags");
+    return handles.addGraph(exec);
+  }
+
+  llvm::Error launchGraph(GraphHandle h) override {
+    if (llvm::Error e = handles.refuseWhileCapturing("launching a graph"))
+      return e;
+    auto exec = handles.graph(h);
+    if (!exec)
+      return exec.takeError();
+    if (hipError_t e = api.hipGraphLaunch(*exec, stream); e != hipSuccess)
+      return hipError(api, e, "hipGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
+    return llvm::Error::success();
+  }
+
+  llvm::Error destroyGraph(GraphHandle h) override {
+    if (llvm::Error e = handles.refuseWhileCapturing("destroying a graph"))
+      return e;
+    auto exec = handles.takeGraph(h);
+    if (!exec)
+      return exec.takeError();
+    if (hipError_t e = api.hipGraphExecDestroy(*exec); e != hipSuccess)
+      return hipError(api, e, "hipGraphExecDestroy");
+    return llvm::Error::success();
+  }
+
+  bool capturing() const override { return handles.capturing(); }
+
 private:
   llvm::Error sync(const llvm::Twine &what) {
     if (hipError_t e = api.hipStreamSynchronize(stream); e != hipSuccess)
@@ -169,7 +249,7 @@ private:
   int device;
   hipStream_t stream;
   bool ownsStream;
-  DriverHandles<hipModule_t, hipFunction_t, hipEvent_t> handles{"hip"};
+  DriverHandles<hipModule_t, hipFunction_t, hipEvent_t, hipGraphExec_t> handles{"hip"};
 };
 
 } // namespace

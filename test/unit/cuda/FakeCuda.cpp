@@ -8,16 +8,11 @@
 // whose kernel name contains `part` (the first that matches; default 1.5);
 // FAKE_CUDA_FAIL ("symbol=code,...") makes those entry points return `code`.
 //
-// Graphs: while the stream captures, launches and memsets become nodes of the
-// graph instead of running; a copy, a wait, an allocation or a module load
-// on the capturing thread invalidates the capture (CUDA_ERROR_STREAM_CAPTURE_
-// UNSUPPORTED, then CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at its end), as
-// the driver does in thread-local capture mode. A launched graph runs its
-// nodes in order.
+// Graphs: stream capture as FakeGraphs.h describes it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "test/unit/runtime/FakeLaunch.h"
+#include "test/unit/runtime/FakeGraphs.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -58,46 +53,14 @@ int envInt(const char *name, int fallback) {
   return v && *v ? std::atoi(v) : fallback;
 }
 
-/// A launch or a memset, recorded by a capture.
-struct FakeNode {
-  bool isLaunch = true;
-  FakeLaunch launch;
-  unsigned long long dst = 0;
-  unsigned char value = 0;
-  size_t count = 0;
-};
-struct FakeGraph {
-  std::vector<FakeNode> nodes;
-};
-struct FakeGraphExec {
-  std::vector<FakeNode> nodes;
-};
-FakeGraph *capture = nullptr; // the stream's capture in progress
-bool captureInvalidated = false;
-int liveGraphs = 0, liveGraphExecs = 0;
-size_t graphLaunches = 0;
+moegen::test::FakeGraphs graphs{"FAKE_CUDA_FAIL"};
+using moegen::test::FakeNode;
+using moegen::test::kFakeCaptureInvalidated;
+using moegen::test::kFakeCaptureUnsupported;
+using moegen::test::kFakeIllegalState;
 
-constexpr int kIllegalState = 401;       // CUDA_ERROR_ILLEGAL_STATE
-constexpr int kCaptureUnsupported = 900; // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-constexpr int kCaptureInvalidated = 901; // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
-
-/// FAKE_CUDA_FAIL's code for `symbol`, or 0.
-int injectedFailure(const char *symbol) {
-  const char *spec = std::getenv("FAKE_CUDA_FAIL");
-  std::string rules = spec ? spec : "", want = std::string(symbol) + "=";
-  for (size_t at = rules.find(want); at != std::string::npos; at = rules.find(want, at + 1))
-    if (at == 0 || rules[at - 1] == ',')
-      return std::atoi(rules.c_str() + at + want.size());
-  return 0;
-}
-
-/// A call the capturing thread may not make: it breaks the capture.
-int breaksCapture() {
-  if (!capture)
-    return 0;
-  captureInvalidated = true;
-  return kCaptureUnsupported;
-}
+int injectedFailure(const char *symbol) { return graphs.fail(symbol); }
+int breaksCapture() { return graphs.breaksCapture(); }
 
 void runMemset(unsigned long long dst, unsigned char v, size_t n) {
   std::memset(reinterpret_cast<void *>(dst), v, n);
@@ -118,9 +81,9 @@ CUresult cuGetErrorName(CUresult e, const char **name) {
   *name = e == 2                     ? "CUDA_ERROR_OUT_OF_MEMORY"
           : e == 200                 ? "CUDA_ERROR_INVALID_IMAGE"
           : e == 500                 ? "CUDA_ERROR_NOT_FOUND"
-          : e == kIllegalState       ? "CUDA_ERROR_ILLEGAL_STATE"
-          : e == kCaptureUnsupported ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
-          : e == kCaptureInvalidated ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
+          : e == kFakeIllegalState       ? "CUDA_ERROR_ILLEGAL_STATE"
+          : e == kFakeCaptureUnsupported ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
+          : e == kFakeCaptureInvalidated ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
                                      : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
@@ -128,9 +91,9 @@ CUresult cuGetErrorString(CUresult e, const char **text) {
   *text = e == 2                     ? "out of memory"
           : e == 200                 ? "device kernel image is invalid"
           : e == 500                 ? "named symbol not found"
-          : e == kIllegalState       ? "the operation cannot be performed in the present state"
-          : e == kCaptureUnsupported ? "operation not permitted when stream is capturing"
-          : e == kCaptureInvalidated ? "operation failed due to a previous error during capture"
+          : e == kFakeIllegalState       ? "the operation cannot be performed in the present state"
+          : e == kFakeCaptureUnsupported ? "operation not permitted when stream is capturing"
+          : e == kFakeCaptureInvalidated ? "operation failed due to a previous error during capture"
                                      : "unknown error";
   return 0;
 }
@@ -201,9 +164,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, u
       moegen::test::packedLaunch(function, grid, block, shared, params, extra, nullptr);
   if (!l)
     return 1; // CUDA_ERROR_INVALID_VALUE: only the packed buffer form is expected
-  if (capture)
-    capture->nodes.push_back(FakeNode{true, std::move(*l), 0, 0, 0});
-  else
+  if (!graphs.record(FakeNode{true, *l, 0, 0, 0}))
     runLaunch(std::move(*l));
   return 0;
 }
@@ -235,9 +196,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, unsigned long long src, size_t n, void 
   return 0;
 }
 CUresult cuMemsetD8Async(unsigned long long dst, unsigned char v, size_t n, void *) {
-  if (capture)
-    capture->nodes.push_back(FakeNode{false, {}, dst, v, n});
-  else
+  if (!graphs.record(FakeNode{false, {}, dst, v, n}))
     runMemset(dst, v, n);
   return 0;
 }
@@ -274,60 +233,24 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 }
 
 CUresult cuStreamBeginCapture_v2(void *, int mode) {
-  if (int e = injectedFailure("cuStreamBeginCapture_v2"))
-    return e;
-  if (capture || mode != 1) // one capture at a time; moegen asks for thread-local mode
-    return kIllegalState;
-  capture = new FakeGraph;
-  captureInvalidated = false;
-  ++liveGraphs;
-  return 0;
+  return graphs.begin("cuStreamBeginCapture_v2", mode);
 }
 CUresult cuStreamEndCapture(void *, void **graph) {
-  if (!capture)
-    return kIllegalState;
-  FakeGraph *g = capture;
-  capture = nullptr;
-  int injected = injectedFailure("cuStreamEndCapture");
-  if (captureInvalidated || injected) {
-    delete g;
-    --liveGraphs;
-    *graph = nullptr;
-    return injected ? injected : kCaptureInvalidated;
-  }
-  *graph = g;
-  return 0;
+  return graphs.end("cuStreamEndCapture", graph);
 }
 CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long) {
-  if (int e = injectedFailure("cuGraphInstantiateWithFlags"))
-    return e;
-  *exec = new FakeGraphExec{static_cast<FakeGraph *>(graph)->nodes};
-  ++liveGraphExecs;
-  return 0;
+  return graphs.instantiate("cuGraphInstantiateWithFlags", exec, graph);
 }
 CUresult cuGraphLaunch(void *exec, void *) {
-  if (int e = injectedFailure("cuGraphLaunch"))
-    return e;
-  if (capture)
-    return kCaptureUnsupported; // moegen does not nest graphs
-  ++graphLaunches;
-  for (const FakeNode &n : static_cast<FakeGraphExec *>(exec)->nodes)
+  return graphs.launch("cuGraphLaunch", exec, [](const FakeNode &n) {
     if (n.isLaunch)
       runLaunch(n.launch);
     else
       runMemset(n.dst, n.value, n.count);
-  return 0;
+  });
 }
-CUresult cuGraphExecDestroy(void *exec) {
-  delete static_cast<FakeGraphExec *>(exec);
-  --liveGraphExecs;
-  return 0;
-}
-CUresult cuGraphDestroy(void *graph) {
-  delete static_cast<FakeGraph *>(graph);
-  --liveGraphs;
-  return 0;
-}
+CUresult cuGraphExecDestroy(void *exec) { return graphs.destroy(exec); }
+CUresult cuGraphDestroy(void *graph) { return graphs.destroy(graph); }
 
 // For the test: the launches so far.
 size_t fakeCudaLaunchCount() { return launches.size(); }
@@ -339,7 +262,7 @@ size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
   return launches[i].kernarg.size();
 }
 /// Graphs and executable graphs not destroyed yet.
-int fakeCudaLiveGraphs() { return liveGraphs + liveGraphExecs; }
-size_t fakeCudaGraphLaunches() { return graphLaunches; }
+int fakeCudaLiveGraphs() { return graphs.liveGraphs(); }
+size_t fakeCudaGraphLaunches() { return graphs.graphLaunches(); }
 
 } // extern "C"

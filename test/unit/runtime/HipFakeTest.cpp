@@ -144,6 +144,16 @@ TEST_F(HipFake, AMoeLayerRunsThroughTheHipBackend) {
   int32_t tokens;
   std::memcpy(&tokens, k + 64, 4);
   EXPECT_EQ(tokens, 4);
+  // The same call recorded into a HIP graph: nothing runs until the graph is
+  // launched, then the same kernels in the same order.
+  auto graph = (*layer)->captureRuns({args});
+  ASSERT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+  ASSERT_EQ(fake<int (*)()>("fakeHipLaunchCount")(), n);
+  ASSERT_FALSE(bool(hip.launchGraph(*graph)));
+  ASSERT_EQ(fake<int (*)()>("fakeHipLaunchCount")(), 2 * n);
+  for (int i = 0; i < n; ++i)
+    EXPECT_STREQ(name(n + i), name(i));
+  ASSERT_FALSE(bool(hip.destroyGraph(*graph)));
   ASSERT_FALSE(bool(hip.free(*idsDev)));
   llvm::Error twice = hip.free(*idsDev);
   ASSERT_TRUE(bool(twice));
@@ -161,22 +171,178 @@ TEST_F(HipFake, EventsNeedRecordingAndComeFromTheBackend) {
             std::string::npos);
 }
 
-TEST_F(HipFake, HasNoGraphsAndSaysSo) {
-  auto b = createHipBackend();
-  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  bool recorded = false;
-  auto g = (*b)->captureGraph([&] {
-    recorded = true;
-    return llvm::Error::success();
+/// A gfx950 code object with one kernel, for the graph tests: the fake
+/// launches nothing, it records the launch and its arguments.
+struct HipGraphFixture {
+  std::unique_ptr<Backend> b;
+  KernelHandle k;
+  DevicePtr p = 0;
+  explicit HipGraphFixture(HipFake &t) : t(t) {
+    auto created = createHipBackend();
+    EXPECT_TRUE(bool(created)) << llvm::toString(created.takeError());
+    b = std::move(*created);
+    const char *src = std::getenv("MOEGEN_SOURCE_DIR");
+    auto spec = parseMoeSpecFile(std::string(src ? src : ".") + "/examples/kimi_k3_tp8_a4w4.moe");
+    EXPECT_TRUE(bool(spec));
+    CompilerOptions o;
+    o.diskCache = false;
+    auto sort = Compiler(o).getKernel(*spec, Target(), KernelFamily::Sort);
+    EXPECT_TRUE(bool(sort)) << llvm::toString(sort.takeError());
+    CodeBundle code;
+    code.Hsaco = (*sort)->hsaco;
+    code.Name = (*sort)->meta.symbol;
+    auto m = b->loadCode(code);
+    EXPECT_TRUE(bool(m)) << llvm::toString(m.takeError());
+    k = llvm::cantFail(b->getKernel(*m, code.Name));
+    p = llvm::cantFail(b->allocate(64));
+    std::vector<uint8_t> zeros(64, 0);
+    llvm::cantFail(b->copyToDevice(p, zeros.data(), 64));
+  }
+  llvm::Error launch(int32_t tokens) {
+    KernargPacker args;
+    args.add(uint64_t(p)).add(int32_t(tokens));
+    return b->launch(k, {1, 1, 1}, {64, 1, 1}, 0, args.bytes());
+  }
+  int launchCount() { return t.fake<int (*)()>("fakeHipLaunchCount")(); }
+  int liveGraphs() { return t.fake<int (*)()>("fakeHipLiveGraphs")(); }
+  int32_t launchedTokens(int i) {
+    size_t size = 0;
+    const unsigned char *bytes =
+        t.fake<const unsigned char *(*)(int, size_t *)>("fakeHipLaunchKernarg")(i, &size);
+    int32_t tokens;
+    std::memcpy(&tokens, bytes + 8, 4);
+    return tokens;
+  }
+  uint8_t byteAt(size_t i) {
+    uint8_t host[64];
+    llvm::cantFail(b->copyToHost(host, p, 64));
+    return host[i];
+  }
+  static std::string message(llvm::Error e) {
+    return e ? llvm::toString(std::move(e)) : "success";
+  }
+  HipFake &t;
+};
+
+TEST_F(HipFake, GraphsRecordLaunchesAndMemsetsAndReplayThem) {
+  HipGraphFixture f(*this);
+  const int before = f.launchCount();
+  auto g = f.b->captureGraph([&]() -> llvm::Error {
+    EXPECT_TRUE(f.b->capturing());
+    if (llvm::Error e = f.b->memset(f.p, 0x5A, 8))
+      return e;
+    return f.launch(37); // the arguments are copied at the launch
   });
-  ASSERT_FALSE(bool(g));
-  EXPECT_EQ(llvm::toString(g.takeError()),
-            "hip backend: device graphs are not supported (the cuda backend has them)");
-  EXPECT_FALSE(recorded);
-  llvm::Error launched = (*b)->launchGraph(GraphHandle{0});
-  ASSERT_TRUE(bool(launched));
-  EXPECT_NE(llvm::toString(std::move(launched)).find("hip backend: device graphs"),
-            std::string::npos);
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  EXPECT_FALSE(f.b->capturing());
+  EXPECT_EQ(f.launchCount(), before); // recorded, not run
+  EXPECT_EQ(f.byteAt(0), 0);
+  // Each launch of the graph runs the memset and the kernel; the fake's
+  // clock advances 2 ms per kernel.
+  auto start = f.b->createEvent(), end = f.b->createEvent();
+  ASSERT_TRUE(start && end);
+  ASSERT_FALSE(bool(f.b->recordEvent(*start)));
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_FALSE(bool(f.b->recordEvent(*end)));
+  EXPECT_EQ(llvm::cantFail(f.b->elapsedMs(*start, *end)), 4.0f);
+  ASSERT_EQ(f.launchCount(), before + 2);
+  EXPECT_EQ(f.launchedTokens(before), 37);
+  EXPECT_EQ(f.launchedTokens(before + 1), 37);
+  EXPECT_EQ(f.byteAt(0), 0x5A);
+  EXPECT_EQ(f.byteAt(8), 0);
+  EXPECT_EQ(fake<size_t (*)()>("fakeHipGraphLaunches")(), 2u);
+  EXPECT_EQ(f.liveGraphs(), 1); // the executable graph; the captured one is freed
+  EXPECT_EQ(f.message(f.b->destroyGraph(*g)), "success");
+  EXPECT_EQ(f.liveGraphs(), 0);
+  EXPECT_EQ(f.message(f.b->launchGraph(*g)), "hip backend: graph 0 was destroyed");
+  EXPECT_EQ(f.message(f.b->launchGraph(GraphHandle{9})),
+            "hip backend: graph 9 is not from this backend");
+}
+
+TEST_F(HipFake, ACaptureRefusesWhatAGraphCannotHold) {
+  // Each would break the capture in the runtime (the fake's too): the
+  // backend refuses them first, so the capture stays valid.
+  HipGraphFixture f(*this);
+  std::vector<std::string> refused;
+  auto g = f.b->captureGraph([&]() -> llvm::Error {
+    uint8_t host[8] = {};
+    auto event = f.b->createEvent(); // not a stream operation: allowed
+    EXPECT_TRUE(bool(event));
+    refused.push_back(f.message(f.b->copyToDevice(f.p, host, 8)));
+    refused.push_back(f.message(f.b->copyToHost(host, f.p, 8)));
+    refused.push_back(f.message(f.b->synchronize()));
+    refused.push_back(f.message(f.b->allocate(16).takeError()));
+    refused.push_back(f.message(f.b->free(f.p)));
+    CodeBundle code;
+    code.Hsaco = {0x7f, 'E', 'L', 'F'};
+    code.Name = "late";
+    refused.push_back(f.message(f.b->loadCode(code).takeError()));
+    refused.push_back(f.message(f.b->recordEvent(*event)));
+    refused.push_back(f.message(f.b->elapsedMs(*event, *event).takeError()));
+    refused.push_back(f.message(f.b->launchGraph(GraphHandle{0})));
+    refused.push_back(
+        f.message(f.b->captureGraph([] { return llvm::Error::success(); }).takeError()));
+    return f.launch(5);
+  });
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  const char *what[] = {"copy of 8 bytes to the device",
+                        "copy of 8 bytes to the host",
+                        "synchronize",
+                        "allocation of 16 bytes",
+                        "free",
+                        "loading code object 'late'",
+                        "recording an event",
+                        "waiting for an event",
+                        "launching a graph",
+                        "capturing a graph (captures do not nest)"};
+  ASSERT_EQ(refused.size(), std::size(what));
+  for (size_t i = 0; i < refused.size(); ++i)
+    EXPECT_EQ(refused[i], std::string("hip backend: ") + what[i] +
+                              " while a graph is being captured (a graph holds launches and "
+                              "memsets only; do it before the capture)");
+  const int before = f.launchCount();
+  ASSERT_FALSE(bool(f.b->launchGraph(*g)));
+  ASSERT_EQ(f.launchCount(), before + 1);
+  EXPECT_EQ(f.launchedTokens(before), 5);
+  // A failed recording ends the capture and keeps no graph.
+  auto failed = f.b->captureGraph([&]() -> llvm::Error {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the layer refused");
+  });
+  ASSERT_FALSE(bool(failed));
+  EXPECT_EQ(llvm::toString(failed.takeError()), "the layer refused");
+  EXPECT_FALSE(f.b->capturing());
+  EXPECT_EQ(f.liveGraphs(), 1); // the first graph only
+  uint8_t host[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(f.message(f.b->copyToDevice(f.p, host, 8)), "success");
+  EXPECT_EQ(f.byteAt(7), 8);
+}
+
+TEST_F(HipFake, GraphCallErrorsCarryHipsNameAndString) {
+  HipGraphFixture f(*this);
+  auto captureError = [&](const char *fail) {
+    ::setenv("FAKE_HIP_FAIL", fail, 1);
+    auto g = f.b->captureGraph([&] { return f.launch(1); });
+    ::unsetenv("FAKE_HIP_FAIL");
+    return g ? std::string("a graph") : llvm::toString(g.takeError());
+  };
+  EXPECT_EQ(captureError("hipStreamBeginCapture=999"),
+            "hip backend: hipStreamBeginCapture failed: hipErrorUnknown (unknown error)");
+  EXPECT_EQ(captureError("hipStreamEndCapture=901"),
+            "hip backend: hipStreamEndCapture (the recorded work had a call that a graph cannot "
+            "hold) failed: hipErrorStreamCaptureInvalidated (operation failed due to a previous "
+            "error during capture)");
+  EXPECT_EQ(captureError("hipGraphInstantiateWithFlags=2"),
+            "hip backend: hipGraphInstantiateWithFlags failed: hipErrorOutOfMemory (out of "
+            "memory)");
+  EXPECT_EQ(f.liveGraphs(), 0); // nothing left behind by the failures
+  auto g = f.b->captureGraph([&] { return f.launch(1); });
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  ::setenv("FAKE_HIP_FAIL", "hipGraphLaunch=2", 1);
+  EXPECT_EQ(f.message(f.b->launchGraph(*g)),
+            "hip backend: hipGraphLaunch(graph 0) failed: hipErrorOutOfMemory (out of memory)");
+  ::unsetenv("FAKE_HIP_FAIL");
+  EXPECT_EQ(f.message(f.b->launchGraph(*g)), "success");
 }
 
 } // namespace

@@ -482,7 +482,7 @@ TEST_F(MoeLayerRun, CaptureRunsErrors) {
   auto unsupported = l->captureRuns({args});
   ASSERT_FALSE(bool(unsupported));
   EXPECT_EQ(llvm::toString(unsupported.takeError()),
-            "recording backend: device graphs are not supported (the cuda backend has them)");
+            "recording backend: device graphs are not supported (the cuda and hip backends have them)");
 }
 
 } // namespace
