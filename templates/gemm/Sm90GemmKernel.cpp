@@ -523,29 +523,37 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return emitE8m0ShuffleOffset(a, u.scaleRow, u.block ? a.add(kb, u.block) : kb, K / 32);
   }
 
-  /// asyncA: cp.async of this thread's A units of step `step` into `slot`:
+  /// asyncA: cp.async of this thread's A units of step `step` into `slot`
+  /// (a group of their own with `commit`):
   /// their code bytes (16 at a time) and the aligned scale word holding
   /// each one's scale byte (the shuffled layout's rows are padded to whole
-  /// words). Padding rows and units past the rows copy row 0's bytes (valid
-  /// addresses): the staging zeroes or skips them.
-  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
+  /// words). Padding rows and units past the rows are zero-filled (the
+  /// staging zeroes or skips them).
+  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot, bool commit = true) {
     Value kb = a.mul(step, a.idx(l.superK / kChunk));
     Value base = rawASlot(slot);
     int64_t bytes = unitBytes(p.aFormat, true);
     for (auto [j, u] : llvm::enumerate(units)) {
       auto [codes, scale] = rawAUnitWords(base, j, units.size());
       Value first = a.add(u.global, a.mul(kb, a.idx(bytes)));
+      // Padding rows and units past the rows read nothing (0 source bytes:
+      // zeros): their row-0 address, shared by every such unit of the grid,
+      // would be one L2 line that thousands of copies wait on.
+      Value used = u.inRange ? arith::AndIOp::create(b, u.valid, u.inRange).getResult() : u.valid;
+      Value codeBytes = a.select(used, a.i32(16), a.i32(0));
       for (int64_t c = 0; c < bytes / 16; ++c)
         NVVM::CpAsyncOp::create(
             b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
             elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
-            NVVM::LoadCacheModifierKind::CG, Value());
+            NVVM::LoadCacheModifierKind::CG, codeBytes);
       Value word = andI(aScaleOffset(u, kb), ~int64_t(3));
       NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), scale, 3),
                               elementPtr(aScale, b.getI8Type(), word), 4,
-                              NVVM::LoadCacheModifierKind::CA, Value());
+                              NVVM::LoadCacheModifierKind::CA,
+                              a.select(used, a.i32(4), a.i32(0)));
     }
-    NVVM::CpAsyncCommitGroupOp::create(b);
+    if (commit)
+      NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
   /// asyncA: what loadBlock gives for A at step `step`, read back from
@@ -1071,20 +1079,26 @@ struct Sm90GemmBuilder : GemmKernelArgs {
               gpu::BarrierOp::create(b);
             SmallVector<Value> loadedA;
             if (l.asyncA) {
-              // This step's copies (issued a step ago) have landed; the next
-              // step's go to the other slot, read in the step before this.
-              NVVM::CpAsyncWaitGroupOp::create(b, 0);
-              loadedA = readRawA(aUnits, stepOf(i), andI(i, 1));
+              // The next step's copies go to the other slot (read in the step
+              // before this), one group a step (empty in the last), issued
+              // with the weights ahead before this step's copies are waited
+              // for.
               Value next = a.add(i, a.idx(1));
               ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1)); });
-            } else if (l.prefetchA) {
-              nextA = loadA(stepOf(a.add(i, a.idx(1))));
+                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1), /*commit=*/false); });
+              NVVM::CpAsyncCommitGroupOp::create(b);
+              nextW = loadAhead(i);
+              keepLoadsHere();
+              NVVM::CpAsyncWaitGroupOp::create(b, 1);
+              loadedA = readRawA(aUnits, stepOf(i), andI(i, 1));
             } else {
-              loadedA = loadA(stepOf(i));
+              if (l.prefetchA)
+                nextA = loadA(stepOf(a.add(i, a.idx(1))));
+              else
+                loadedA = loadA(stepOf(i));
+              nextW = loadAhead(i);
+              keepLoadsHere();
             }
-            nextW = loadAhead(i);
-            keepLoadsHere();
             stageBlock(
                 aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
                 [&](const StageUnit &u, int64_t j) {

@@ -89,7 +89,7 @@ struct Sm90GemmLayout {
   /// registers leave room for more than one step of weights in flight (a
   /// tight kernel spills more than the hidden latency gains).
   bool prefetchA = false;
-  /// Register weights with MX A: each thread copies its A units' raw bytes
+  /// Register weights with fp8 A: each thread copies its A units' raw bytes
   /// (codes, and the 4-byte word of the scale layout holding the unit's
   /// scale) for the next step into shared memory with cp.async (no
   /// registers held), and decodes them into the staging from there: a step

@@ -108,13 +108,19 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.accRegs, 32);
   EXPECT_EQ(s1.prefetch, 1);
   EXPECT_FALSE(s1.prefetchA); // MX A a step ahead only with registers for more than one step
-  // ... or through shared memory where two steps of its raw bytes fit: 32
-  // rows x 4 blocks a step, each 16 code bytes and a scale word, spread over
-  // 64 threads (2 each).
-  EXPECT_TRUE(s1.asyncA);
+  // fp8 A goes through shared memory instead where two steps of its raw
+  // bytes fit: 32 rows x 4 blocks a step, each 32 code bytes and a scale
+  // word, spread over 64 threads (2 each); fp4 A stays in registers.
+  EXPECT_FALSE(s1.asyncA);
+  EXPECT_EQ(s1.rawABytes, 0);
+  MoeSpec a8 = spec;
+  a8.formats.activation = DType::MXFP8;
+  Sm90GemmLayout s1a8 = plan(a8, StageId::Stage1);
+  EXPECT_TRUE(s1a8.asyncA);
+  EXPECT_FALSE(s1a8.prefetchA);
   EXPECT_EQ(sm90AUnitsPerThread(32, 128, 64), 2);
-  EXPECT_EQ(s1.rawABytes, 2 * 128 * (16 + 4));
-  EXPECT_EQ(s1.sharedBytes, 2 * 32 * 272 + 2 * 128 * 20);
+  EXPECT_EQ(s1a8.rawABytes, 2 * 128 * (32 + 4));
+  EXPECT_EQ(s1a8.sharedBytes, 2 * 32 * 272 + 2 * 128 * 36);
   EXPECT_EQ(s1.minBlocksPerSM, 8);
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
@@ -180,7 +186,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_TRUE(f1.quantPairs);
   EXPECT_EQ(f1.accRegs, 32);
   EXPECT_EQ(f1.quantScratchBytes, 32 * 2 * 4);
-  EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + f1.rawABytes + 32 * 2 * 4);
+  EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + 32 * 2 * 4);
   // Raw MX A copies that would not fit beside two staging buffers are left
   // out: A is then loaded into registers in its step.
   MoeSpec deep = fused;
