@@ -104,7 +104,7 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
     place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());
     place(w.inputQScale, quantInput->scaleBytes(T), true);
   } else if (stage1) {
-    place(w.noScale, 256, true);
+    place(w.noScale, 256); // bound, never read: bf16 A has no scales
   }
   if (stage1) {
     if (finish) {
@@ -115,8 +115,10 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
     int64_t rowBytes =
         fused ? num::packedBytes(num::elemFormatOf(spec.formats.activation), I) : I * 2;
     place(w.stage1Out, T * topk * rowBytes);
+    // Stage 2 reads the scales of a quantized stage-1 output (the padding
+    // rows' too, which nothing writes); bf16 rows have none to clear.
     place(w.stage1OutScale, num::e8m0ShuffledRows(w.maxPaddedRows) * num::e8m0ShuffledCols(I / 32),
-          true);
+          fused);
   }
   if (quantInter) {
     place(w.interQ, quantInter->sourceRows(T) * quantInter->rowBytes());

@@ -111,7 +111,7 @@ struct WorkspaceLayout {
   WorkspaceRegion sortTotals;     // i32 [experts]: entries per expert (sort_scan)
   WorkspaceRegion inputQ;         // stage-1 A quantized from `hidden` (MX formats)
   WorkspaceRegion inputQScale;    //   and its e8m0 scales
-  WorkspaceRegion noScale;        // a zeroed stand-in scale for bf16 A
+  WorkspaceRegion noScale;        // the scale argument of bf16 A (bound, never read)
   WorkspaceRegion partials;       // stage-1 split-K f32 partials (k_batch > 1)
   WorkspaceRegion stage1Out;      // stage-1 output [tokens*topk, inter_dim]
   WorkspaceRegion stage1OutScale; //   and its scales when stage 1 quantizes
