@@ -176,7 +176,8 @@ FamilyLaunchers builtinLaunchers() {
                          {"w_scale", ArgValue::W1Scale},
                          {"out", ArgValue::Stage1Out},
                          {"out_scale", ArgValue::Stage1OutScale},
-                         {"partials", ArgValue::Partials}}};
+                         {"partials", ArgValue::Partials},
+                         {"clear_out", ArgValue::Output}}};
   };
   // One thread per (sorted row, 32 columns) (templates/finish/FinishKernel.h).
   t[size_t(KernelFamily::Finish)] = [](const MoeSpec &spec, const KernelSet &,

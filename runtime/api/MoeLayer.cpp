@@ -254,8 +254,14 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
     r->launches.push_back(std::move(launch));
   }
   const auto &skipped = r->dispatch.notLaunched;
-  r->clearOutput =
-      r->plan.atomicOutput() && llvm::find(skipped, KernelFamily::Stage2) == skipped.end();
+  // Stage 1 zeroes the output itself where it has clear_out (and runs).
+  bool stage1Clears = llvm::any_of(r->dispatch.kernels->kernels, [&](const auto &k) {
+    return k->meta.family == KernelFamily::Stage1 &&
+           llvm::find(skipped, KernelFamily::Stage1) == skipped.end() &&
+           llvm::any_of(k->meta.args, [](const cache::ArgInfo &a) { return a.name == "clear_out"; });
+  });
+  r->clearOutput = r->plan.atomicOutput() && !stage1Clears &&
+                   llvm::find(skipped, KernelFamily::Stage2) == skipped.end();
   if (!r->dispatch.notLaunched.empty()) {
     std::string families;
     for (KernelFamily f : r->dispatch.notLaunched)

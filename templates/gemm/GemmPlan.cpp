@@ -242,6 +242,8 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_" + toString(s.fusedQuant).str();
   if (p.stage == StageId::Stage2)
     name += "_" + toString(s.reduce).str();
+  if (p.stage == StageId::Stage1 && !stage1ClearsLayerOutput(spec))
+    h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
   char hex[17];
   snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
   return name + "_" + hex;
@@ -264,8 +266,11 @@ KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
   bool partials = p.stage == StageId::Stage1 && p.schedule.kBatch > 1;
   if (partials)
     sig.args.back().name = "partials";
-  if (p.stage == StageId::Stage1)
+  if (p.stage == StageId::Stage1) {
     sig.args.push_back({"out_scale", K::Pointer});
+    if (stage1ClearsLayerOutput(spec))
+      sig.args.push_back({"clear_out", K::Pointer});
+  }
   sig.args.push_back({"tokens", K::I32});
   return sig;
 }

@@ -93,6 +93,13 @@ int64_t halfBytesPerElement(DType t);
 /// output, quantized to the same dtype).
 DType stageAFormat(const MoeSpec &spec, StageId stage);
 
+/// Stage 1 zeroes the layer's output (its `clear_out` argument) for stage 2
+/// to accumulate into, where stage 2 accumulates atomically: one launch (a
+/// memset) less per call.
+inline bool stage1ClearsLayerOutput(const MoeSpec &spec) {
+  return spec.stage2.reduce == ReduceMode::Atomic;
+}
+
 /// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
 /// formats in words, the problem and activation folded into a short hash.
 std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &plan);

@@ -2,12 +2,14 @@
 
 #include "templates/gemm/GemmRows.h"
 
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
 using namespace mlir;
 using arith::CmpIPredicate;
 
 namespace moegen {
 
-void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1) {
+void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1, bool clears) {
   Block &entry = func.getBody().front();
   aBuf = entry.getArgument(0);
   aScale = entry.getArgument(1);
@@ -19,10 +21,35 @@ void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1) {
   numValid = entry.getArgument(7);
   out = entry.getArgument(8);
   outScale = stage1 ? entry.getArgument(9) : Value();
-  tokensI32 = entry.getArgument(stage1 ? 10 : 9);
+  clearOut = stage1 && clears ? entry.getArgument(10) : Value();
+  tokensI32 = entry.getArgument(stage1 ? (clears ? 11 : 10) : 9);
 }
 
-SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
+void GemmKernelArgs::emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t blockSize,
+                                          std::array<Value, 3> grid) {
+  if (!clearOut)
+    return;
+  ImplicitLocOpBuilder &b = a.b;
+  auto blockId = [&](gpu::Dimension d) { return gpu::BlockIdOp::create(b, d).getResult(); };
+  Value block =
+      a.add(blockId(gpu::Dimension::x),
+            a.mul(grid[0], a.add(blockId(gpu::Dimension::y),
+                                 a.mul(grid[1], blockId(gpu::Dimension::z)))));
+  Value first = a.add(a.mul(block, a.idx(blockSize)), gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value stride = a.mul(a.mul(a.idx(blockSize), grid[0]), a.mul(grid[1], grid[2]));
+  // model_dim is a multiple of 32 (the MX block): whole 8-element groups.
+  Value groups = a.mul(a.toIndex(tokensI32), a.idx(modelDim / 8));
+  VectorType v8 = VectorType::get({8}, b.getBF16Type());
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(v8, llvm::APFloat::getZero(llvm::APFloat::BFloat())));
+  auto loop = scf::ForOp::create(b, first, groups, stride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  vector::StoreOp::create(b, zeros, clearOut, ValueRange{a.mul(loop.getInductionVar(), a.idx(8))},
+                          /*nontemporal=*/false, llvm::MaybeAlign(16));
+}
+
+SmallVector<Type> gemmArgElementTypes(Builder &b, const MoeSpec &spec, const GemmPlan &plan) {
   const bool stage1 = plan.stage == StageId::Stage1;
   const bool mxA = plan.aFormat == DType::MXFP4 || plan.aFormat == DType::MXFP8;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
@@ -32,6 +59,8 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
   SmallVector<Type> elems = {mxA ? i8 : bf16, i8, i8, i8, i32, i32, f32, i32, outElem};
   if (stage1)
     elems.push_back(i8);
+  if (stage1 && stage1ClearsLayerOutput(spec))
+    elems.push_back(bf16);
   elems.push_back(i32);
   return elems;
 }

@@ -15,6 +15,8 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <array>
+
 namespace moegen {
 
 struct GemmRowInfo {
@@ -38,15 +40,23 @@ mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Va
 /// sorted_weights, num_valid_ids, out, [out_scale (stage 1)], tokens.
 struct GemmKernelArgs {
   mlir::Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
-      outScale, tokensI32;
-  /// Binds the fields to `func`'s arguments (outScale is null for stage 2).
-  void bindArgs(mlir::gpu::GPUFuncOp func, bool stage1);
+      outScale, clearOut, tokensI32;
+  /// Binds the fields to `func`'s arguments (outScale is null for stage 2,
+  /// clearOut where the kernel has no clear_out: gemmKernelSignature).
+  void bindArgs(mlir::gpu::GPUFuncOp func, bool stage1, bool clears);
+  /// Stage 1 with clear_out: zeroes the layer's bf16 output, [tokens,
+  /// modelDim], 16 bytes a store spread over every thread of the launch
+  /// (`blockSize` threads per workgroup, `grid` workgroups along x, y, z).
+  /// Emitted after the M tiles, where none of their registers is live.
+  void emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t blockSize,
+                            std::array<mlir::Value, 3> grid);
 };
 
 /// The element types of those arguments, for createKernel: a is bf16 (a16)
 /// or MX bytes; out is f32 partials (stage 1 with k_batch > 1), MX bytes
 /// (fused quantization) or bf16.
-llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPlan &plan);
+llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const MoeSpec &spec,
+                                                  const GemmPlan &plan);
 
 /// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
 /// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the

@@ -1368,7 +1368,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   void build(gpu::GPUFuncOp func) {
-    bindArgs(func, stage1);
+    bindArgs(func, stage1, stage1 && stage1ClearsLayerOutput(spec));
     tokens = a.toIndex(tokensI32);
     shared = func.getWorkgroupAttributions()[0];
 
@@ -1400,6 +1400,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           return reduceKWaves(acc);
         },
         [&](ArrayRef<Value> acc) { epilogue(l.swapAB ? unswapAccumulators(acc) : acc); });
+    emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
+                         {gpu::GridDimOp::create(b, gpu::Dimension::x), gridM,
+                          gpu::GridDimOp::create(b, gpu::Dimension::z)});
     gpu::ReturnOp::create(b);
   }
 };
@@ -1413,7 +1416,7 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   SmallVector<MemRefType> shared = {
       ldsBufferType(b.getContext(), b.getI32Type(), plan.sm90.sharedBytes / 4)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), shared);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, spec, plan), shared);
   func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(16));
   // Registers for the planned workgroups per SM (ptxas would otherwise take
