@@ -258,7 +258,8 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
   bool stage1Clears = llvm::any_of(r->dispatch.kernels->kernels, [&](const auto &k) {
     return k->meta.family == KernelFamily::Stage1 &&
            llvm::find(skipped, KernelFamily::Stage1) == skipped.end() &&
-           llvm::any_of(k->meta.args, [](const cache::ArgInfo &a) { return a.name == "clear_out"; });
+           llvm::any_of(k->meta.args,
+                        [](const cache::ArgInfo &a) { return a.name == "clear_out"; });
   });
   r->clearOutput = r->plan.atomicOutput() && !stage1Clears &&
                    llvm::find(skipped, KernelFamily::Stage2) == skipped.end();

@@ -102,6 +102,39 @@ public:
     return g;
   }
 
+  /// The capture protocol both drivers share: `begin` starts the stream's
+  /// capture, `record` issues the work, `end` ends the capture in every case
+  /// (so that the stream runs work again) and gives the graph, `instantiate`
+  /// makes it executable, `destroy` frees the captured graph (kept neither
+  /// after a failure nor after instantiation). The callbacks word the
+  /// driver's errors; `record`'s error is returned as it is.
+  template <class Graph>
+  llvm::Expected<GraphHandle>
+  captureGraph(llvm::function_ref<llvm::Error()> record, llvm::function_ref<llvm::Error()> begin,
+               llvm::function_ref<llvm::Error(Graph &)> end,
+               llvm::function_ref<llvm::Expected<GraphExec>(Graph)> instantiate,
+               llvm::function_ref<void(Graph)> destroy) {
+    if (llvm::Error e = refuseWhileCapturing("capturing a graph (captures do not nest)"))
+      return std::move(e);
+    if (llvm::Error e = begin())
+      return std::move(e);
+    setCapturing(true);
+    llvm::Error recorded = record();
+    setCapturing(false);
+    Graph graph{};
+    llvm::Error ended = end(graph);
+    if (recorded || ended) {
+      if (graph)
+        destroy(graph);
+      return llvm::joinErrors(std::move(recorded), std::move(ended));
+    }
+    auto exec = instantiate(graph);
+    destroy(graph); // the executable graph is independent of it
+    if (!exec)
+      return exec.takeError();
+    return addGraph(*exec);
+  }
+
   /// Stream capture: between setCapturing(true) and (false), what a graph
   /// cannot hold, or what would wait for work the capture only records,
   /// fails without reaching the driver (which would invalidate the capture).

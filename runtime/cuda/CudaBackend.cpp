@@ -83,7 +83,8 @@ public:
   }
 
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
+    if (llvm::Error e =
+            handles.refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))
       return std::move(e);
     if (llvm::Error e = makeCurrent())
       return std::move(e);
@@ -200,35 +201,27 @@ public:
   }
 
   llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("capturing a graph (captures do not nest)"))
-      return std::move(e);
-    if (llvm::Error e = makeCurrent())
-      return std::move(e);
-    if (CUresult e = api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-        e != CUDA_SUCCESS)
-      return cudaError(api, e, "cuStreamBeginCapture");
-    handles.setCapturing(true);
-    llvm::Error recorded = record();
-    handles.setCapturing(false);
-    // The capture ends in every case, so that the stream runs work again.
-    CUgraph graph = nullptr;
-    CUresult ended = api.cuStreamEndCapture(stream, &graph);
-    if (recorded || ended != CUDA_SUCCESS) {
-      if (graph)
-        api.cuGraphDestroy(graph);
-      if (ended == CUDA_SUCCESS)
-        return recorded;
-      return llvm::joinErrors(std::move(recorded),
-                              cudaError(api, ended,
-                                        "cuStreamEndCapture (the recorded work had a call that "
-                                        "a graph cannot hold)"));
-    }
-    CUgraphExec exec = nullptr;
-    CUresult made = api.cuGraphInstantiateWithFlags(&exec, graph, 0);
-    api.cuGraphDestroy(graph); // the executable graph is independent of it
-    if (made != CUDA_SUCCESS)
-      return cudaError(api, made, "cuGraphInstantiateWithFlags");
-    return handles.addGraph(exec);
+    return handles.captureGraph<CUgraph>(
+        record,
+        [&]() -> llvm::Error {
+          if (llvm::Error e = makeCurrent())
+            return e;
+          return check(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                       "cuStreamBeginCapture");
+        },
+        [&](CUgraph &graph) {
+          return check(
+              api.cuStreamEndCapture(stream, &graph),
+              "cuStreamEndCapture (the recorded work had a call that a graph cannot hold)");
+        },
+        [&](CUgraph graph) -> llvm::Expected<CUgraphExec> {
+          CUgraphExec exec = nullptr;
+          if (llvm::Error e = check(api.cuGraphInstantiateWithFlags(&exec, graph, 0),
+                                    "cuGraphInstantiateWithFlags"))
+            return std::move(e);
+          return exec;
+        },
+        [&](CUgraph graph) { api.cuGraphDestroy(graph); });
   }
 
   llvm::Error launchGraph(GraphHandle h) override {
@@ -260,6 +253,9 @@ public:
   bool capturing() const override { return handles.capturing(); }
 
 private:
+  llvm::Error check(CUresult e, const llvm::Twine &what) const {
+    return e == CUDA_SUCCESS ? llvm::Error::success() : cudaError(api, e, what);
+  }
 
   llvm::Error makeCurrent() {
     if (CUresult e = api.cuCtxSetCurrent(context); e != CUDA_SUCCESS)

@@ -184,34 +184,26 @@ public:
   }
 
   llvm::Expected<GraphHandle> captureGraph(llvm::function_ref<llvm::Error()> record) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("capturing a graph (captures do not nest)"))
-      return std::move(e);
-    api.hipSetDevice(device);
-    if (hipError_t e = api.hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal);
-        e != hipSuccess)
-      return hipError(api, e, "hipStreamBeginCapture");
-    handles.setCapturing(true);
-    llvm::Error recorded = record();
-    handles.setCapturing(false);
-    // The capture ends in every case, so that the stream runs work again.
-    hipGraph_t graph = nullptr;
-    hipError_t ended = api.hipStreamEndCapture(stream, &graph);
-    if (recorded || ended != hipSuccess) {
-      if (graph)
-        api.hipGraphDestroy(graph);
-      if (ended == hipSuccess)
-        return std::move(recorded);
-      return llvm::joinErrors(std::move(recorded),
-                              hipError(api, ended,
-                                       "hipStreamEndCapture (the recorded work had a call that "
-                                       "a graph cannot hold)"));
-    }
-    hipGraphExec_t exec = nullptr;
-    hipError_t made = api.hipGraphInstantiateWithFlags(&exec, graph, 0);
-    api.hipGraphDestroy(graph); // the executable graph is independent of it
-    if (made != hipSuccess)
-      return hipError(api, made, "hipGraphInstantiateWithFlags");
-    return handles.addGraph(exec);
+    return handles.captureGraph<hipGraph_t>(
+        record,
+        [&] {
+          api.hipSetDevice(device);
+          return check(api.hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal),
+                       "hipStreamBeginCapture");
+        },
+        [&](hipGraph_t &graph) {
+          return check(api.hipStreamEndCapture(stream, &graph),
+                       "hipStreamEndCapture (the recorded work had a call that a graph cannot "
+                       "hold)");
+        },
+        [&](hipGraph_t graph) -> llvm::Expected<hipGraphExec_t> {
+          hipGraphExec_t exec = nullptr;
+          if (llvm::Error e = check(api.hipGraphInstantiateWithFlags(&exec, graph, 0),
+                                    "hipGraphInstantiateWithFlags"))
+            return std::move(e);
+          return exec;
+        },
+        [&](hipGraph_t graph) { api.hipGraphDestroy(graph); });
   }
 
   llvm::Error launchGraph(GraphHandle h) override {
@@ -239,6 +231,10 @@ public:
   bool capturing() const override { return handles.capturing(); }
 
 private:
+  llvm::Error check(hipError_t e, const llvm::Twine &what) const {
+    return e == hipSuccess ? llvm::Error::success() : hipError(api, e, what);
+  }
+
   llvm::Error sync(const llvm::Twine &what) {
     if (hipError_t e = api.hipStreamSynchronize(stream); e != hipSuccess)
       return hipError(api, e, what);

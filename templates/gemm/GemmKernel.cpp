@@ -686,7 +686,8 @@ struct GemmBuilder : GemmKernelArgs {
         },
         [&](ArrayRef<Value> acc) { epilogue(acc); });
     emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
-                         {workgroupCount(b, gpu::Dimension::x), workgroupCount(b, gpu::Dimension::y),
+                         {workgroupCount(b, gpu::Dimension::x),
+                          workgroupCount(b, gpu::Dimension::y),
                           workgroupCount(b, gpu::Dimension::z)});
     gpu::ReturnOp::create(b);
   }

@@ -31,11 +31,11 @@ void GemmKernelArgs::emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t bl
     return;
   ImplicitLocOpBuilder &b = a.b;
   auto blockId = [&](gpu::Dimension d) { return gpu::BlockIdOp::create(b, d).getResult(); };
-  Value block =
-      a.add(blockId(gpu::Dimension::x),
-            a.mul(grid[0], a.add(blockId(gpu::Dimension::y),
-                                 a.mul(grid[1], blockId(gpu::Dimension::z)))));
-  Value first = a.add(a.mul(block, a.idx(blockSize)), gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value block = a.add(blockId(gpu::Dimension::x),
+                      a.mul(grid[0], a.add(blockId(gpu::Dimension::y),
+                                           a.mul(grid[1], blockId(gpu::Dimension::z)))));
+  Value first =
+      a.add(a.mul(block, a.idx(blockSize)), gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   Value stride = a.mul(a.mul(a.idx(blockSize), grid[0]), a.mul(grid[1], grid[2]));
   // model_dim is a multiple of 32 (the MX block): whole 8-element groups.
   Value groups = a.mul(a.toIndex(tokensI32), a.idx(modelDim / 8));

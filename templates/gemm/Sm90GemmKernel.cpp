@@ -502,8 +502,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// then the scale words at j * threads + t.
   Value rawASlot(Value slot) {
     int64_t groupWords = l.rawABytes / 4;
-    Value base = a.add(a.idx(l.buffers * s.kWave * l.stagingBytes / 4),
-                       a.mul(waveK, a.idx(groupWords)));
+    Value base =
+        a.add(a.idx(l.buffers * s.kWave * l.stagingBytes / 4), a.mul(waveK, a.idx(groupWords)));
     return a.add(base, a.mul(slot, a.idx(groupWords / 2)));
   }
   int64_t rawACodeWords() const { return unitBytes(p.aFormat, true) / 4; }
@@ -512,9 +512,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   std::pair<Value, Value> rawAUnitWords(Value slotBase, size_t j, size_t units) {
     Value unit = a.add(a.idx(static_cast<int64_t>(j) * groupThreads), gtid);
     Value codes = a.add(slotBase, a.mul(unit, a.idx(rawACodeWords())));
-    Value scale = a.add(slotBase, a.add(a.idx(static_cast<int64_t>(units) * groupThreads *
-                                              rawACodeWords()),
-                                        unit));
+    Value scale = a.add(
+        slotBase, a.add(a.idx(static_cast<int64_t>(units) * groupThreads * rawACodeWords()), unit));
     return {codes, scale};
   }
 
@@ -542,15 +541,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       Value used = u.inRange ? arith::AndIOp::create(b, u.valid, u.inRange).getResult() : u.valid;
       Value codeBytes = a.select(used, a.i32(16), a.i32(0));
       for (int64_t c = 0; c < bytes / 16; ++c)
-        NVVM::CpAsyncOp::create(
-            b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
-            elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
-            NVVM::LoadCacheModifierKind::CG, codeBytes);
+        NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
+                                elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
+                                NVVM::LoadCacheModifierKind::CG, codeBytes);
       Value word = andI(aScaleOffset(u, kb), ~int64_t(3));
       NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), scale, 3),
                               elementPtr(aScale, b.getI8Type(), word), 4,
-                              NVVM::LoadCacheModifierKind::CA,
-                              a.select(used, a.i32(4), a.i32(0)));
+                              NVVM::LoadCacheModifierKind::CA, a.select(used, a.i32(4), a.i32(0)));
     }
     if (commit)
       NVVM::CpAsyncCommitGroupOp::create(b);
@@ -568,14 +565,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       auto [codes, scale] = rawAUnitWords(base, j, units.size());
       SmallVector<Value> parts;
       for (int64_t c = 0; c < bytes / 16; ++c)
-        parts.push_back(
-            vload(VectorType::get({4}, i32()), shared, a.add(codes, a.idx(4 * c)), 16));
+        parts.push_back(vload(VectorType::get({4}, i32()), shared, a.add(codes, a.idx(4 * c)), 16));
       Value data = parts[0];
       if (parts.size() == 2)
         data = vector::ShuffleOp::create(b, parts[0], parts[1],
                                          ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-      raw.push_back(
-          vector::BitCastOp::create(b, VectorType::get({bytes}, b.getI8Type()), data));
+      raw.push_back(vector::BitCastOp::create(b, VectorType::get({bytes}, b.getI8Type()), data));
       Value shift = a.toI32(a.mul(andI(aScaleOffset(u, kb), 3), a.idx(8)));
       Value byte = arith::ShRUIOp::create(b, load(shared, scale), shift);
       raw.push_back(arith::TruncIOp::create(b, b.getI8Type(), byte));

@@ -364,7 +364,8 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   // The small layer at 5 tokens: the input scales and stage 1's fused output
   // scales cleared (stage 1 clears the atomic output itself); one sort chunk
   // (count and scan have nothing to do).
-  EXPECT_EQ(llvm::join(names, ","), "clear:quant_input,clear:stage1,sort,quant_input,stage1,stage2");
+  EXPECT_EQ(llvm::join(names, ","),
+            "clear:quant_input,clear:stage1,sort,quant_input,stage1,stage2");
   tune::StageTimes st = tune::measuredStageTimes(t);
   EXPECT_EQ(st.us1, want1); // sort 1.5 + quant_input 0.5 + stage1 4 ms
   EXPECT_EQ(st.us2, want2); // stage2 2 ms

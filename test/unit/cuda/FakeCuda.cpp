@@ -78,23 +78,23 @@ extern "C" {
 using CUresult = int;
 
 CUresult cuGetErrorName(CUresult e, const char **name) {
-  *name = e == 2                     ? "CUDA_ERROR_OUT_OF_MEMORY"
-          : e == 200                 ? "CUDA_ERROR_INVALID_IMAGE"
-          : e == 500                 ? "CUDA_ERROR_NOT_FOUND"
+  *name = e == 2                         ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : e == 200                     ? "CUDA_ERROR_INVALID_IMAGE"
+          : e == 500                     ? "CUDA_ERROR_NOT_FOUND"
           : e == kFakeIllegalState       ? "CUDA_ERROR_ILLEGAL_STATE"
           : e == kFakeCaptureUnsupported ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"
           : e == kFakeCaptureInvalidated ? "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"
-                                     : "CUDA_ERROR_UNKNOWN";
+                                         : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult e, const char **text) {
-  *text = e == 2                     ? "out of memory"
-          : e == 200                 ? "device kernel image is invalid"
-          : e == 500                 ? "named symbol not found"
+  *text = e == 2                         ? "out of memory"
+          : e == 200                     ? "device kernel image is invalid"
+          : e == 500                     ? "named symbol not found"
           : e == kFakeIllegalState       ? "the operation cannot be performed in the present state"
           : e == kFakeCaptureUnsupported ? "operation not permitted when stream is capturing"
           : e == kFakeCaptureInvalidated ? "operation failed due to a previous error during capture"
-                                     : "unknown error";
+                                         : "unknown error";
   return 0;
 }
 CUresult cuInit(unsigned) { return 0; }

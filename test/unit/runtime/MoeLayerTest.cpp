@@ -492,8 +492,9 @@ TEST_F(MoeLayerRun, CaptureRunsErrors) {
   backend.hasGraphs = false;
   auto unsupported = l->captureRuns({args});
   ASSERT_FALSE(bool(unsupported));
-  EXPECT_EQ(llvm::toString(unsupported.takeError()),
-            "recording backend: device graphs are not supported (the cuda and hip backends have them)");
+  EXPECT_EQ(
+      llvm::toString(unsupported.takeError()),
+      "recording backend: device graphs are not supported (the cuda and hip backends have them)");
 }
 
 } // namespace
