@@ -642,7 +642,7 @@ struct GemmBuilder : GemmKernelArgs {
   }
 
   void build(gpu::GPUFuncOp func) {
-    bindArgs(func, stage1, stage1 && stage1ClearsLayerOutput(spec));
+    bindArgs(func, stage1, /*clears=*/false); // gfx950 keeps the memset (GemmPlan.h)
     ldsA = func.getWorkgroupAttributions()[0];
 
     tokens = a.toIndex(tokensI32);
@@ -685,10 +685,6 @@ struct GemmBuilder : GemmKernelArgs {
           return reduceKWaves(mainLoop());
         },
         [&](ArrayRef<Value> acc) { epilogue(acc); });
-    emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
-                         {workgroupCount(b, gpu::Dimension::x),
-                          workgroupCount(b, gpu::Dimension::y),
-                          workgroupCount(b, gpu::Dimension::z)});
     gpu::ReturnOp::create(b);
   }
 };
@@ -700,7 +696,7 @@ gpu::GPUFuncOp buildGemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                const TargetInfo &target) {
   SmallVector<MemRefType> lds = {ldsBufferType(b.getContext(), b.getI8Type(), plan.ldsAllocBytes)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, spec, plan), lds);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), lds);
   GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }

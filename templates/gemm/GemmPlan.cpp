@@ -202,6 +202,7 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
            "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " + str(target.maxWavesPerEU));
 
   if (target.isNvptx()) {
+    p.clearsLayerOutput = stage == StageId::Stage1 && spec.stage2.reduce == ReduceMode::Atomic;
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
     p.sm90 = planSm90Gemm(p, issues);
     p.ldsBytes = p.ldsAllocBytes = p.sm90.sharedBytes;
@@ -242,7 +243,7 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_" + toString(s.fusedQuant).str();
   if (p.stage == StageId::Stage2)
     name += "_" + toString(s.reduce).str();
-  if (p.stage == StageId::Stage1 && !stage1ClearsLayerOutput(spec))
+  if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)
     h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
   char hex[17];
   snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
@@ -268,7 +269,7 @@ KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
     sig.args.back().name = "partials";
   if (p.stage == StageId::Stage1) {
     sig.args.push_back({"out_scale", K::Pointer});
-    if (stage1ClearsLayerOutput(spec))
+    if (p.clearsLayerOutput)
       sig.args.push_back({"clear_out", K::Pointer});
   }
   sig.args.push_back({"tokens", K::I32});

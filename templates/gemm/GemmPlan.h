@@ -66,6 +66,11 @@ struct GemmPlan {
   // other way round: an M tile reads exactly one expert.
   int64_t sortBlockM = 0;
   int64_t mTilesPerSortBlock = 1;
+  /// Stage 1 zeroes the layer's output (its `clear_out` argument, after its
+  /// M tiles) for an atomic stage 2 to add into: one launch (a memset) less
+  /// per call. sm_90a only: gfx950 keeps the memset, which its latency model
+  /// times as one launch (the clear's per-thread loop it cannot bound).
+  bool clearsLayerOutput = false;
   /// sm_90a only (planSm90Gemm): the mma.sync kernel's shared-memory plan;
   /// ldsBytes and ldsAllocBytes are its sharedBytes there.
   Sm90GemmLayout sm90;
@@ -92,13 +97,6 @@ int64_t halfBytesPerElement(DType t);
 /// The A format of a stage: the activation dtype (stage 2 reads stage 1's
 /// output, quantized to the same dtype).
 DType stageAFormat(const MoeSpec &spec, StageId stage);
-
-/// Stage 1 zeroes the layer's output (its `clear_out` argument) for stage 2
-/// to accumulate into, where stage 2 accumulates atomically: one launch (a
-/// memset) less per call.
-inline bool stage1ClearsLayerOutput(const MoeSpec &spec) {
-  return spec.stage2.reduce == ReduceMode::Atomic;
-}
 
 /// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
 /// formats in words, the problem and activation folded into a short hash.

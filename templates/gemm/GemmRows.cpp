@@ -49,7 +49,7 @@ void GemmKernelArgs::emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t bl
                           /*nontemporal=*/false, llvm::MaybeAlign(16));
 }
 
-SmallVector<Type> gemmArgElementTypes(Builder &b, const MoeSpec &spec, const GemmPlan &plan) {
+SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
   const bool stage1 = plan.stage == StageId::Stage1;
   const bool mxA = plan.aFormat == DType::MXFP4 || plan.aFormat == DType::MXFP8;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
@@ -59,7 +59,7 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const MoeSpec &spec, const Gem
   SmallVector<Type> elems = {mxA ? i8 : bf16, i8, i8, i8, i32, i32, f32, i32, outElem};
   if (stage1)
     elems.push_back(i8);
-  if (stage1 && stage1ClearsLayerOutput(spec))
+  if (plan.clearsLayerOutput)
     elems.push_back(bf16);
   elems.push_back(i32);
   return elems;

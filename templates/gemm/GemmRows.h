@@ -55,8 +55,7 @@ struct GemmKernelArgs {
 /// The element types of those arguments, for createKernel: a is bf16 (a16)
 /// or MX bytes; out is f32 partials (stage 1 with k_batch > 1), MX bytes
 /// (fused quantization) or bf16.
-llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const MoeSpec &spec,
-                                                  const GemmPlan &plan);
+llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPlan &plan);
 
 /// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
 /// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the

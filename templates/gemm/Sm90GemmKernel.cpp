@@ -1363,7 +1363,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   void build(gpu::GPUFuncOp func) {
-    bindArgs(func, stage1, stage1 && stage1ClearsLayerOutput(spec));
+    bindArgs(func, stage1, p.clearsLayerOutput);
     tokens = a.toIndex(tokensI32);
     shared = func.getWorkgroupAttributions()[0];
 
@@ -1411,7 +1411,7 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   SmallVector<MemRefType> shared = {
       ldsBufferType(b.getContext(), b.getI32Type(), plan.sm90.sharedBytes / 4)};
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
-  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, spec, plan), shared);
+  gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), shared);
   func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(16));
   // Registers for the planned workgroups per SM (ptxas would otherwise take

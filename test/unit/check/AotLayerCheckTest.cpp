@@ -361,9 +361,9 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
     names.push_back((s.kind == runtime::RunStep::Kind::Clear ? "clear:" : "") +
                     toString(s.family).str());
   }
-  // The small layer at 5 tokens: the input scales and stage 1's fused output
-  // scales cleared (stage 1 clears the atomic output itself); one sort chunk
-  // (count and scan have nothing to do).
+  // The small layer at 5 tokens on sm_90a: the input scales and stage 1's
+  // fused output scales cleared (stage 1 zeroes the atomic output itself);
+  // one sort chunk (count and scan have nothing to do).
   EXPECT_EQ(llvm::join(names, ","),
             "clear:quant_input,clear:stage1,sort,quant_input,stage1,stage2");
   tune::StageTimes st = tune::measuredStageTimes(t);
