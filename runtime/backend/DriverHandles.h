@@ -135,6 +135,25 @@ public:
     return addGraph(*exec);
   }
 
+  /// launchGraph and destroyGraph of both drivers: refused while capturing,
+  /// the handle checked (destroy forgets it), then the driver call `run`.
+  llvm::Error launchGraph(GraphHandle h, llvm::function_ref<llvm::Error(GraphExec)> run) {
+    if (llvm::Error e = refuseWhileCapturing("launching a graph"))
+      return e;
+    auto exec = graph(h);
+    if (!exec)
+      return exec.takeError();
+    return run(*exec);
+  }
+  llvm::Error destroyGraph(GraphHandle h, llvm::function_ref<llvm::Error(GraphExec)> run) {
+    if (llvm::Error e = refuseWhileCapturing("destroying a graph"))
+      return e;
+    auto exec = takeGraph(h);
+    if (!exec)
+      return exec.takeError();
+    return run(*exec);
+  }
+
   /// Stream capture: between setCapturing(true) and (false), what a graph
   /// cannot hold, or what would wait for work the capture only records,
   /// fails without reaching the driver (which would invalidate the capture).

@@ -225,29 +225,20 @@ public:
   }
 
   llvm::Error launchGraph(GraphHandle h) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("launching a graph"))
-      return e;
-    auto exec = handles.graph(h);
-    if (!exec)
-      return exec.takeError();
-    if (llvm::Error e = makeCurrent())
-      return e;
-    if (CUresult e = api.cuGraphLaunch(*exec, stream); e != CUDA_SUCCESS)
-      return cudaError(api, e, "cuGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
-    return llvm::Error::success();
+    return handles.launchGraph(h, [&](CUgraphExec exec) -> llvm::Error {
+      if (llvm::Error e = makeCurrent())
+        return e;
+      return check(api.cuGraphLaunch(exec, stream),
+                   "cuGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
+    });
   }
 
   llvm::Error destroyGraph(GraphHandle h) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("destroying a graph"))
-      return e;
-    auto exec = handles.takeGraph(h);
-    if (!exec)
-      return exec.takeError();
-    if (llvm::Error e = makeCurrent())
-      return e;
-    if (CUresult e = api.cuGraphExecDestroy(*exec); e != CUDA_SUCCESS)
-      return cudaError(api, e, "cuGraphExecDestroy");
-    return llvm::Error::success();
+    return handles.destroyGraph(h, [&](CUgraphExec exec) -> llvm::Error {
+      if (llvm::Error e = makeCurrent())
+        return e;
+      return check(api.cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+    });
   }
 
   bool capturing() const override { return handles.capturing(); }

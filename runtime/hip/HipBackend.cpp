@@ -207,25 +207,16 @@ public:
   }
 
   llvm::Error launchGraph(GraphHandle h) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("launching a graph"))
-      return e;
-    auto exec = handles.graph(h);
-    if (!exec)
-      return exec.takeError();
-    if (hipError_t e = api.hipGraphLaunch(*exec, stream); e != hipSuccess)
-      return hipError(api, e, "hipGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
-    return llvm::Error::success();
+    return handles.launchGraph(h, [&](hipGraphExec_t exec) {
+      return check(api.hipGraphLaunch(exec, stream),
+                   "hipGraphLaunch(graph " + llvm::Twine(h.Id) + ")");
+    });
   }
 
   llvm::Error destroyGraph(GraphHandle h) override {
-    if (llvm::Error e = handles.refuseWhileCapturing("destroying a graph"))
-      return e;
-    auto exec = handles.takeGraph(h);
-    if (!exec)
-      return exec.takeError();
-    if (hipError_t e = api.hipGraphExecDestroy(*exec); e != hipSuccess)
-      return hipError(api, e, "hipGraphExecDestroy");
-    return llvm::Error::success();
+    return handles.destroyGraph(h, [&](hipGraphExec_t exec) {
+      return check(api.hipGraphExecDestroy(exec), "hipGraphExecDestroy");
+    });
   }
 
   bool capturing() const override { return handles.capturing(); }

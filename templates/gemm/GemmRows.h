@@ -37,7 +37,8 @@ mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Va
 
 /// The stage-1/stage-2 kernel's arguments, in the launch contract's order
 /// (gemmKernelSignature): a, a_scale, w, w_scale, sorted_ids, sorted_experts,
-/// sorted_weights, num_valid_ids, out, [out_scale (stage 1)], tokens.
+/// sorted_weights, num_valid_ids, out, [out_scale (stage 1)], [clear_out
+/// (stage 1 where GemmPlan::clearsLayerOutput)], tokens.
 struct GemmKernelArgs {
   mlir::Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
       outScale, clearOut, tokensI32;

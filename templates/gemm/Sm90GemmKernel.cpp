@@ -235,6 +235,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return vector::FromElementsOp::create(b, VectorType::get({8}, b.getBF16Type()), vals);
   }
 
+  /// The scale byte of unit `u` at K block `kb` in the shuffled e8m0 layout.
+  Value unitScaleOffset(const StageUnit &u, Value kb) {
+    return emitE8m0ShuffleOffset(a, u.scaleRow, u.block ? a.add(kb, u.block) : kb, K / 32);
+  }
+
   /// The global loads of one unit for K block `kb`, held in registers until
   /// the unit is staged: its bytes (bf16 A: its elements) and, for MX
   /// formats, its scale byte. Units past the group's count load unit 0's
@@ -254,8 +259,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     int64_t bytes = unitBytes(format, isA);
     Value data =
         vload(VectorType::get({bytes}, b.getI8Type()), mem, off, std::min<int64_t>(bytes, 16));
-    Value block = u.block ? a.add(kb, u.block) : kb;
-    return {data, load(scaleMem, emitE8m0ShuffleOffset(a, u.scaleRow, block, K / 32))};
+    return {data, load(scaleMem, unitScaleOffset(u, kb))};
   }
 
   /// One loaded unit as 8-element pieces of 4 i32 words (bf16 pairs), for
@@ -517,18 +521,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return {codes, scale};
   }
 
-  /// The scale byte of A unit `u` at K block `kb` in the shuffled e8m0 layout.
-  Value aScaleOffset(const StageUnit &u, Value kb) {
-    return emitE8m0ShuffleOffset(a, u.scaleRow, u.block ? a.add(kb, u.block) : kb, K / 32);
-  }
-
   /// asyncA: cp.async of this thread's A units of step `step` into `slot`
-  /// (a group of their own with `commit`):
-  /// their code bytes (16 at a time) and the aligned scale word holding
-  /// each one's scale byte (the shuffled layout's rows are padded to whole
-  /// words). Padding rows and units past the rows are zero-filled (the
-  /// staging zeroes or skips them).
-  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot, bool commit = true) {
+  /// (the caller commits the group): their code bytes (16 at a time) and the aligned scale word
+  /// holding each one's scale byte (the shuffled layout's rows are padded to whole words). Padding
+  /// rows and units past the rows are zero-filled (the staging zeroes or skips them).
+  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
     Value kb = a.mul(step, a.idx(l.superK / kChunk));
     Value base = rawASlot(slot);
     int64_t bytes = unitBytes(p.aFormat, true);
@@ -544,13 +541,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
                                 elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
                                 NVVM::LoadCacheModifierKind::CG, codeBytes);
-      Value word = andI(aScaleOffset(u, kb), ~int64_t(3));
+      Value word = andI(unitScaleOffset(u, kb), ~int64_t(3));
       NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), scale, 3),
                               elementPtr(aScale, b.getI8Type(), word), 4,
                               NVVM::LoadCacheModifierKind::CA, a.select(used, a.i32(4), a.i32(0)));
     }
-    if (commit)
-      NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
   /// asyncA: what loadBlock gives for A at step `step`, read back from
@@ -571,7 +566,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         data = vector::ShuffleOp::create(b, parts[0], parts[1],
                                          ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
       raw.push_back(vector::BitCastOp::create(b, VectorType::get({bytes}, b.getI8Type()), data));
-      Value shift = a.toI32(a.mul(andI(aScaleOffset(u, kb), 3), a.idx(8)));
+      Value shift = a.toI32(a.mul(andI(unitScaleOffset(u, kb), 3), a.idx(8)));
       Value byte = arith::ShRUIOp::create(b, load(shared, scale), shift);
       raw.push_back(arith::TruncIOp::create(b, b.getI8Type(), byte));
     }
@@ -1006,6 +1001,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                  sm90AUnitsPerThread(l.aRows, l.superK, groupThreads) &&
              "the plan sized the raw A copies for another unit count");
       copyRawA(aUnits, step0, a.idx(0));
+      NVVM::CpAsyncCommitGroupOp::create(b);
     }
     // Carried: MX A's loads of step i (one step ahead), then the weights of
     // steps i .. i + prefetch - 1.
@@ -1080,7 +1076,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
               // for.
               Value next = a.add(i, a.idx(1));
               ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1), /*commit=*/false); });
+                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1)); });
               NVVM::CpAsyncCommitGroupOp::create(b);
               nextW = loadAhead(i);
               keepLoadsHere();
