@@ -24,6 +24,11 @@ bool hasTemplateFor(KernelFamily family, const TargetInfo &target) {
   }
 }
 
+bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target) {
+  DType a = spec.formats.activation;
+  return (a == DType::MXFP4 || a == DType::MXFP8) && !target.hasMxMatrixOps;
+}
+
 std::string familiesWithTemplates(const TargetInfo &target) {
   std::string out;
   for (KernelFamily f : allKernelFamilies())

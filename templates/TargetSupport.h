@@ -3,14 +3,16 @@
 // A kernel family is generated for a target only where its template has been
 // written for that target. Every other (family, target) pair is refused by
 // moe-verify-schedule with an error naming both, never built from a template
-// meant for another chip. MLIR-free: the verifier, codegen and the runtime
-// ask the same table.
+// meant for another chip. And the form MX activations take between kernels
+// on a target. MLIR-free: the verifier, codegen and the runtime ask the same
+// functions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_TARGETSUPPORT_H
 #define MOEGEN_TEMPLATES_TARGETSUPPORT_H
 
 #include "compiler/spec/KernelFamily.h"
+#include "compiler/spec/Spec.h"
 #include "compiler/spec/TargetInfo.h"
 
 #include <string>
@@ -23,6 +25,17 @@ bool hasTemplateFor(KernelFamily family, const TargetInfo &target);
 /// "quant_input, quant_inter, reduce": the families `target` has templates for, in
 /// launch order, for diagnostics.
 std::string familiesWithTemplates(const TargetInfo &target);
+
+/// Whether the layer's MX activations travel between its kernels as bf16 of
+/// their decoded values: an MX activation format on a target without MX
+/// matrix instructions. The quantizing kernels (quant_input, quant_inter,
+/// stage 1's fused quantization, finish) still round every value to the MX
+/// format with its block scale, and write the value that code decodes to
+/// instead of the code and the scale; the GEMMs then read bf16 A. The GEMMs
+/// would otherwise decode A again for every N tile of the output (12 to 56
+/// times per element on the bench layers), and their MMAs take bf16 either
+/// way, so the results are the same bits.
+bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target);
 
 } // namespace moegen
 

@@ -28,6 +28,7 @@ std::optional<TargetInfo> TargetInfo::forChip(llvm::StringRef chip, int64_t code
     t.maxThreadsPerWorkgroup = 1024;
     t.maxWavesPerEU = 16;
     t.simdsPerCU = 4;
+    t.hasMxMatrixOps = false; // no fp4/fp8 MX MMA before sm_100a
     return t;
   }
   return std::nullopt;

@@ -47,6 +47,10 @@ struct TargetInfo {
   int64_t maxThreadsPerWorkgroup = 1024;
   int64_t maxWavesPerEU = 8;
   int64_t simdsPerCU = 4;
+  /// Matrix instructions that read MX operands (gfx950's scaled MFMA). A
+  /// target without them (sm_90a) computes on bf16, so moegen carries MX
+  /// activations there as bf16 of their decoded values (carriesDecodedMx).
+  bool hasMxMatrixOps = true;
   /// AMDHSA code object version; recorded but unused for PTX targets.
   int64_t codeObjectVersion = 6;
 

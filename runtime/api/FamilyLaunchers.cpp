@@ -10,6 +10,7 @@
 #include "compiler/spec/TargetInfo.h"
 #include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Tensor.h"
+#include "templates/TargetSupport.h"
 #include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 
@@ -71,6 +72,7 @@ LayerPlan LayerPlan::make(const MoeSpec &spec, llvm::ArrayRef<KernelFamily> fami
   p.stage1 = has(KernelFamily::Stage1);
   p.stage2 = has(KernelFamily::Stage2);
   p.finish = has(KernelFamily::Finish);
+  p.decodedMx = carriesDecodedMx(spec, target);
   if (has(KernelFamily::QuantInput))
     p.quantInput = planInputQuant(spec, target, issues);
   if (has(KernelFamily::QuantInter))
@@ -87,6 +89,7 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   w.blockM = sort.blockM; // a sorted block is one stage-1 M tile
   w.maxPaddedRows = sort.maxPaddedRows(T);
   w.maxBlocks = sort.maxBlocks(T);
+  w.decodedMx = decodedMx;
   size_t off = 0;
   auto place = [&](WorkspaceRegion &r, int64_t bytes, bool zeroed = false) {
     r.offset = off;
@@ -102,27 +105,27 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   place(w.sortTotals, sort.totalsBytes());
   if (quantInput) {
     place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());
-    place(w.inputQScale, quantInput->scaleBytes(T), true);
-  } else if (stage1) {
-    place(w.noScale, 256); // bound, never read: bf16 A has no scales
+    place(w.inputQScale, quantInput->scaleBytes(T), !quantInput->decoded);
   }
+  if (stage1 && (!quantInput || decodedMx))
+    place(w.noScale, 256); // bound, never read: bf16 A has no scales
   if (stage1) {
     if (finish) {
       int64_t splits = spec.stage1.kBatchMode == KBatchMode::Deterministic ? spec.stage1.kBatch : 1;
       place(w.partials, splits * T * topk * 2 * I * 4, true);
     }
-    bool fused = spec.stage1.fusedQuant != FusedQuant::None;
+    bool packed = spec.stage1.fusedQuant != FusedQuant::None && !decodedMx;
     int64_t rowBytes =
-        fused ? num::packedBytes(num::elemFormatOf(spec.formats.activation), I) : I * 2;
+        packed ? num::packedBytes(num::elemFormatOf(spec.formats.activation), I) : I * 2;
     place(w.stage1Out, T * topk * rowBytes);
     // Stage 2 reads the scales of a quantized stage-1 output (the padding
     // rows' too, which nothing writes); bf16 rows have none to clear.
     place(w.stage1OutScale, num::e8m0ShuffledRows(w.maxPaddedRows) * num::e8m0ShuffledCols(I / 32),
-          fused);
+          packed);
   }
   if (quantInter) {
     place(w.interQ, quantInter->sourceRows(T) * quantInter->rowBytes());
-    place(w.interQScale, quantInter->scaleBytes(T), true);
+    place(w.interQScale, quantInter->scaleBytes(T), !quantInter->decoded);
   }
   if (reduce)
     place(w.slotRows, T * topk * K * 2);
@@ -169,9 +172,10 @@ FamilyLaunchers builtinLaunchers() {
     ScheduleIssues issues;
     GemmPlan g = planGemm(spec, StageId::Stage1, target, issues);
     bool quantized = set.find(KernelFamily::QuantInput) != nullptr;
+    bool scaled = quantized && g.aFormat != DType::BF16; // not carried decoded
     return FamilyLaunch{[g](const LaunchShape &s) { return gemmGrid(g, s); },
                         {{"a", quantized ? ArgValue::InputQ : ArgValue::Hidden},
-                         {"a_scale", quantized ? ArgValue::InputQScale : ArgValue::NoScale},
+                         {"a_scale", scaled ? ArgValue::InputQScale : ArgValue::NoScale},
                          {"w", ArgValue::W1},
                          {"w_scale", ArgValue::W1Scale},
                          {"out", ArgValue::Stage1Out},

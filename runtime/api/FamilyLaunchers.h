@@ -25,6 +25,10 @@ struct LayerPlan {
   bool stage1 = false, stage2 = false, finish = false;
   std::optional<QuantPlan> quantInput, quantInter;
   std::optional<ReducePlan> reduce;
+  /// MX activations carried as bf16 of their decoded values
+  /// (carriesDecodedMx): inputQ, a quantized stage-1 output and interQ are
+  /// bf16 rows without scales.
+  bool decodedMx = false;
 
   static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target);
   /// The plan of a layer with these kernel families.

@@ -119,6 +119,10 @@ struct WorkspaceLayout {
   WorkspaceRegion interQScale;    //   and its scales
   WorkspaceRegion slotRows;       // stage-2 per-slot rows (reduce = reduce)
   size_t total = 0;
+  /// MX activations carried decoded (carriesDecodedMx): inputQ, a quantized
+  /// stage1Out and interQ hold bf16 rows of the values the MX codes decode
+  /// to, and their scale regions are empty or unused.
+  bool decodedMx = false;
 };
 
 enum class ScheduleSource { Tuned, TunedActAgnostic, Heuristic, SpecDefault };

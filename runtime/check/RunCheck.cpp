@@ -197,22 +197,41 @@ llvm::Expected<LayerCheckResult> checkLayerRun(const MoeSpec &spec, runtime::Bac
     result.stages.push_back(exactCheck("sort", bad, compared));
   }
 
+  // bf16 rows read back as a tensor of `shape` (a carried decoded
+  // intermediate is compared by value with the reference's MX tensor).
+  auto decodedRows = [&](llvm::Expected<std::vector<uint8_t>> rows,
+                         std::vector<int64_t> shape) -> llvm::Expected<num::HostTensor> {
+    if (!rows)
+      return rows.takeError();
+    num::HostTensor t{num::ElemFormat::BF16, std::move(shape), std::move(*rows), {}};
+    t.data.resize(t.numElements() * 2);
+    return t;
+  };
+
   // --- input quantization (MX activations), exactly the host's --------------
   if (kernels.find(KernelFamily::QuantInput)) {
-    auto data = region(ws.inputQ);
-    auto shuffled = region(ws.inputQScale);
-    if (!data || !shuffled)
-      return makeError("cannot read the quantized input back");
-    auto scales = num::e8m0Unshuffle(*shuffled, T, K / 32);
-    if (!scales)
-      return scales.takeError();
-    data->resize(num::packedBytes(in.a1->format, T * K));
-    num::HostTensor got{in.a1->format, {T, K}, std::move(*data), std::move(*scales)};
-    got = pick(got);
+    num::HostTensor got;
+    if (ws.decodedMx) {
+      auto t = decodedRows(region(ws.inputQ), {T, K});
+      if (!t)
+        return t.takeError();
+      got = pick(*t);
+    } else {
+      auto data = region(ws.inputQ);
+      auto shuffled = region(ws.inputQScale);
+      if (!data || !shuffled)
+        return makeError("cannot read the quantized input back");
+      auto scales = num::e8m0Unshuffle(*shuffled, T, K / 32);
+      if (!scales)
+        return scales.takeError();
+      data->resize(num::packedBytes(in.a1->format, T * K));
+      got = pick(num::HostTensor{in.a1->format, {T, K}, std::move(*data), std::move(*scales)});
+    }
     auto cmp = num::compareTensors(*in.a1, got, {}, exact);
     if (!cmp)
       return cmp.takeError();
-    cmp->passed = cmp->passed && got.scales == in.a1->scales;
+    if (!ws.decodedMx) // equal values with other scales would be another encoding
+      cmp->passed = cmp->passed && got.scales == in.a1->scales;
     result.stages.push_back({"quant1", *cmp, exact});
   }
 
@@ -221,24 +240,20 @@ llvm::Expected<LayerCheckResult> checkLayerRun(const MoeSpec &spec, runtime::Bac
   if (!ran(KernelFamily::Stage1) && (fused || !ran(KernelFamily::QuantInter))) {
     result.notRun.push_back("stage1");
   } else {
-    auto rows = region(ws.stage1Out);
-    if (!rows)
-      return rows.takeError();
-    if (fused) {
+    // Packed MX rows with scales by sorted position, or bf16 rows (of the
+    // decoded values, where a quantized output is carried decoded).
+    auto t = [&]() -> llvm::Expected<num::HostTensor> {
+      if (!fused || ws.decodedMx)
+        return decodedRows(region(ws.stage1Out), {T, topk, I});
+      auto rows = region(ws.stage1Out);
       auto scales = region(ws.stage1OutScale);
-      if (!scales)
-        return scales.takeError();
-      auto t = num::stage1FromKernelLayout(spec, *sorting, *rows, *scales, /*sortedRows=*/false);
-      if (!t)
-        return t.takeError();
-      kernelS1 = std::move(*t);
-    } else {
-      rows->resize(T * topk * I * 2);
-      kernelS1.format = num::ElemFormat::BF16;
-      kernelS1.shape = {T, topk, I};
-      kernelS1.data = std::move(*rows);
-    }
-    kernelS1 = pick(kernelS1);
+      if (!rows || !scales)
+        return makeError("cannot read the stage-1 output back");
+      return num::stage1FromKernelLayout(spec, *sorting, *rows, *scales, /*sortedRows=*/false);
+    }();
+    if (!t)
+      return t.takeError();
+    kernelS1 = pick(*t);
     if (ran(KernelFamily::Stage1)) {
       num::CompareOptions tol = stageTolerance(interFormat, fused);
       auto cmp = num::compareTensors(ref->stage1.out, kernelS1, ref->stage1.pairRouted, tol);
@@ -253,16 +268,20 @@ llvm::Expected<LayerCheckResult> checkLayerRun(const MoeSpec &spec, runtime::Bac
   // --- inter-stage quantization, exactly the host's of the same values --------
   num::HostTensor kernelA2 = kernelS1;
   if (kernels.find(KernelFamily::QuantInter)) {
-    auto rows = region(ws.interQ);
-    auto shuffled = region(ws.interQScale);
-    if (!rows || !shuffled)
-      return makeError("cannot read the stage-2 input back");
-    // The inter-stage kernel writes the layout a fused stage 1 would.
-    MoeSpec layoutSpec = spec;
-    layoutSpec.stage1.fusedQuant =
-        spec.formats.activation == DType::MXFP4 ? FusedQuant::FP4 : FusedQuant::FP8;
-    auto got = num::stage1FromKernelLayout(layoutSpec, *sorting, *rows, *shuffled,
-                                           /*sortedRows=*/false);
+    auto got = [&]() -> llvm::Expected<num::HostTensor> {
+      if (ws.decodedMx)
+        return decodedRows(region(ws.interQ), {T, topk, I});
+      auto rows = region(ws.interQ);
+      auto shuffled = region(ws.interQScale);
+      if (!rows || !shuffled)
+        return makeError("cannot read the stage-2 input back");
+      // The inter-stage kernel writes the layout a fused stage 1 would.
+      MoeSpec layoutSpec = spec;
+      layoutSpec.stage1.fusedQuant =
+          spec.formats.activation == DType::MXFP4 ? FusedQuant::FP4 : FusedQuant::FP8;
+      return num::stage1FromKernelLayout(layoutSpec, *sorting, *rows, *shuffled,
+                                         /*sortedRows=*/false);
+    }();
     if (!got)
       return got.takeError();
     num::Stage1Result fromKernel;

@@ -3,6 +3,7 @@
 #include "templates/epilogue/MxQuantize.h"
 
 #include "templates/sm90/MxSoftwareConvert.h"
+#include "templates/sm90/MxSoftwareDecode.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -94,6 +95,13 @@ Value emitFp8Byte(ImplicitLocOpBuilder &b, const TargetInfo &target, Value v, Va
       b, VectorType::get({4}, b.getType<Float8E4M3FNType>()), src, scaleOf(b, e), 0, Value());
   Value f8 = vector::ExtractOp::create(b, packed, ArrayRef<int64_t>{0});
   return arith::BitcastOp::create(b, b.getI8Type(), f8);
+}
+
+Value emitMxDecodedValue(ImplicitLocOpBuilder &b, Value v, Value e, bool fp4) {
+  Value scaled = arith::MulFOp::create(b, v, sm90::emitInverseScale(b, e));
+  Value value = fp4 ? sm90::emitE2m1ToF32(b, sm90::emitE2m1Code(b, scaled))
+                    : sm90::emitE4m3ToF32(b, sm90::emitE4m3Code(b, scaled));
+  return arith::MulFOp::create(b, value, sm90::emitE8m0ToF32(b, e));
 }
 
 } // namespace moegen

@@ -3,7 +3,8 @@
 // The pieces of an MX quantization epilogue, shared by the stage-1 GEMM's
 // fused quantization and the split-K finishing kernel:
 //   scale rules   the e8m0 byte (i32) of a block from its amax's f32 bits
-//   conversions   f32 values and an e8m0 byte to fp4x2 / e4m3 bytes (i8)
+//   conversions   f32 values and an e8m0 byte to fp4x2 / e4m3 bytes (i8),
+//                 or to the f32 values those bytes decode to
 // Non-finite amax gives the NaN scale 0xFF under every rule.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +35,13 @@ mlir::Value emitFp4Byte(mlir::ImplicitLocOpBuilder &b, const TargetInfo &target,
 /// One f32 value to an e4m3fn byte, divided by 2^(e-127), clamped to 448.
 mlir::Value emitFp8Byte(mlir::ImplicitLocOpBuilder &b, const TargetInfo &target, mlir::Value v,
                         mlir::Value e);
+
+/// f32 `v` rounded to fp4 (e2m1) or fp8 (e4m3fn) with the e8m0 scale byte
+/// `e`, as the f32 value the code decodes to: what emitFp4Byte/emitFp8Byte
+/// write, decoded (the carried form of MX activations, carriesDecodedMx in
+/// templates/TargetSupport.h). Integer and f32 arithmetic on every target.
+mlir::Value emitMxDecodedValue(mlir::ImplicitLocOpBuilder &b, mlir::Value v, mlir::Value e,
+                               bool fp4);
 
 } // namespace moegen
 

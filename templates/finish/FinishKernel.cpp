@@ -2,6 +2,7 @@
 
 #include "templates/finish/FinishKernel.h"
 
+#include "templates/TargetSupport.h"
 #include "templates/epilogue/ActivationLowering.h"
 #include "templates/epilogue/MxQuantize.h"
 
@@ -18,9 +19,12 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
   const int64_t I = spec.problem.interDim, topk = spec.problem.topk;
   const int64_t colBlocks = I / 32;
   const bool quant = s.fusedQuant != FusedQuant::None, fp4 = s.fusedQuant == FusedQuant::FP4;
+  // Quantized rows carried decoded: bf16 rows and no scales.
+  const bool decoded = quant && carriesDecodedMx(spec, target);
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
-  gpu::GPUFuncOp func = createKernel(b, module, finishKernelSignature(symbol),
-                                     {f32, i32, f32, i32, quant ? i8 : bf16, i8, i32}, {});
+  gpu::GPUFuncOp func =
+      createKernel(b, module, finishKernelSignature(symbol),
+                   {f32, i32, f32, i32, quant && !decoded ? i8 : bf16, i8, i32}, {});
   Block &entry = func.getBody().front();
   Value partials = entry.getArgument(0), sortedIds = entry.getArgument(1);
   Value sortedWeights = entry.getArgument(2), numValid = entry.getArgument(3);
@@ -69,17 +73,24 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
       v = arith::MulFOp::create(b, v, weight);
     vals.push_back(v);
   }
-  Value rowBase = a.mul(pair, a.idx(quant ? (fp4 ? I / 2 : I) : I));
-  if (!quant) {
+  Value rowBase = a.mul(pair, a.idx(quant && !decoded ? (fp4 ? I / 2 : I) : I));
+  auto storeBf16 = [&] {
     for (int64_t c = 0; c < 32; ++c)
       store(arith::TruncFOp::create(b, bf16, vals[c]), out,
             a.add(rowBase, a.add(a.mul(cb, a.idx(32)), a.idx(c))));
+  };
+  if (!quant) {
+    storeBf16();
   } else {
     Value amax = a.f32(0.0f);
     for (Value v : vals)
       amax = arith::MaximumFOp::create(b, amax, emitFAbs(b, target, v));
     Value e = emitRoundUpScale(b, arith::BitcastOp::create(b, i32, amax), fp4);
-    if (fp4) {
+    if (decoded) {
+      for (Value &v : vals)
+        v = emitMxDecodedValue(b, v, e, fp4);
+      storeBf16();
+    } else if (fp4) {
       for (int64_t c = 0; c < 32; c += 2)
         store(emitFp4Byte(b, target, vals[c], vals[c + 1], e), out,
               a.add(rowBase, a.add(a.mul(cb, a.idx(16)), a.idx(c / 2))));
@@ -88,8 +99,9 @@ gpu::GPUFuncOp buildFinishKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp modul
         store(emitFp8Byte(b, target, vals[c], e), out,
               a.add(rowBase, a.add(a.mul(cb, a.idx(32)), a.idx(c))));
     }
-    store(arith::TruncIOp::create(b, i8, e), outScale,
-          emitE8m0ShuffleOffset(a, pos, cb, colBlocks));
+    if (!decoded)
+      store(arith::TruncIOp::create(b, i8, e), outScale,
+            emitE8m0ShuffleOffset(a, pos, cb, colBlocks));
   }
   b.setInsertionPointAfter(ifValid);
   gpu::ReturnOp::create(b);

@@ -4,7 +4,8 @@
 // sums instead of its epilogue; this kernel finishes them: the sum over the
 // splits, the activation, doweight and the output (bf16, or fp4/fp8 with e8m0
 // scales by the RoundUp rule, ceil_pow2(amax / max), written at the sorted
-// position in the e8m0_shuffle layout).
+// position in the e8m0_shuffle layout; or, where the target carries MX
+// activations decoded, the bf16 values those codes decode to, no scales).
 //
 // Partials, f32 [T*topk, 2I] (gate columns [0, I), up [I, 2I)), row
 // token*topk + slot:

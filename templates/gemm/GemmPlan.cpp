@@ -2,6 +2,8 @@
 
 #include "templates/gemm/GemmPlan.h"
 
+#include "templates/TargetSupport.h"
+
 #include "compiler/spec/DslParser.h"
 
 #include "llvm/ADT/Hashing.h"
@@ -25,7 +27,9 @@ int64_t halfBytesPerElement(DType t) {
   return 8;
 }
 
-DType stageAFormat(const MoeSpec &spec, StageId) { return spec.formats.activation; }
+DType stageAFormat(const MoeSpec &spec, StageId, const TargetInfo &target) {
+  return carriesDecodedMx(spec, target) ? DType::BF16 : spec.formats.activation;
+}
 
 std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups) const {
   int64_t gridN = n / schedule.tileN;
@@ -60,15 +64,18 @@ struct Rules {
 std::string str(int64_t v) { return std::to_string(v); }
 
 /// The MFMA for an (A, B) format pair on gfx950, or nullopt if the template
-/// has none.
-std::optional<MfmaShape> selectMfma(DType a, DType b) {
+/// has none. sm_90a plans with the same shapes (its mma.sync tiles divide
+/// them) and takes bf16 A with mxfp8 weights too: A is carried decoded
+/// there, and its kernel decodes mxfp8 weights as it does mxfp4.
+std::optional<MfmaShape> selectMfma(DType a, DType b, const TargetInfo &target) {
   bool mxA = a == DType::MXFP4 || a == DType::MXFP8;
   bool mxB = b == DType::MXFP4 || b == DType::MXFP8;
   if (mxA && mxB)
     return MfmaShape{MfmaKind::ScaledF8F6F4_16x16x128, 16, 16, 128};
   // bf16 activations: weights are dequantized in registers to bf16, which is
   // exact for fp4 times an e8m0 power of two.
-  if (a == DType::BF16 && (b == DType::MXFP4 || b == DType::BF16))
+  if (a == DType::BF16 &&
+      (b == DType::MXFP4 || b == DType::BF16 || (b == DType::MXFP8 && target.isNvptx())))
     return MfmaShape{MfmaKind::BF16_16x16x32, 16, 16, 32};
   return std::nullopt;
 }
@@ -82,22 +89,25 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   p.stage = stage;
   p.schedule = spec.stage(stage);
   const StageSchedule &s = p.schedule;
-  p.aFormat = stageAFormat(spec, stage);
+  p.aFormat = stageAFormat(spec, stage, target);
   p.bFormat = spec.formats.weight;
   p.k = spec.stageK(stage);
   p.n = spec.stageN(stage);
   const char *kName = stage == StageId::Stage1 ? "model_dim" : "inter_dim";
 
   // Formats.
-  std::optional<MfmaShape> mfma = selectMfma(p.aFormat, p.bFormat);
+  std::optional<MfmaShape> mfma = selectMfma(p.aFormat, p.bFormat, target);
   if (!mfma) {
-    r.fail("formats", "activation_dtype=" + toString(p.aFormat).str() + " with weight_dtype=" +
-                          toString(p.bFormat).str() + " is not supported on " + target.chip +
+    r.fail("formats", "activation_dtype=" + toString(spec.formats.activation).str() +
+                          " with weight_dtype=" + toString(p.bFormat).str() +
+                          " is not supported on " + target.chip +
                           " (supported: bf16, mxfp8 or mxfp4 activations with mxfp4 weights; "
                           "mxfp8 x mxfp8; bf16 x bf16)");
     mfma = MfmaShape{MfmaKind::BF16_16x16x32, 16, 16, 32};
   }
   p.mfma = *mfma;
+  p.decodedOut = stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None &&
+                 carriesDecodedMx(spec, target);
   if (stage == StageId::Stage1 && s.fusedQuant != FusedQuant::None) {
     DType want = s.fusedQuant == FusedQuant::FP4 ? DType::MXFP4 : DType::MXFP8;
     if (spec.formats.activation != want)

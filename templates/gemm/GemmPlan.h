@@ -71,6 +71,9 @@ struct GemmPlan {
   /// per call. sm_90a only: gfx950 keeps the memset, which its latency model
   /// times as one launch (the clear's per-thread loop it cannot bound).
   bool clearsLayerOutput = false;
+  /// Stage 1's fused quantization writes the decoded values, bf16 rows of
+  /// inter_dim, and no scales (carriesDecodedMx, templates/TargetSupport.h).
+  bool decodedOut = false;
   /// sm_90a only (planSm90Gemm): the mma.sync kernel's shared-memory plan;
   /// ldsBytes and ldsAllocBytes are its sharedBytes there.
   Sm90GemmLayout sm90;
@@ -94,9 +97,10 @@ inline constexpr int64_t kPersistentWorkgroupsPerCU = 4;
 /// Bytes of one element of an A or B format (fp4 = 0.5 byte, counted in halves).
 int64_t halfBytesPerElement(DType t);
 
-/// The A format of a stage: the activation dtype (stage 2 reads stage 1's
-/// output, quantized to the same dtype).
-DType stageAFormat(const MoeSpec &spec, StageId stage);
+/// The A format of a stage's GEMM: the activation dtype (stage 2 reads stage
+/// 1's output, quantized to the same dtype), or bf16 where the target
+/// carries MX activations decoded (carriesDecodedMx).
+DType stageAFormat(const MoeSpec &spec, StageId stage, const TargetInfo &target);
 
 /// "moe_stage1_a4w4_separated_t32x32x256_kb1_kw2_fp4_<hash>": schedule and
 /// formats in words, the problem and activation folded into a short hash.

@@ -53,9 +53,10 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
   const bool stage1 = plan.stage == StageId::Stage1;
   const bool mxA = plan.aFormat == DType::MXFP4 || plan.aFormat == DType::MXFP8;
   Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type(), bf16 = b.getBF16Type();
-  Type outElem = stage1 && plan.schedule.kBatch > 1                       ? f32
-                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None ? i8
-                                                                          : bf16;
+  Type outElem = stage1 && plan.schedule.kBatch > 1 ? f32
+                 : stage1 && plan.schedule.fusedQuant != FusedQuant::None && !plan.decodedOut
+                     ? i8
+                     : bf16;
   SmallVector<Type> elems = {mxA ? i8 : bf16, i8, i8, i8, i32, i32, f32, i32, outElem};
   if (stage1)
     elems.push_back(i8);

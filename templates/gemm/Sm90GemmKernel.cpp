@@ -21,24 +21,23 @@ namespace moegen {
 
 namespace {
 
-bool isMX(DType t) { return t == DType::MXFP4 || t == DType::MXFP8; }
-
 constexpr int64_t kChunk = Sm90GemmLayout::kChunk;
 constexpr int64_t kStride = Sm90GemmLayout::kRowStride;
 
 /// Where one thread's share of a K block comes from and goes to, fixed for
 /// an M tile: a unit is 8 consecutive elements of one staged row, or the
 /// whole 32-element row block where its bytes are contiguous in global memory
-/// (MX A rows, fp4 weight chunks): one wide load and one scale per block.
+/// (fp4 weight chunks): one wide load and one scale per block. A is bf16
+/// (carriesDecodedMx).
 struct StageUnit {
-  Value global; // A: element (bf16) or byte offset at K = 0; B: byte offset at K = 0
-  Value scaleRow;
-  Value valid;   // A only: a routed row (padding rows stage zeros)
-  Value shared;  // i32 index of the unit within the K-group's staging
-  Value inRange; // null when every thread has this unit
-  // Register weights: the unit's staged row, its first 8-element group and
-  // MX block within the step.
-  Value row, group, block;
+  Value global;   // A: element offset at K = 0; B: byte offset at K = 0
+  Value scaleRow; // B only
+  Value valid;    // A only: a routed row (padding rows stage zeros)
+  Value shared;   // i32 index of the unit within the K-group's staging
+  Value inRange;  // null when every thread has this unit
+  // Register weights: the unit's staged row and its first 8-element group
+  // within the step.
+  Value row, group;
 };
 
 struct Sm90GemmBuilder : GemmKernelArgs {
@@ -102,11 +101,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   int64_t weightRows() const { return stage1 ? 2 * I : N; }
   int64_t weightRowBytes() const { return halfBytesPerElement(p.bFormat) * K / 2; }
-  int64_t aRowBytes() const { return halfBytesPerElement(p.aFormat) * K / 2; }
-  /// Elements of one unit of A or of the weights.
-  static int64_t unitElems(DType t, bool isA) {
-    return (isA && isMX(t)) || (!isA && t == DType::MXFP4) ? kChunk : 8;
-  }
+  /// Elements of one unit of A (bf16) or of the weights.
+  static int64_t unitElems(DType t, bool isA) { return !isA && t == DType::MXFP4 ? kChunk : 8; }
   static int64_t unitBytes(DType t, bool isA) {
     return halfBytesPerElement(t) * unitElems(t, isA) / 2;
   }
@@ -154,21 +150,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       GemmRowInfo ri = rowInfo(r);
       Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
       row = a.select(ri.valid, row, a.idx(0));
-      // bf16 A is addressed in elements, MX A in bytes.
-      Value rowStart = p.aFormat == DType::BF16 ? a.mul(row, a.idx(K)) : a.mul(row, a.idx(aRowBytes()));
-      Value scaleRow = stage1 ? a.select(ri.valid, ri.token, a.idx(0)) : ri.sortedPos;
+      Value rowStart = a.mul(row, a.idx(K));
       for (int64_t up = 0; up < perRow / lanesPerRow; ++up) {
         Value u = a.add(laneUnit, a.idx(up * lanesPerRow));
         StageUnit su;
-        su.global = a.add(rowStart, a.mul(u, a.idx(p.aFormat == DType::BF16
-                                                       ? elems
-                                                       : unitBytes(p.aFormat, true))));
-        su.scaleRow = scaleRow;
+        su.global = a.add(rowStart, a.mul(u, a.idx(elems)));
         su.valid = ri.valid;
         su.shared = a.add(a.mul(r, a.idx(kStride / 4)), a.mul(u, a.idx(4)));
         su.row = r;
         su.group = a.mul(u, a.idx(elems / 8));
-        su.block = a.divu(a.mul(u, a.idx(elems)), a.idx(kChunk));
         su.inRange = in;
         units.push_back(su);
       }
@@ -235,14 +225,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return vector::FromElementsOp::create(b, VectorType::get({8}, b.getBF16Type()), vals);
   }
 
-  /// The scale byte of unit `u` at K block `kb` in the shuffled e8m0 layout.
-  Value unitScaleOffset(const StageUnit &u, Value kb) {
-    return emitE8m0ShuffleOffset(a, u.scaleRow, u.block ? a.add(kb, u.block) : kb, K / 32);
-  }
-
   /// The global loads of one unit for K block `kb`, held in registers until
   /// the unit is staged: its bytes (bf16 A: its elements) and, for MX
-  /// formats, its scale byte. Units past the group's count load unit 0's
+  /// weights, its scale byte. Units past the group's count load unit 0's
   /// (valid) address; only their store is skipped.
   SmallVector<Value, 2> loadUnit(DType format, Value mem, Value scaleMem, const StageUnit &u,
                                  Value kb, bool isA) {
@@ -253,13 +238,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       Value off = a.add(u.global, a.mul(kb, a.idx(4 * 256))); // 4 chunks of 8 per block
       return {vload(VectorType::get({16}, b.getI8Type()), mem, off, 16)};
     }
-    bool fp4 = format == DType::MXFP4;
-    Value off = isA ? a.add(u.global, a.mul(kb, a.idx(fp4 ? 16 : 32)))
-                    : a.add(u.global, a.mul(kb, a.idx(fp4 ? 256 : 512)));
+    assert(!isA && "A is bf16 on sm_90a (carriesDecodedMx)");
+    Value off = a.add(u.global, a.mul(kb, a.idx(format == DType::MXFP4 ? 256 : 512)));
     int64_t bytes = unitBytes(format, isA);
     Value data =
         vload(VectorType::get({bytes}, b.getI8Type()), mem, off, std::min<int64_t>(bytes, 16));
-    return {data, load(scaleMem, unitScaleOffset(u, kb))};
+    return {data, load(scaleMem, emitE8m0ShuffleOffset(a, u.scaleRow, kb, K / 32))};
   }
 
   /// One loaded unit as 8-element pieces of 4 i32 words (bf16 pairs), for
@@ -299,19 +283,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   SmallVector<Value> loadBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, Value kb) {
     SmallVector<Value> raw;
     for (const StageUnit &u : aUnits)
-      llvm::append_range(raw, loadUnit(p.aFormat, aBuf, aScale, u, kb, /*isA=*/true));
+      llvm::append_range(raw, loadUnit(p.aFormat, aBuf, Value(), u, kb, /*isA=*/true));
     for (const StageUnit &u : bUnits)
       llvm::append_range(raw, loadUnit(p.bFormat, wBuf, wScale, u, kb, /*isA=*/false));
     return raw;
   }
 
   /// Dequantizes and stores the loads of `loadBlock` at `base`: piece j (8
-  /// elements) of unit u at i32 index `slot(u, j)`. With `liveRows`, A units
-  /// of rows at or past it are skipped: no MMA reads them (they lie in row
-  /// tiles without routed rows), so dead rows cost no decoding.
+  /// elements) of unit u at i32 index `slot(u, j)`.
   void stageBlock(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> bUnits, ArrayRef<Value> raw,
-                  Value base, function_ref<Value(const StageUnit &, int64_t)> slot,
-                  Value liveRows = nullptr) {
+                  Value base, function_ref<Value(const StageUnit &, int64_t)> slot) {
     size_t next = 0;
     auto stage = [&](const StageUnit &u, DType format, bool isA) {
       size_t n = format == DType::BF16 ? 1 : 2;
@@ -322,13 +303,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         for (auto [j, v] : llvm::enumerate(pieces))
           vstore(v, shared, a.add(base, slot(u, j)), 16);
       };
-      Value cond = u.inRange;
-      if (isA && liveRows) {
-        Value live = a.cmp(CmpIPredicate::ult, u.row, liveRows);
-        cond = cond ? arith::AndIOp::create(b, cond, live).getResult() : live;
-      }
-      if (cond)
-        ifThen(cond, body);
+      if (u.inRange)
+        ifThen(u.inRange, body);
       else
         body();
     };
@@ -500,79 +476,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
-  /// asyncA: where this K-group's raw MX A copies of step slot `slot` (0,
-  /// 1) begin (i32 index): after every K-group's staging buffers, per slot
-  /// the code bytes of unit j of thread t at (j * threads + t) * unit words,
-  /// then the scale words at j * threads + t.
-  Value rawASlot(Value slot) {
-    int64_t groupWords = l.rawABytes / 4;
-    Value base =
-        a.add(a.idx(l.buffers * s.kWave * l.stagingBytes / 4), a.mul(waveK, a.idx(groupWords)));
-    return a.add(base, a.mul(slot, a.idx(groupWords / 2)));
-  }
-  int64_t rawACodeWords() const { return unitBytes(p.aFormat, true) / 4; }
-
-  /// asyncA: the shared-memory words of unit j's codes and scale word.
-  std::pair<Value, Value> rawAUnitWords(Value slotBase, size_t j, size_t units) {
-    Value unit = a.add(a.idx(static_cast<int64_t>(j) * groupThreads), gtid);
-    Value codes = a.add(slotBase, a.mul(unit, a.idx(rawACodeWords())));
-    Value scale = a.add(
-        slotBase, a.add(a.idx(static_cast<int64_t>(units) * groupThreads * rawACodeWords()), unit));
-    return {codes, scale};
-  }
-
-  /// asyncA: cp.async of this thread's A units of step `step` into `slot`
-  /// (the caller commits the group): their code bytes (16 at a time) and the aligned scale word
-  /// holding each one's scale byte (the shuffled layout's rows are padded to whole words). Padding
-  /// rows and units past the rows are zero-filled (the staging zeroes or skips them).
-  void copyRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
-    Value kb = a.mul(step, a.idx(l.superK / kChunk));
-    Value base = rawASlot(slot);
-    int64_t bytes = unitBytes(p.aFormat, true);
-    for (auto [j, u] : llvm::enumerate(units)) {
-      auto [codes, scale] = rawAUnitWords(base, j, units.size());
-      Value first = a.add(u.global, a.mul(kb, a.idx(bytes)));
-      // Padding rows and units past the rows read nothing (0 source bytes:
-      // zeros): their row-0 address, shared by every such unit of the grid,
-      // would be one L2 line that thousands of copies wait on.
-      Value used = u.inRange ? arith::AndIOp::create(b, u.valid, u.inRange).getResult() : u.valid;
-      Value codeBytes = a.select(used, a.i32(16), a.i32(0));
-      for (int64_t c = 0; c < bytes / 16; ++c)
-        NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), a.add(codes, a.idx(4 * c)), 3),
-                                elementPtr(aBuf, b.getI8Type(), a.add(first, a.idx(16 * c))), 16,
-                                NVVM::LoadCacheModifierKind::CG, codeBytes);
-      Value word = andI(unitScaleOffset(u, kb), ~int64_t(3));
-      NVVM::CpAsyncOp::create(b, elementPtr(shared, i32(), scale, 3),
-                              elementPtr(aScale, b.getI8Type(), word), 4,
-                              NVVM::LoadCacheModifierKind::CA, a.select(used, a.i32(4), a.i32(0)));
-    }
-  }
-
-  /// asyncA: what loadBlock gives for A at step `step`, read back from
-  /// `slot` once this thread's copies have landed: per unit its code bytes
-  /// and its scale byte.
-  SmallVector<Value> readRawA(ArrayRef<StageUnit> units, Value step, Value slot) {
-    Value kb = a.mul(step, a.idx(l.superK / kChunk));
-    Value base = rawASlot(slot);
-    int64_t bytes = unitBytes(p.aFormat, true);
-    SmallVector<Value> raw;
-    for (auto [j, u] : llvm::enumerate(units)) {
-      auto [codes, scale] = rawAUnitWords(base, j, units.size());
-      SmallVector<Value> parts;
-      for (int64_t c = 0; c < bytes / 16; ++c)
-        parts.push_back(vload(VectorType::get({4}, i32()), shared, a.add(codes, a.idx(4 * c)), 16));
-      Value data = parts[0];
-      if (parts.size() == 2)
-        data = vector::ShuffleOp::create(b, parts[0], parts[1],
-                                         ArrayRef<int64_t>{0, 1, 2, 3, 4, 5, 6, 7});
-      raw.push_back(vector::BitCastOp::create(b, VectorType::get({bytes}, b.getI8Type()), data));
-      Value shift = a.toI32(a.mul(andI(unitScaleOffset(u, kb), 3), a.idx(8)));
-      Value byte = arith::ShRUIOp::create(b, load(shared, scale), shift);
-      raw.push_back(arith::TruncIOp::create(b, b.getI8Type(), byte));
-    }
-    return raw;
-  }
-
   struct LaneWeightRow {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
@@ -654,19 +557,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return init;
   }
 
-  /// A compiler-only memory fence (empty inline asm clobbering memory): the
-  /// loads issued for later steps stay before the step's staging and MMAs.
-  /// Without it LLVM sinks them, as their only use is the next trip, past the
-  /// staging stores (shared memory does not alias global) to the step's
-  /// barrier. Emits no instruction. Used with MX A only: with bf16 A (no
-  /// stores in the step) the sunk loads measured 3-5% faster on the H200.
-  void keepLoadsHere() {
-    LLVM::InlineAsmOp::create(b, Type(), ValueRange{}, "", "~{memory}",
-                              /*has_side_effects=*/true, /*is_align_stack=*/false,
-                              LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-                              ArrayAttr());
-  }
-
   /// The e8m0 byte as two bf16 (a bf16x2 in an i32): 2^(e - 127), e = 0 the
   /// bf16 subnormal 2^-127, e = 255 NaN.
   Value e8m0ToBf16x2(Value byte) {
@@ -738,34 +628,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return out;
   }
 
-  /// Runs `body` (the MMAs of row tile `tile`, updating the accumulators
-  /// `slots` of `acc`) when `tile` < `liveTiles` (warp-uniform), else leaves
-  /// them as they are. Tile 0 always runs (an M tile has a routed row).
-  void guardTile(int64_t tile, Value liveTiles, ArrayRef<int> slots, MutableArrayRef<Value> acc,
-                 function_ref<void()> body) {
-    if (tile == 0 || !liveTiles)
-      return body();
-    SmallVector<Value> before;
-    for (int slot : slots)
-      before.push_back(acc[slot]);
-    auto op = scf::IfOp::create(b, ValueRange(before).getTypes(),
-                                a.cmp(CmpIPredicate::ult, a.idx(tile), liveTiles),
-                                /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(op.thenBlock());
-      body();
-      SmallVector<Value> after;
-      for (int slot : slots)
-        after.push_back(acc[slot]);
-      scf::YieldOp::create(b, after);
-      b.setInsertionPointToStart(op.elseBlock());
-      scf::YieldOp::create(b, before);
-    }
-    for (auto [slot, v] : llvm::zip(slots, op.getResults()))
-      acc[slot] = v;
-  }
-
   /// The number of row tiles of the M tile the MMAs go over: 16-row tiles,
   /// or 8-row tiles with swapped operands.
   int64_t rowTiles() const { return l.swapAB ? 2 * l.mTiles : l.mTiles; }
@@ -779,10 +641,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
   /// rows from the staging at `base`, weights from `raw` (loadLaneWeights).
-  /// With `liveTiles`, tiles past the first are guarded by it (warp-uniform):
-  /// a tile without routed rows issues neither its shared reads nor its MMAs.
-  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles,
-               Value liveTiles = nullptr) {
+  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles) {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
     SmallVector<Value> codes;
@@ -810,22 +669,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         // A: rows g and g + 8 of a 16-column block are the lane's rows of its
         // two 8-column tiles; B: row 8 tt + g's words 2 sub, 2 sub + 1.
         for (int64_t tt = 0; tt < tiles; ++tt) {
-          SmallVector<int> slots;
-          for (int64_t half = 0; half < halves; ++half)
-            for (int64_t i = 0; i < l.nTiles / 2; ++i)
-              for (int64_t r = 0; r < 4; ++r)
-                slots.push_back(swappedIndex(i, tt, half, r));
-          guardTile(tt, liveTiles, slots, acc, [&] {
-            Value rowsB = loadRow(tt * 8, w);
-            for (int64_t sub = 0; sub < 2; ++sub)
-              for (int64_t half = 0; half < halves; ++half)
-                for (int64_t i = 0; i < l.nTiles / 2; ++i) {
-                  std::array<Value, 4> lo = rowWords(half, 2 * i), hi = rowWords(half, 2 * i + 1);
-                  mma({lo[2 * sub], hi[2 * sub], lo[2 * sub + 1], hi[2 * sub + 1]},
-                      {word(rowsB, 2 * sub), word(rowsB, 2 * sub + 1)},
-                      acc.slice(swappedIndex(i, tt, half, 0), 4));
-                }
-          });
+          Value rowsB = loadRow(tt * 8, w);
+          for (int64_t sub = 0; sub < 2; ++sub)
+            for (int64_t half = 0; half < halves; ++half)
+              for (int64_t i = 0; i < l.nTiles / 2; ++i) {
+                std::array<Value, 4> lo = rowWords(half, 2 * i), hi = rowWords(half, 2 * i + 1);
+                mma({lo[2 * sub], hi[2 * sub], lo[2 * sub + 1], hi[2 * sub + 1]},
+                    {word(rowsB, 2 * sub), word(rowsB, 2 * sub + 1)},
+                    acc.slice(swappedIndex(i, tt, half, 0), 4));
+              }
         }
         continue;
       }
@@ -839,36 +691,17 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         std::array<Value, 4> v = rowWords(half, nt);
         return SmallVector<Value, 2>{v[2 * sub], v[2 * sub + 1]};
       };
-      if (!liveTiles) {
-        SmallVector<std::array<Value, 2>> rowsA;
+      SmallVector<std::array<Value, 2>> rowsA;
+      for (int64_t mt = 0; mt < tiles; ++mt)
+        rowsA.push_back({loadRow(mt * 16, w), loadRow(mt * 16 + 8, w)});
+      for (int64_t sub = 0; sub < 2; ++sub) {
+        SmallVector<SmallVector<Value, 4>> aFrags;
         for (int64_t mt = 0; mt < tiles; ++mt)
-          rowsA.push_back({loadRow(mt * 16, w), loadRow(mt * 16 + 8, w)});
-        for (int64_t sub = 0; sub < 2; ++sub) {
-          SmallVector<SmallVector<Value, 4>> aFrags;
-          for (int64_t mt = 0; mt < tiles; ++mt)
-            aFrags.push_back(aFragOf(rowsA[mt], sub));
-          for (int64_t half = 0; half < halves; ++half)
-            for (int64_t nt = 0; nt < l.nTiles; ++nt)
-              for (int64_t mt = 0; mt < tiles; ++mt)
-                mma(aFrags[mt], bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
-        }
-        continue;
-      }
-      for (int64_t mt = 0; mt < tiles; ++mt) {
-        SmallVector<int> slots;
+          aFrags.push_back(aFragOf(rowsA[mt], sub));
         for (int64_t half = 0; half < halves; ++half)
           for (int64_t nt = 0; nt < l.nTiles; ++nt)
-            for (int64_t r = 0; r < 4; ++r)
-              slots.push_back(accIndex(mt, nt, half, r));
-        guardTile(mt, liveTiles, slots, acc, [&] {
-          std::array<Value, 2> rowsA = {loadRow(mt * 16, w), loadRow(mt * 16 + 8, w)};
-          for (int64_t sub = 0; sub < 2; ++sub) {
-            SmallVector<Value, 4> aFrag = aFragOf(rowsA, sub);
-            for (int64_t half = 0; half < halves; ++half)
-              for (int64_t nt = 0; nt < l.nTiles; ++nt)
-                mma(aFrag, bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
-          }
-        });
+            for (int64_t mt = 0; mt < tiles; ++mt)
+              mma(aFrags[mt], bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
       }
     }
   }
@@ -903,19 +736,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// The register main loop for the M tile's live row tiles (up to its
   /// last routed row, emitLiveRowTiles; at small M most sort blocks hold fewer
   /// rows than tile_m): the other tiles issue neither MMAs nor A reads, and
-  /// their accumulators stay what zero A rows leave them. bf16 A: a loop
-  /// version for 1, 2, 4, ... up to all tiles, chosen per M tile (uniform
-  /// over the workgroup), each without branches inside. MX A (decoded and
-  /// stored in the loop, where registers are tighter): one loop whose steps
-  /// skip the dead tiles' MMAs, as the versions measured slower there at
-  /// large M on the H200. Returns what registerMainLoop does.
+  /// their accumulators stay what zero A rows leave them. A loop version for
+  /// 1, 2, 4, ... up to all tiles, chosen per M tile (uniform over the
+  /// workgroup), each without branches inside. Returns what
+  /// registerMainLoop does.
   SmallVector<Value> registerMainLoopLive() {
     int64_t tiles = rowTiles();
     if (tiles == 1) // one row tile: nothing to skip
       return registerMainLoop(1);
     Value live = emitLiveRowTiles();
-    if (p.aFormat != DType::BF16)
-      return registerMainLoop(tiles, live);
     SmallVector<int64_t> versions;
     for (int64_t t = 1; t < tiles; t *= 2)
       versions.push_back(t);
@@ -959,28 +788,21 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   /// The K loop with register weights. Step i's weights were loaded
-  /// `prefetch` steps earlier; its MMAs read A from buffer i % buffers. bf16
-  /// A rows are copied with cp.async (step i + 1's issued right after the
-  /// barrier that ends step i - 1's reads of that buffer); MX A rows are
-  /// loaded a step ahead where the plan has the registers (prefetchA: step
-  /// i + 1's loads issued in step i), else at the start of step i, before
-  /// step i + prefetch's weight loads, then dequantized and stored.
-  /// Only the first `tiles` row tiles get MMAs; the others' accumulators
-  /// stay zero (loop-invariant, so they take no registers in the loop). With
-  /// `liveTiles`, the MMAs of tiles past it are skipped inside the step and
-  /// (MX A) their rows are not decoded. Returns the accumulators, then with
-  /// carryWeights what the next tile gets (carriedIn's layout): the last
-  /// trips load the workgroup's next M tile's first steps instead of this
-  /// tile's last one again.
-  SmallVector<Value> registerMainLoop(int64_t tiles, Value liveTiles = nullptr) {
+  /// `prefetch` steps earlier; its MMAs read A from buffer i % buffers, whose
+  /// bf16 rows are copied with cp.async (step i + 1's issued right after the
+  /// barrier that ends step i - 1's reads of that buffer). Only the first
+  /// `tiles` row tiles get MMAs; the others' accumulators stay zero
+  /// (loop-invariant, so they take no registers in the loop). Returns the
+  /// accumulators, then with carryWeights what the next tile gets
+  /// (carriedIn's layout): the last trips load the workgroup's next M tile's
+  /// first steps instead of this tile's last one again.
+  SmallVector<Value> registerMainLoop(int64_t tiles) {
     // The next tile's expert, read first: the first trips' loads may be its.
     Value nextExpert, nextDelta;
     if (l.carryWeights)
       std::tie(nextExpert, nextDelta) = nextTileExpert();
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
-    bool copyA = p.aFormat == DType::BF16;
-    Value liveRows = liveTiles ? a.mul(liveTiles, a.idx(rowsPerTile())) : Value();
     int64_t steps = p.kPerWave / l.superK;
     int64_t bufferWords = l.stagingBytes / 4;
     Value groupBase = a.mul(waveK, a.idx(l.buffers * bufferWords));
@@ -991,24 +813,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     auto bufferOf = [&](Value i) {
       return l.buffers == 2 ? a.add(groupBase, a.mul(andI(i, 1), a.idx(bufferWords))) : groupBase;
     };
-    auto loadA = [&](Value step) {
-      return loadBlock(aUnits, {}, a.mul(step, a.idx(l.superK / kChunk)));
-    };
-    if (copyA && l.buffers == 2)
+    if (l.buffers == 2)
       copyAStep(aUnits, step0, groupBase);
-    if (l.asyncA) {
-      assert(static_cast<int64_t>(aUnits.size()) ==
-                 sm90AUnitsPerThread(l.aRows, l.superK, groupThreads) &&
-             "the plan sized the raw A copies for another unit count");
-      copyRawA(aUnits, step0, a.idx(0));
-      NVVM::CpAsyncCommitGroupOp::create(b);
-    }
-    // Carried: MX A's loads of step i (one step ahead), then the weights of
-    // steps i .. i + prefetch - 1.
+    // Carried: the weights of steps i .. i + prefetch - 1.
     SmallVector<Value> ahead;
-    if (l.prefetchA)
-      ahead = loadA(step0);
-    size_t aheadA = ahead.size();
     auto loadFirstSteps = [&] {
       SmallVector<Value> first;
       for (int64_t d = 0; d < l.prefetch; ++d)
@@ -1046,67 +854,28 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     SmallVector<Value> after;
     SmallVector<Value> acc = emitKLoop(
         steps, ahead,
-        [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
-          ArrayRef<Value> rawA = carried.take_front(aheadA);
-          ArrayRef<Value> weights = carried.drop_front(aheadA);
+        [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
           Value base = bufferOf(i);
-          SmallVector<Value> nextA;
-          SmallVector<Value> nextW;
-          if (copyA) {
-            if (l.buffers == 1) {
-              gpu::BarrierOp::create(b); // step i - 1's reads are done
-              copyAStep(aUnits, stepOf(i), base);
-            }
-            NVVM::CpAsyncWaitGroupOp::create(b, 0);
-            gpu::BarrierOp::create(b);
-            if (l.buffers == 2) {
-              Value next = a.add(i, a.idx(1));
-              ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                     [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
-            }
-            nextW = loadAhead(i);
-          } else {
-            if (l.buffers == 1)
-              gpu::BarrierOp::create(b);
-            SmallVector<Value> loadedA;
-            if (l.asyncA) {
-              // The next step's copies go to the other slot (read in the step
-              // before this), one group a step (empty in the last), issued
-              // with the weights ahead before this step's copies are waited
-              // for.
-              Value next = a.add(i, a.idx(1));
-              ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                     [&] { copyRawA(aUnits, stepOf(next), andI(next, 1)); });
-              NVVM::CpAsyncCommitGroupOp::create(b);
-              nextW = loadAhead(i);
-              keepLoadsHere();
-              NVVM::CpAsyncWaitGroupOp::create(b, 1);
-              loadedA = readRawA(aUnits, stepOf(i), andI(i, 1));
-            } else {
-              if (l.prefetchA)
-                nextA = loadA(stepOf(a.add(i, a.idx(1))));
-              else
-                loadedA = loadA(stepOf(i));
-              nextW = loadAhead(i);
-              keepLoadsHere();
-            }
-            stageBlock(
-                aUnits, {}, l.prefetchA ? rawA : ArrayRef<Value>(loadedA), base,
-                [&](const StageUnit &u, int64_t j) {
-                  return aGroupSlot(u.row, a.add(u.group, a.idx(j)));
-                },
-                liveRows);
-            gpu::BarrierOp::create(b);
+          if (l.buffers == 1) {
+            gpu::BarrierOp::create(b); // step i - 1's reads are done
+            copyAStep(aUnits, stepOf(i), base);
           }
-          mmaStep(base, weights.take_front(perStep), acc, tiles, liveTiles);
-          llvm::append_range(acc, nextA);
+          NVVM::CpAsyncWaitGroupOp::create(b, 0);
+          gpu::BarrierOp::create(b);
+          if (l.buffers == 2) {
+            Value next = a.add(i, a.idx(1));
+            ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                   [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
+          }
+          SmallVector<Value> nextW = loadAhead(i);
+          mmaStep(base, weights.take_front(perStep), acc, tiles);
           llvm::append_range(acc, weights.drop_front(perStep));
           llvm::append_range(acc, nextW);
         },
         &after);
     // carryWeights: the next tile's first steps, loaded by the last trips.
     if (l.carryWeights) {
-      llvm::append_range(acc, ArrayRef<Value>(after).drop_front(aheadA));
+      llvm::append_range(acc, after);
       acc.push_back(nextExpert);
     }
     return acc;
@@ -1333,6 +1102,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         Value col = a.add(a.add(firstCol, a.idx(h * 8)), a.mul(quadCol, a.idx(2)));
         const std::array<Value, 2> &v = vals[tiles * cb + h];
         ifThen(row.valid, [&] {
+          if (p.decodedOut) {
+            Value pairValues =
+                bf16Pair(emitMxDecodedValue(b, v[0], e, fp4), emitMxDecodedValue(b, v[1], e, fp4));
+            vstore(pairValues, out, a.add(a.mul(pair, a.idx(I)), col), 4);
+            return;
+          }
           if (fp4) {
             Value byte = emitFp4Byte(b, target, v[0], v[1], e);
             store(byte, out, a.add(a.mul(pair, a.idx(I / 2)), a.divu(col, a.idx(2))));
@@ -1346,6 +1121,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       // The quad's first lane (of the pair's first warp) writes the scale at
       // the row's sorted position (padding rows too: their values are zeros,
       // their scale 0).
+      if (p.decodedOut)
+        continue;
       Value writer = a.cmp(CmpIPredicate::eq, quadCol, a.idx(0));
       if (l.quantPairs)
         writer =
@@ -1359,6 +1136,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   void build(gpu::GPUFuncOp func) {
+    assert(p.aFormat == DType::BF16 && "MX activations reach sm_90a GEMMs decoded");
     bindArgs(func, stage1, p.clearsLayerOutput);
     tokens = a.toIndex(tokensI32);
     shared = func.getWorkgroupAttributions()[0];

@@ -5,7 +5,10 @@
 // weights, e8m0_shuffle scales, sorted rows and outputs), computed with
 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 by warps of 32 lanes.
 //
-// Hopper has neither fp4 nor scaled MMAs, so both operands are dequantized
+// Hopper has neither fp4 nor scaled MMAs, so MX activations reach these
+// kernels already decoded to bf16 (carriesDecodedMx, templates/TargetSupport.h:
+// the quantizing kernels write the values their codes decode to, and stage
+// 1's fused quantization does so too), and the weights are dequantized
 // exactly to bf16 before the MMA: each element's e2m1/e4m3 value times its
 // block's e8m0 scale is computed in f32 and rounded to bf16, which holds it
 // exactly (at most 4 significant bits) whenever it lies in bf16's range
@@ -21,7 +24,8 @@
 // nPerWarp columns, every row of the tile). K-groups are summed through
 // shared memory in group order, then the epilogue of GemmKernel.h runs on
 // the mma.sync accumulator layout: stage 1 activation (and weight), bf16
-// rows or fused MX quantization (in-epilogue scale rule); stage 2 weight,
+// rows or fused MX quantization (in-epilogue scale rule, decoded values
+// stored as bf16 rows); stage 2 weight,
 // then packed bf16x2 atomic adds (reduce=atomic) or per-slot bf16 rows;
 // stage 1 with k_batch > 1 writes f32 gate/up partials for the finish kernel.
 //

@@ -9,13 +9,6 @@
 
 namespace moegen {
 
-int64_t sm90AUnitsPerThread(int64_t rows, int64_t stepK, int64_t groupThreads) {
-  int64_t perRow = stepK / Sm90GemmLayout::kChunk;
-  int64_t lanesPerRow = std::min<int64_t>(perRow, 4);
-  int64_t rowsPerPass = groupThreads / lanesPerRow;
-  return (rows + rowsPerPass - 1) / rowsPerPass * (perRow / lanesPerRow);
-}
-
 Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   const StageSchedule &s = p.schedule;
   KernelFamily family = gemmFamily(p.stage);
@@ -106,7 +99,6 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     int64_t spare = std::max<int64_t>(0, budget - l.accRegs);
     l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
                                      std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));
-    l.prefetchA = p.aFormat != DType::BF16 && l.prefetch > 1;
     l.carryWeights = superBlocks <= Sm90GemmLayout::kMaxCarrySteps;
   } else {
     l.bRows = halves * s.tileN;
@@ -121,21 +113,6 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
   l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
-  // fp8 A only: its 32-byte blocks in registers were the longest waits of a
-  // step (a8w4 layers 1-7% faster on the H200); fp4 A measured 2-6% slower
-  // through shared memory than in registers.
-  if (l.registerWeights && p.aFormat == DType::MXFP8 && l.superK > 0) {
-    // Two steps of every thread's A units (one 32-element MX block of a row
-    // each): their code bytes and scale words.
-    int64_t units = l.warpsN * 32 * sm90AUnitsPerThread(l.aRows, l.superK, l.warpsN * 32);
-    int64_t rawA = 2 * units * (halfBytesPerElement(p.aFormat) * Sm90GemmLayout::kChunk / 2 + 4);
-    if (l.buffers == 2 && staging + s.kWave * rawA + l.quantScratchBytes <= limit) {
-      l.asyncA = true;
-      l.prefetchA = false;
-      l.rawABytes = rawA;
-      staging += s.kWave * rawA;
-    }
-  }
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
   if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +

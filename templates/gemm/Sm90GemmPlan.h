@@ -12,7 +12,8 @@
 // bytes of its fragments' weight rows straight into registers, `prefetch`
 // super blocks (superK elements of K) ahead, and dequantizes them to bf16
 // pairs right before its MMAs; only the A rows are staged (bf16, in the K
-// order the register dequantization produces). Other weight formats stage A
+// order the register dequantization produces; A is always bf16 on sm_90a,
+// where MX activations are carried decoded). Other weight formats stage A
 // rows and weight rows, dequantized to bf16, one 32-wide K block (one MX scale
 // block) at a time. Either way the staging lives in static shared memory
 // (under 48 KiB), double-buffered where two buffers fit; after the main loop
@@ -85,19 +86,6 @@ struct Sm90GemmLayout {
   bool swapAB = false;
   int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
   int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
-  /// Register weights with MX A: A's loads issued a step ahead, where the
-  /// registers leave room for more than one step of weights in flight (a
-  /// tight kernel spills more than the hidden latency gains).
-  bool prefetchA = false;
-  /// Register weights with fp8 A: each thread copies its A units' raw bytes
-  /// (codes, and the 4-byte word of the scale layout holding the unit's
-  /// scale) for the next step into shared memory with cp.async (no
-  /// registers held), and decodes them into the staging from there: a step
-  /// waits on shared memory instead of a global round trip. Where the raw
-  /// copies (two steps of them, rawABytes per K-group) fit beside the
-  /// staging; prefetchA is then off.
-  bool asyncA = false;
-  int64_t rawABytes = 0;
   /// Register weights over at most kMaxCarrySteps steps per K-group (stage 2
   /// of the examples): a tile's last trips load the first `prefetch` steps of
   /// the workgroup's next M tile, carried through the persistent loop, so
@@ -114,12 +102,6 @@ struct Sm90GemmLayout {
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };
-
-/// MX A units (32-element blocks of a staged row) per thread and main-loop
-/// step of `stepK` elements, `rows` rows spread over `groupThreads` threads
-/// (up to 4 lanes per row, each taking every 4th unit of it); some threads'
-/// last ones may lie past the rows.
-int64_t sm90AUnitsPerThread(int64_t rows, int64_t stepK, int64_t groupThreads);
 
 /// The layout of `plan` on sm_90a; appends every sm_90a rule it breaks.
 Sm90GemmLayout planSm90Gemm(const GemmPlan &plan, ScheduleIssues &issues);

@@ -2,6 +2,7 @@
 
 #include "templates/quant/QuantKernel.h"
 
+#include "templates/epilogue/MxQuantize.h"
 #include "templates/sm90/MxSoftwareConvert.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -99,6 +100,8 @@ struct BlockQuantizer {
     Value scale = arith::BitcastOp::create(b, f32, a.shl(byte, a.i32(23)));
 
     Value xf = arith::ExtFOp::create(b, VectorType::get({n}, f32), v);
+    if (plan.decoded)
+      return storeDecoded(xf, byte, srcRow, blk);
     if (!fp4)
       xf = clampFp8(xf, byte);
 
@@ -116,6 +119,23 @@ struct BlockQuantizer {
     vector::StoreOp::create(b, data, q, ValueRange{qOff}, /*nontemporal=*/false,
                             llvm::MaybeAlign(16));
     storeScale(byte, scaleRow, blk);
+  }
+
+  /// Decoded: the block's values rounded to the format, as bf16 (exact: the
+  /// decoded values have at most 4 significant bits) at element (srcRow, 32
+  /// blk) of a [rows, C] bf16 matrix.
+  void storeDecoded(Value xf, Value byte, Value srcRow, Value blk) {
+    const int64_t n = QuantPlan::kBlock;
+    SmallVector<Value> vals;
+    for (int64_t i = 0; i < n; ++i) {
+      Value x = vector::ExtractOp::create(b, xf, ArrayRef<int64_t>{i});
+      Value d = emitMxDecodedValue(b, x, byte, plan.format == DType::MXFP4);
+      vals.push_back(arith::TruncFOp::create(b, b.getBF16Type(), d));
+    }
+    Value data = vector::FromElementsOp::create(b, VectorType::get({n}, b.getBF16Type()), vals);
+    Value off = a.add(a.mul(srcRow, a.idx(plan.cols)), a.mul(blk, a.idx(n)));
+    vector::StoreOp::create(b, data, q, ValueRange{off}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
   }
 
   /// The block's words through v_cvt_scalef32_pk_{fp4,fp8}_f32.
@@ -147,12 +167,19 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Type bf16 = b.getBF16Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
   KernelSignature sig = quantKernelSignature(symbol, plan);
   const bool sorted = plan.order == QuantScaleOrder::Sorted;
-  SmallVector<Type> elems{bf16, i32, i8, i32};
+  // x, q (i32 words, or bf16 decoded), scales (not decoded), then rows or
+  // sorted_ids, num_valid_ids, tokens.
+  SmallVector<Type> elems{bf16, plan.decoded ? bf16 : i32};
+  if (!plan.decoded)
+    elems.push_back(i8);
+  elems.push_back(i32);
   if (sorted)
     elems.append({i32, i32});
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, {});
   Block &entry = func.getBody().front();
-  Value x = entry.getArgument(0), q = entry.getArgument(1), scales = entry.getArgument(2);
+  const unsigned rest = plan.decoded ? 2 : 3; // the first argument after the buffers
+  Value x = entry.getArgument(0), q = entry.getArgument(1);
+  Value scales = plan.decoded ? Value() : entry.getArgument(2);
 
   Arith a{b};
   BlockQuantizer quant{b, a, plan, target, x, q, scales};
@@ -163,7 +190,7 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Value row = a.divu(item, nb), blk = a.remu(item, nb);
 
   if (!sorted) {
-    Value rows = a.toIndex(entry.getArgument(3));
+    Value rows = a.toIndex(entry.getArgument(rest));
     auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, rows), false);
     b.setInsertionPointToStart(inRange.thenBlock());
     quant.emit(row, row, blk);
@@ -172,8 +199,8 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
     return func;
   }
 
-  Value sortedIds = entry.getArgument(3), numValid = entry.getArgument(4);
-  Value tokens = entry.getArgument(5);
+  Value sortedIds = entry.getArgument(rest), numValid = entry.getArgument(rest + 1);
+  Value tokens = entry.getArgument(rest + 2);
   Value validRows = a.toIndex(memref::LoadOp::create(b, numValid, a.idx(0)));
   auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, validRows), false);
   b.setInsertionPointToStart(inRange.thenBlock());
@@ -181,15 +208,18 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Value token = quant.andi(id, 0xFFFFFF), slot = quant.shrui(id, 24);
   Value routed = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
                                        a.cmp(CmpIPredicate::ult, slot, a.i32(plan.topk)));
-  auto ifRouted = scf::IfOp::create(b, routed, /*withElseRegion=*/true);
+  auto ifRouted = scf::IfOp::create(b, routed, /*withElseRegion=*/!plan.decoded);
   b.setInsertionPointToStart(ifRouted.thenBlock());
   Value src = a.toIndex(token);
   if (plan.source == QuantSourceRows::Slots)
     src = a.add(a.mul(src, a.idx(plan.topk)), a.toIndex(slot));
   quant.emit(src, row, blk);
-  // Padding rows: scale byte 0, as the reference's sorted scales have.
-  b.setInsertionPointToStart(ifRouted.elseBlock());
-  quant.storeScale(a.i32(0), row, blk);
+  // Padding rows: scale byte 0, as the reference's sorted scales have
+  // (decoded rows are by source row: padding has none).
+  if (!plan.decoded) {
+    b.setInsertionPointToStart(ifRouted.elseBlock());
+    quant.storeScale(a.i32(0), row, blk);
+  }
   b.setInsertionPointAfter(inRange);
   gpu::ReturnOp::create(b);
   return func;

@@ -22,6 +22,8 @@ namespace moegen {
 /// Sorted rows past num_valid_ids[0] are not touched; padding rows within it
 /// get scale bytes 0. Data rows no sorted id names (unrouted) are not
 /// written. The shuffle's padding bytes (columns past C/32) are not written.
+/// Decoded plans (plan.decoded) have no `scales`, and q is bf16 [rows, C]:
+/// each value rounded to the format with its block's scale, decoded.
 /// Pointers must be 16-byte aligned.
 /// Launch: plan.grid(tokens) workgroups of plan.threads threads.
 

@@ -2,6 +2,8 @@
 
 #include "templates/quant/QuantPlan.h"
 
+#include "templates/TargetSupport.h"
+
 #include <algorithm>
 
 namespace moegen {
@@ -21,6 +23,8 @@ std::string quantKernelSymbol(const QuantPlan &plan) {
       s += "_tok";
     s += "_k" + std::to_string(plan.topk);
   }
+  if (plan.decoded)
+    s += "_bf16";
   return s;
 }
 
@@ -46,9 +50,10 @@ void checkQuantPlan(const QuantPlan &plan, KernelFamily family, const TargetInfo
 
 namespace {
 
-QuantPlan basePlan(const MoeSpec &spec, int64_t cols) {
+QuantPlan basePlan(const MoeSpec &spec, const TargetInfo &target, int64_t cols) {
   QuantPlan p;
   p.format = spec.formats.activation;
+  p.decoded = carriesDecodedMx(spec, target);
   p.cols = cols;
   p.topk = spec.problem.topk;
   p.experts = spec.problem.experts;
@@ -62,7 +67,7 @@ std::optional<QuantPlan> planInputQuant(const MoeSpec &spec, const TargetInfo &t
                                         ScheduleIssues &issues) {
   if (spec.formats.activation != DType::MXFP4 && spec.formats.activation != DType::MXFP8)
     return std::nullopt;
-  QuantPlan p = basePlan(spec, spec.problem.modelDim);
+  QuantPlan p = basePlan(spec, target, spec.problem.modelDim);
   p.order = QuantScaleOrder::Rows;
   checkQuantPlan(p, KernelFamily::Stage1, target, issues);
   return p;
@@ -74,7 +79,7 @@ std::optional<QuantPlan> planInterQuant(const MoeSpec &spec, const TargetInfo &t
     return std::nullopt;
   if (spec.stage1.fusedQuant != FusedQuant::None)
     return std::nullopt;
-  QuantPlan p = basePlan(spec, spec.problem.interDim);
+  QuantPlan p = basePlan(spec, target, spec.problem.interDim);
   p.order = QuantScaleOrder::Sorted;
   p.source = QuantSourceRows::Slots;
   checkQuantPlan(p, KernelFamily::Stage2, target, issues);
@@ -83,8 +88,9 @@ std::optional<QuantPlan> planInterQuant(const MoeSpec &spec, const TargetInfo &t
 
 KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan) {
   using K = KernelArgKind;
-  KernelSignature sig{
-      symbol.str(), {{"x", K::Pointer}, {"q", K::Pointer}, {"scales", K::Pointer}}, plan.threads};
+  KernelSignature sig{symbol.str(), {{"x", K::Pointer}, {"q", K::Pointer}}, plan.threads};
+  if (!plan.decoded)
+    sig.args.push_back({"scales", K::Pointer});
   if (plan.order == QuantScaleOrder::Rows) {
     sig.args.push_back({"rows", K::I32});
   } else {

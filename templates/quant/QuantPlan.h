@@ -40,6 +40,9 @@ enum class QuantSourceRows : uint8_t {
 
 struct QuantPlan {
   DType format = DType::MXFP4; // MXFP4 or MXFP8
+  /// carriesDecodedMx (TargetSupport.h): each value rounded to `format` is
+  /// written as the bf16 it decodes to, rows of C bf16, and no scales.
+  bool decoded = false;
   int64_t cols = 0;            // C, a multiple of 32
   QuantScaleOrder order = QuantScaleOrder::Rows;
   QuantSourceRows source = QuantSourceRows::Slots; // Sorted only
@@ -49,8 +52,8 @@ struct QuantPlan {
 
   static constexpr int64_t kBlock = 32;
   int64_t blocksPerRow() const { return cols / kBlock; }
-  /// Bytes of one quantized row: C/2 for fp4, C for fp8.
-  int64_t rowBytes() const { return format == DType::MXFP4 ? cols / 2 : cols; }
+  /// Bytes of one quantized row: C/2 for fp4, C for fp8, 2C decoded.
+  int64_t rowBytes() const { return decoded ? 2 * cols : format == DType::MXFP4 ? cols / 2 : cols; }
   /// Column count of the shuffled scale matrix: ceil(C/32, 8).
   int64_t scaleCols() const { return (blocksPerRow() + 7) / 8 * 8; }
 
@@ -64,9 +67,10 @@ struct QuantPlan {
   int64_t scaleRows(int64_t tokens) const {
     return order == QuantScaleOrder::Rows ? tokens : tokens * topk + experts * blockM - topk;
   }
-  /// Bytes of the scale buffer: rows padded to 256 (e8m0_shuffle).
+  /// Bytes of the scale buffer: rows padded to 256 (e8m0_shuffle); none
+  /// decoded.
   int64_t scaleBytes(int64_t tokens) const {
-    return (scaleRows(tokens) + 255) / 256 * 256 * scaleCols();
+    return decoded ? 0 : (scaleRows(tokens) + 255) / 256 * 256 * scaleCols();
   }
   /// Launch: {x, 1, 1} workgroups of `threads`, one thread per 32-column
   /// block of every scale row, for `tokens` tokens (`rows` of the Rows
@@ -75,8 +79,12 @@ struct QuantPlan {
 };
 
 /// The kernel's symbol, unique per plan: "moe_quant_mxfp4_c3584",
-/// "moe_quant_mxfp4_c384_sorted_k16", "moe_quant_mxfp8_c3584_sorted_tok_k16".
+/// "moe_quant_mxfp4_c384_sorted_k16", "moe_quant_mxfp8_c3584_sorted_tok_k16",
+/// "moe_quant_mxfp4_c3584_bf16" (decoded).
 std::string quantKernelSymbol(const QuantPlan &plan);
+/// Arguments: x, q, scales (not when decoded), then rows (Rows order) or
+/// sorted_ids, num_valid_ids, tokens (Sorted).
+
 KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan);
 
 /// The rules of a plan (family: the stage whose A it produces).

@@ -203,8 +203,13 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.numValidIds), so.numValidIds,
                                                 sizeof(so.numValidIds)));
   // Stage 1's A: the quantization kernel's output (the host's, which it
-  // equals exactly) or the bf16 input.
-  if (lp.quantInput) {
+  // equals exactly: its decoded values where they are carried decoded) or
+  // the bf16 input.
+  if (lp.quantInput && ws.decodedMx) {
+    num::HostTensor decoded = num::makeBf16({T, K}, num::decode(in->a1));
+    put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.inputQ), decoded.data.data(),
+                                                  decoded.data.size()));
+  } else if (lp.quantInput) {
     std::vector<uint8_t> scales = num::e8m0Shuffle(in->a1.scales, T, K / 32);
     put = llvm::joinErrors(
         std::move(put), copyIn(backend, region(ws.inputQ), in->a1.data.data(), in->a1.data.size()));
@@ -260,7 +265,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   if (!s1Rows)
     return s1Rows.takeError();
   num::HostTensor kernelS1;
-  if (fused) {
+  if (fused && !ws.decodedMx) {
     auto scales = copyOut(backend, region(ws.stage1OutScale), ws.stage1OutScale.bytes);
     if (!scales)
       return scales.takeError();

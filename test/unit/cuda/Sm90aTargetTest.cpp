@@ -6,6 +6,7 @@
 #include "templates/LayerRules.h"
 #include "templates/TargetSupport.h"
 #include "templates/gemm/GemmPlan.h"
+#include "templates/quant/QuantPlan.h"
 #include "test/unit/spec/SpecFixtures.h"
 
 #include <gtest/gtest.h>
@@ -98,7 +99,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   // gfx950 wave. Stage 1 (tile_n 32: 16 columns per warp, 2 tiles x 2 halves
   // of 16-byte quarters, 20 registers a step beside 32 accumulators): 8
   // workgroups of 2 warps make the SM's 16 warps, which leaves a thread 128
-  // registers: one step of weights ahead, MX A loaded in its step.
+  // registers: one step of weights ahead.
   MoeSpec spec = smallSpec();
   Sm90GemmLayout s1 = plan(spec, StageId::Stage1);
   EXPECT_TRUE(s1.registerWeights);
@@ -107,20 +108,6 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.superK, 128);
   EXPECT_EQ(s1.accRegs, 32);
   EXPECT_EQ(s1.prefetch, 1);
-  EXPECT_FALSE(s1.prefetchA); // MX A a step ahead only with registers for more than one step
-  // fp8 A goes through shared memory instead where two steps of its raw
-  // bytes fit: 32 rows x 4 blocks a step, each 32 code bytes and a scale
-  // word, spread over 64 threads (2 each); fp4 A stays in registers.
-  EXPECT_FALSE(s1.asyncA);
-  EXPECT_EQ(s1.rawABytes, 0);
-  MoeSpec a8 = spec;
-  a8.formats.activation = DType::MXFP8;
-  Sm90GemmLayout s1a8 = plan(a8, StageId::Stage1);
-  EXPECT_TRUE(s1a8.asyncA);
-  EXPECT_FALSE(s1a8.prefetchA);
-  EXPECT_EQ(sm90AUnitsPerThread(32, 128, 64), 2);
-  EXPECT_EQ(s1a8.rawABytes, 2 * 128 * (32 + 4));
-  EXPECT_EQ(s1a8.sharedBytes, 2 * 32 * 272 + 2 * 128 * 36);
   EXPECT_EQ(s1.minBlocksPerSM, 8);
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
@@ -149,7 +136,6 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_FALSE(plan(wide, StageId::Stage1).carryWeights);
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
-  EXPECT_FALSE(s2.prefetchA);
   // Two 8-column tiles per warp and half: the weights are the 16-row A
   // operand; one (tile_n 16 over two warps) keeps them the B operand.
   EXPECT_TRUE(s1.swapAB);
@@ -171,8 +157,6 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   odd.stage2.tileK = 32;
   odd.stage2.kWave = 2; // 96 of K per group
   EXPECT_EQ(plan(odd, StageId::Stage1).superK, 64);
-  EXPECT_FALSE(plan(odd, StageId::Stage1).prefetchA); // bf16 A: cp.async into the staging
-  EXPECT_FALSE(plan(odd, StageId::Stage1).asyncA);
   Sm90GemmLayout odd2 = plan(odd, StageId::Stage2);
   EXPECT_EQ(odd2.superK, 32);
   EXPECT_EQ(odd2.aRowBytes, 64); // 4 groups, no padding at 32 wide
@@ -187,17 +171,6 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(f1.accRegs, 32);
   EXPECT_EQ(f1.quantScratchBytes, 32 * 2 * 4);
   EXPECT_EQ(f1.sharedBytes, 2 * 32 * 272 + 32 * 2 * 4);
-  // Raw MX A copies that would not fit beside two staging buffers are left
-  // out: A is then loaded into registers in its step.
-  MoeSpec deep = fused;
-  deep.formats.activation = DType::MXFP8;
-  deep.stage1.fusedQuant = FusedQuant::FP8;
-  deep.problem.modelDim = 1024;
-  deep.stage1.kWave = 2; // two K-groups' staging, 34816 bytes, and 2 x 9216 of raw fp8 A
-  Sm90GemmLayout d1 = plan(deep, StageId::Stage1);
-  EXPECT_EQ(d1.buffers, 2);
-  EXPECT_FALSE(d1.asyncA);
-  EXPECT_EQ(d1.rawABytes, 0);
   EXPECT_FALSE(s1.quantPairs); // no fused quantization
   EXPECT_EQ(s1.quantScratchBytes, 0);
   // bf16 weights are staged with A: 80-byte rows, 32-wide blocks, one warp
@@ -218,6 +191,57 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(p.sm90.prefetch, 1);
   EXPECT_EQ(staged.bRows, 64);
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
+}
+
+TEST(Sm90aTarget, MxActivationsAreCarriedDecoded) {
+  // sm_90a has no MX MMA: the quantizations write the decoded values as
+  // bf16 (no scales), the GEMMs read bf16 A, stage 1's fused quantization
+  // writes bf16 rows. gfx950 keeps the packed codes and scales.
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  const TargetInfo gfx = TargetInfo::defaultTarget();
+  MoeSpec spec = smallSpec(); // a4w4, stage 1 fuses the fp4 quantization
+  ASSERT_EQ(spec.formats.activation, DType::MXFP4);
+  EXPECT_TRUE(carriesDecodedMx(spec, sm90));
+  EXPECT_FALSE(carriesDecodedMx(spec, gfx));
+  ScheduleIssues issues;
+  GemmPlan s1 = planGemm(spec, StageId::Stage1, sm90, issues);
+  GemmPlan s2 = planGemm(spec, StageId::Stage2, sm90, issues);
+  GemmPlan g1 = planGemm(spec, StageId::Stage1, gfx, issues);
+  std::optional<QuantPlan> q = planInputQuant(spec, sm90, issues);
+  std::optional<QuantPlan> gq = planInputQuant(spec, gfx, issues);
+  ASSERT_TRUE(issues.empty()) << issues.front().str();
+  EXPECT_EQ(s1.aFormat, DType::BF16);
+  EXPECT_EQ(s2.aFormat, DType::BF16);
+  EXPECT_TRUE(s1.decodedOut);
+  EXPECT_FALSE(s2.decodedOut);
+  EXPECT_EQ(g1.aFormat, DType::MXFP4);
+  EXPECT_FALSE(g1.decodedOut);
+  ASSERT_TRUE(q && gq);
+  EXPECT_TRUE(q->decoded);
+  EXPECT_EQ(q->rowBytes(), 2 * spec.problem.modelDim);
+  EXPECT_EQ(q->scaleBytes(37), 0);
+  EXPECT_EQ(quantKernelSymbol(*q), "moe_quant_mxfp4_c256_bf16");
+  KernelSignature sig = quantKernelSignature(quantKernelSymbol(*q), *q);
+  for (const auto &arg : sig.args)
+    EXPECT_NE(arg.name, "scales");
+  EXPECT_FALSE(gq->decoded);
+  EXPECT_EQ(gq->rowBytes(), spec.problem.modelDim / 2);
+  EXPECT_GT(gq->scaleBytes(37), 0);
+  // fp8 activations alike, and bf16 activations have nothing to carry.
+  MoeSpec a8 = spec;
+  a8.formats.activation = DType::MXFP8;
+  a8.stage1.fusedQuant = FusedQuant::FP8;
+  EXPECT_TRUE(carriesDecodedMx(a8, sm90));
+  EXPECT_EQ(planInputQuant(a8, sm90, issues)->rowBytes(), 2 * spec.problem.modelDim);
+  MoeSpec a16 = spec;
+  a16.formats.activation = DType::BF16;
+  a16.stage1.fusedQuant = FusedQuant::None;
+  EXPECT_FALSE(carriesDecodedMx(a16, sm90));
+  // mxfp8 weights with MX activations: bf16 A times decoded e4m3 weights.
+  MoeSpec w8 = spec;
+  w8.formats.weight = DType::MXFP8;
+  EXPECT_TRUE(checkLayer(w8, sm90).empty());
+  EXPECT_TRUE(issues.empty());
 }
 
 TEST(Sm90aTarget, WavesPerEuPlansTheWarpsPerSM) {

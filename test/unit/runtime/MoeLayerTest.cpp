@@ -367,6 +367,53 @@ TEST_F(MoeLayerRun, Sm90aStage1ClearsTheOutput) {
   EXPECT_EQ(stage1Launches, 1);
 }
 
+TEST_F(MoeLayerRun, Sm90aCarriesMxActivationsDecoded) {
+  // Kimi a4w4 on sm_90a: the input quantization writes bf16 rows (the
+  // decoded values) and no scales, stage 1 reads them with the never-read
+  // stand-in scale, and its fused quantization writes bf16 rows too; no
+  // scale region is cleared.
+  LayerOptions sm90;
+  sm90.target.chip = "sm_90a";
+  auto layer = MoeLayer::create(memoryCompiler(), backend, kimi(), sm90);
+  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+  const MoeSpec spec = kimi();
+  const int64_t T = args.tokens, K = spec.problem.modelDim, I = spec.problem.interDim;
+  auto ws = (*layer)->workspaceLayout(T);
+  ASSERT_TRUE(bool(ws));
+  EXPECT_TRUE(ws->decodedMx);
+  EXPECT_EQ(int64_t(ws->inputQ.bytes), T * K * 2);
+  EXPECT_EQ(ws->inputQScale.bytes, 0u);
+  EXPECT_EQ(int64_t(ws->stage1Out.bytes), T * spec.problem.topk * I * 2);
+  EXPECT_FALSE(ws->stage1OutScale.zeroed);
+  EXPECT_GT(ws->noScale.bytes, 0u);
+  LayerArgs a = args;
+  a.workspace = llvm::cantFail(backend.allocate(ws->total));
+  a.workspaceBytes = ws->total;
+  ASSERT_FALSE(bool((*layer)->run(a)));
+  EXPECT_TRUE(backend.memsets.empty());
+  auto pointerArg = [](const auto &launch, size_t i) {
+    uint64_t v;
+    std::memcpy(&v, launch.kernarg.data() + 8 * i, 8);
+    return v;
+  };
+  int quant = 0, stage1 = 0;
+  for (const auto &k : backend.launches) {
+    llvm::StringRef symbol(k.symbol);
+    if (symbol.starts_with("moe_quant")) {
+      ++quant;
+      EXPECT_EQ(symbol, "moe_quant_mxfp4_c" + std::to_string(K) + "_bf16");
+      ASSERT_EQ(k.kernarg.size(), 2 * 8 + 4u); // x, q, rows
+      EXPECT_EQ(pointerArg(k, 1), a.workspace + ws->inputQ.offset);
+    } else if (symbol.starts_with("moe_stage1")) {
+      ++stage1;
+      EXPECT_EQ(pointerArg(k, 0), a.workspace + ws->inputQ.offset);
+      EXPECT_EQ(pointerArg(k, 1), a.workspace + ws->noScale.offset);
+    }
+  }
+  EXPECT_EQ(quant, 1);
+  EXPECT_EQ(stage1, 1);
+}
+
 TEST_F(MoeLayerRun, LaunchersArePluggable) {
   NoteCapture notes;
   // A replaced launcher is used by layers that resolve a tier afterwards.
