@@ -199,7 +199,8 @@ TEST(Sm90aTarget, MxActivationsAreCarriedDecoded) {
   // writes bf16 rows. gfx950 keeps the packed codes and scales.
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
   const TargetInfo gfx = TargetInfo::defaultTarget();
-  MoeSpec spec = smallSpec(); // a4w4, stage 1 fuses the fp4 quantization
+  MoeSpec spec = smallSpec(); // a4w4
+  spec.stage1.fusedQuant = FusedQuant::FP4;
   ASSERT_EQ(spec.formats.activation, DType::MXFP4);
   EXPECT_TRUE(carriesDecodedMx(spec, sm90));
   EXPECT_FALSE(carriesDecodedMx(spec, gfx));
