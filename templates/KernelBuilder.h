@@ -46,6 +46,7 @@ struct Arith {
   mlir::ImplicitLocOpBuilder &b;
   mlir::Value idx(int64_t v) { return mlir::arith::ConstantIndexOp::create(b, v); }
   mlir::Value i32(int64_t v) { return mlir::arith::ConstantIntOp::create(b, v, 32); }
+  mlir::Value i64(int64_t v) { return mlir::arith::ConstantIntOp::create(b, v, 64); }
   mlir::Value f32(float v) {
     return mlir::arith::ConstantFloatOp::create(b, b.getF32Type(), llvm::APFloat(v));
   }

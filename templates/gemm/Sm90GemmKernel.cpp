@@ -451,6 +451,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// columns (bit 1 of the 16-byte index), so that the four lanes of a quad,
   /// reading groups q * 4 + w, hit four distinct bank quarters.
   Value aGroupSlot(Value row, Value group) {
+    if (l.wgmma) {
+      // 8-row core matrices of 16-byte rows (128 contiguous bytes), K-adjacent
+      // ones next to each other: ((row / 8) groups + group) * 128 + (row % 8) * 16.
+      Value core = a.add(a.mul(shr(row, 3), a.idx(l.superK / 8)), group);
+      return a.add(a.mul(core, a.idx(32)), a.mul(andI(row, 7), a.idx(4)));
+    }
     Value phys = group;
     if (l.superK == 128)
       phys = arith::XOrIOp::create(b, group, a.mul(andI(shr(group, 3), 1), a.idx(2)));
@@ -459,7 +465,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// bf16 A rows of step `step` copied to the staging at `base` with cp.async
   /// (no registers; padding rows are zero-filled: 0 source bytes).
-  void copyAStep(ArrayRef<StageUnit> units, Value step, Value base) {
+  void copyAStep(ArrayRef<StageUnit> units, Value step, Value base, bool commit = true) {
     Value firstElem = a.mul(step, a.idx(l.superK));
     for (const StageUnit &u : units) {
       auto body = [&] {
@@ -473,7 +479,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       else
         body();
     }
-    NVVM::CpAsyncCommitGroupOp::create(b);
+    if (commit)
+      NVVM::CpAsyncCommitGroupOp::create(b);
   }
 
   struct LaneWeightRow {
@@ -704,6 +711,245 @@ struct Sm90GemmBuilder : GemmKernelArgs {
               mma(aFrags[mt], bFragOf(half, nt, sub), acc.slice(accIndex(mt, nt, half, 0), 4));
       }
     }
+  }
+
+  // --- Warpgroup MMAs (wgmma) --------------------------------------------
+  //
+  // wgmma m64nNk16 with A from registers: warp i of a warpgroup supplies
+  // rows 16 i .. 16 i + 15 of A (its 16 weight columns, rows g and g + 8 of
+  // the mma.sync A fragment) and holds those rows of D, N = tile_m (the
+  // staged A rows are B, K-major in shared memory). A k16 step
+  // reads two 8-element runs of K (fragment columns 0-7 and 8-15), so lane q
+  // of a quad needs codes 2q, 2q + 1 of every 8-code word of its rows: byte
+  // q of each word of a 16-byte block.
+
+  /// Where one 16-byte copy of weight codes comes from (byte offset at K = 0)
+  /// and goes to (byte offset in a stage).
+  struct CodeCopy {
+    Value global, shared, inRange;
+  };
+
+  /// The copies of one step's codes: per 16-row group of weight rows (one
+  /// warp's 16 columns of a half) and MX block, the (16,16) preshuffle's 256
+  /// contiguous bytes, after the stage's A rows.
+  SmallVector<CodeCopy> planCodeCopies() {
+    int64_t blocks = l.superK / kChunk;
+    int64_t count = halves * l.warpsN * blocks * 16;
+    Value expertBase = a.mul(expert, a.idx(weightRows() * weightRowBytes()));
+    SmallVector<CodeCopy> copies;
+    for (int64_t j = 0; j * groupThreads < count; ++j) {
+      Value c = a.add(gtid, a.idx(j * groupThreads));
+      Value in;
+      if ((j + 1) * groupThreads > count) {
+        in = a.cmp(CmpIPredicate::ult, c, a.idx(count));
+        c = a.select(in, c, a.idx(0));
+      }
+      Value group = a.divu(c, a.idx(blocks * 16));
+      Value block = a.divu(a.remu(c, a.idx(blocks * 16)), a.idx(16));
+      Value chunk = andI(c, 15);
+      Value col =
+          a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(a.remu(group, a.idx(l.warpsN)), a.idx(16)));
+      Value wr = emitWeightRowOf(a, spec, stage1, col, 0);
+      if (stage1)
+        wr = a.select(a.cmp(CmpIPredicate::uge, group, a.idx(l.warpsN)),
+                      emitWeightRowOf(a, spec, stage1, col, 1), wr);
+      Value global = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
+      global = a.add(global, a.add(a.mul(block, a.idx(256)), a.mul(chunk, a.idx(16))));
+      Value shared = a.add(a.idx(s.tileM * l.aRowBytes),
+                           a.add(a.mul(a.add(a.mul(group, a.idx(blocks)), block), a.idx(256)),
+                                 a.mul(chunk, a.idx(16))));
+      copies.push_back({global, shared, in});
+    }
+    return copies;
+  }
+
+  /// Step `step`'s A rows and weight codes copied into the stage at i32
+  /// index `base`, one cp.async group (committed even when empty).
+  void copyStage(ArrayRef<StageUnit> aUnits, ArrayRef<CodeCopy> codes, Value step, Value base,
+                 Value when) {
+    ifThen(when, [&] {
+      copyAStep(aUnits, step, base, /*commit=*/false);
+      Value stepByte = a.mul(step, a.idx(l.superK / kChunk * 256));
+      for (const CodeCopy &c : codes) {
+        auto body = [&] {
+          Value src = elementPtr(wBuf, b.getI8Type(), a.add(c.global, stepByte));
+          Value dst = elementPtr(shared, i32(), a.add(base, shr(c.shared, 2)), 3);
+          NVVM::CpAsyncOp::create(b, dst, src, 16, NVVM::LoadCacheModifierKind::CG, Value());
+        };
+        if (c.inRange)
+          ifThen(c.inRange, body);
+        else
+          body();
+      }
+    });
+    NVVM::CpAsyncCommitGroupOp::create(b);
+  }
+
+  /// The lane's scale bytes of step `step`: per weight row (accIndex order)
+  /// and block.
+  SmallVector<Value> loadStepScales(ArrayRef<LaneWeightRow> rows, Value step) {
+    int64_t blocks = l.superK / kChunk;
+    SmallVector<Value> scales;
+    for (const LaneWeightRow &r : rows)
+      for (int64_t c = 0; c < blocks; ++c)
+        scales.push_back(
+            load(wScale, emitE8m0ShuffleOffset(
+                             a, r.scaleRow, a.add(a.mul(step, a.idx(blocks)), a.idx(c)), K / 32)));
+    return scales;
+  }
+
+  /// The lane's decoded fragment words of the step staged at i32 index
+  /// `base`, per weight row (accIndex order) and block: word 2t + j is k16
+  /// step t's pair at fragment column 2q + 8j (the block's K 16t + 8j + 2q,
+  /// + 1). Each row's 16-byte block is read whole (the quad's lanes read
+  /// the same bytes), and byte q of each of its words kept.
+  SmallVector<std::array<Value, 4>> decodeStage(Value base, ArrayRef<Value> scales) {
+    int64_t blocks = l.superK / kChunk;
+    // prmt selector: byte q of the first word, byte q of the second.
+    Value select = a.toI32(a.add(a.mul(quadCol, a.idx(17)), a.idx(0x40)));
+    Value codeBase = a.add(base, a.idx(s.tileM * l.aRowBytes / 4));
+    SmallVector<std::array<Value, 4>> decoded;
+    for (int64_t half = 0; half < halves; ++half)
+      for (int64_t nt = 0; nt < l.nTiles; ++nt)
+        for (int64_t c = 0; c < blocks; ++c) {
+          Value group = a.add(a.idx(half * l.warpsN), waveN);
+          Value at = a.add(a.mul(a.add(a.mul(group, a.idx(blocks)), a.idx(c)), a.idx(64)),
+                           a.mul(a.add(quadRow, a.idx(8 * nt)), a.idx(4)));
+          Value words = vload(VectorType::get({4}, i32()), shared, a.add(codeBase, at), 16);
+          auto word = [&](int64_t i) {
+            return vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i}).getResult();
+          };
+          Value mine = permute(permute(word(0), word(1), select), permute(word(2), word(3), select),
+                               0x5410u);
+          Value scale = scales[(half * l.nTiles + nt) * blocks + c];
+          decoded.push_back(dequantWord(mine, e2m1Table(e8m0ToBf16x2(scale))));
+        }
+    return decoded;
+  }
+
+  /// The wgmma main loop: `buffers` stages of A rows and weight codes in
+  /// flight (cp.async groups), the scales of as many steps in registers.
+  /// Step i waits for its group, makes it visible to the async proxy, and
+  /// after the barrier refills the stage step i - 1 used with step i +
+  /// stages - 1; its wgmmas end within the step.
+  SmallVector<Value> wgmmaMainLoop() {
+    SmallVector<StageUnit> aUnits = planAUnits(l.superK);
+    SmallVector<CodeCopy> codes = planCodeCopies();
+    SmallVector<LaneWeightRow> rows = planLaneWeightRows();
+    int64_t steps = p.kPerWave / l.superK, stages = l.buffers;
+    Value step0 = a.divu(groupKStart(), a.idx(l.superK));
+    auto stepOf = [&](Value i) {
+      return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
+    };
+    auto stageOf = [&](Value i) {
+      return a.mul(a.remu(i, a.idx(stages)), a.idx(l.stagingBytes / 4));
+    };
+    // The previous M tile's last reads of the stages are over.
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> ahead;
+    for (int64_t d = 0; d + 1 < stages; ++d) {
+      copyStage(aUnits, codes, stepOf(a.idx(d)), a.idx(d * l.stagingBytes / 4),
+                a.cmp(CmpIPredicate::ult, a.idx(d), a.idx(steps)));
+      llvm::append_range(ahead, loadStepScales(rows, stepOf(a.idx(d))));
+    }
+    size_t perStep = rows.size() * (l.superK / kChunk);
+    SmallVector<Value> acc =
+        emitKLoop(steps, ahead, [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> scales) {
+          Value base = stageOf(i);
+          NVVM::CpAsyncWaitGroupOp::create(b, stages - 2);
+          // (cp.async writes through the generic proxy; wgmma reads through
+          // the async one.)
+          NVVM::FenceProxyOp::create(
+              b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+              NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+          gpu::BarrierOp::create(b);
+          Value refill = a.add(i, a.idx(stages - 1));
+          copyStage(aUnits, codes, stepOf(refill), stageOf(refill),
+                    a.cmp(CmpIPredicate::ult, refill, a.idx(steps)));
+          SmallVector<Value> next = loadStepScales(rows, stepOf(refill));
+          wgmmaStep(base, decodeStage(base, scales.take_front(perStep)), acc, rowTiles());
+          llvm::append_range(acc, scales.drop_front(perStep));
+          llvm::append_range(acc, next);
+        });
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    return acc;
+  }
+
+  /// The matrix descriptor of the staged rows at i32 index `base`: no
+  /// swizzle, K-adjacent core matrices 128 bytes apart (leading byte
+  /// offset), 8-row groups superK * 16 bytes apart (stride byte offset).
+  Value stagingDescriptor(Value base) {
+    Value addr = LLVM::PtrToIntOp::create(b, b.getI64Type(), elementPtr(shared, i32(), base, 3));
+    Value start = arith::AndIOp::create(b, arith::ShRUIOp::create(b, addr, a.i64(4)).getResult(),
+                                        a.i64(0x3FFF));
+    int64_t leading = 128 >> 4, stride = (l.superK / 8 * 128) >> 4;
+    return arith::OrIOp::create(b, start, a.i64((leading << 16) | (stride << 32)));
+  }
+
+  /// acc (the m64nNk16 D fragment: N / 2 f32, N = 2 acc.size()) += A (4
+  /// words of this warp's rows) x B (shared memory at `desc`).
+  void wgmma(ArrayRef<Value> aFrag, Value desc, MutableArrayRef<Value> acc) {
+    int64_t n = static_cast<int64_t>(acc.size());
+    auto arg = [](int64_t i) { return "$" + std::to_string(i); };
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + arg(2 * n + 5) +
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) +
+                       "k16.f32.bf16.bf16 {";
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i) {
+      text += (i ? ", " : "") + arg(i);
+      constraints += "=f,";
+    }
+    text += "}, {" + arg(2 * n) + ", " + arg(2 * n + 1) + ", " + arg(2 * n + 2) + ", " +
+            arg(2 * n + 3) + "}, " + arg(2 * n + 4) + ", p, 1, 1, 0;\n}";
+    for (int64_t i = 0; i < n; ++i)
+      constraints += std::to_string(i) + ",";
+    constraints += "r,r,r,r,l,r";
+    SmallVector<Value> operands(acc.begin(), acc.end());
+    llvm::append_range(operands, aFrag);
+    operands.push_back(desc);
+    operands.push_back(a.i32(1));
+    SmallVector<Type> types(n, f32());
+    Type res = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+    auto op = LLVM::InlineAsmOp::create(b, res, operands, text, constraints,
+                                        /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                        LLVM::tailcallkind::TailCallKind::None,
+                                        LLVM::AsmDialectAttr(), ArrayAttr());
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{i});
+  }
+
+  /// One step's wgmmas over the first `tiles` row tiles, one group, waited
+  /// for before the step ends.
+  void wgmmaStep(Value base, ArrayRef<std::array<Value, 4>> decoded, MutableArrayRef<Value> acc,
+                 int64_t tiles) {
+    int64_t blocks = l.superK / kChunk;
+    Value desc0 = stagingDescriptor(base);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    for (int64_t c = 0; c < blocks; ++c)
+      for (int64_t t = 0; t < 2; ++t) {
+        // Groups 4c + 2t and 4c + 2t + 1 of the step: 128 bytes each.
+        Value desc = arith::AddIOp::create(b, desc0, a.i64((4 * c + 2 * t) * 128 >> 4));
+        for (int64_t half = 0; half < halves; ++half) {
+          const std::array<Value, 4> &lo = decoded[(half * l.nTiles) * blocks + c];
+          const std::array<Value, 4> &hi = decoded[(half * l.nTiles + 1) * blocks + c];
+          wgmma({lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1]}, desc,
+                acc.slice(swappedIndex(0, 0, half, 0), 4 * tiles));
+        }
+      }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    // Done before the next step: its copies overwrite the buffer these read,
+    // and the A fragments stay live (an asm that reads them) until the
+    // wgmmas that read them asynchronously have finished.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
+    SmallVector<Value> frags;
+    for (const std::array<Value, 4> &d : decoded)
+      frags.append(d.begin(), d.end());
+    std::string constraints;
+    for (size_t i = 0; i < frags.size(); ++i)
+      constraints += i ? ",r" : "r";
+    LLVM::InlineAsmOp::create(b, Type(), frags, "", constraints, /*has_side_effects=*/true,
+                              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
   }
 
   /// swapAB: the accumulators in the plain layout (accIndex), through warp
@@ -1163,7 +1409,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           bidM = m;
           expert = e;
           carriedIn = carried;
-          SmallVector<Value> acc = l.registerWeights ? registerMainLoopLive() : mainLoop();
+          SmallVector<Value> acc = l.wgmma             ? wgmmaMainLoop()
+                                   : l.registerWeights ? registerMainLoopLive()
+                                                       : mainLoop();
           next.assign(acc.begin() + l.accRegs, acc.end());
           acc.resize(l.accRegs);
           return reduceKWaves(acc);

@@ -28,7 +28,12 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.warpsN = p.nWaves;
   // (With k_batch > 1 stage 1 writes f32 partials; finish quantizes.)
   bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None && s.kBatch == 1;
-  if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0) {
+  l.wgmma = l.registerWeights && s.kWave == 1 && s.tileM >= Sm90GemmLayout::kWgmmaMinRows &&
+            s.tileN % 64 == 0;
+  if (l.wgmma) {
+    l.warpsN = s.tileN / 16;
+    l.quantPairs = fusedQuant;
+  } else if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0) {
     int64_t perWarp = s.tileN / (2 * p.nWaves);
     if (!fusedQuant || perWarp % 32 == 0 || perWarp == 16) {
       l.warpsN = 2 * p.nWaves;
@@ -50,7 +55,32 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
   l.swapAB = l.registerWeights && l.nTiles % 2 == 0;
-  if (l.registerWeights) {
+  const int64_t limit = Sm90GemmLayout::kStaticSharedBytes;
+  // One f32 amax per row and warp of a quantizing pair.
+  l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
+  if (l.wgmma) {
+    // A stage: one MX block of K (32 wide: at 128 rows or more, wider steps
+    // would leave the static shared memory two stages at most), the A rows
+    // (bf16) and the fp4 codes of the workgroup's weight rows; as many
+    // stages (up to kMaxStages) as the static shared memory holds.
+    l.superK = p.kPerWave % 32 == 0 ? 32 : 0;
+    if (l.superK == 0)
+      fail("k_wave", "each K-group's " + str(p.kPerWave) +
+                         " elements of K are not a multiple of 32 (one MX block)");
+    l.aRowBytes = 2 * 32;
+    l.stagingBytes = s.tileM * l.aRowBytes + halves * s.tileN * 16;
+    l.buffers = std::clamp<int64_t>((limit - l.quantScratchBytes) / l.stagingBytes, 2,
+                                    Sm90GemmLayout::kMaxStages);
+    // The scales of the stages in flight stay in registers.
+    l.prefetch = l.buffers - 1;
+    l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
+                                    : Sm90GemmLayout::kWgmmaWarpsPerSM;
+    int64_t rows = l.nTiles * halves;
+    int64_t need = l.accRegs + rows * (4 + l.buffers) + Sm90GemmLayout::kOtherRegs;
+    int64_t fit = 65536 / (need * l.warpsN * 32);
+    l.minBlocksPerSM = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
+                                           Sm90GemmLayout::kMaxBlocksPerSM);
+  } else if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).
     for (int64_t w : {128, 64, 32})
@@ -108,10 +138,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps
   // still read the previous one, one barrier per block instead of two.
-  const int64_t limit = Sm90GemmLayout::kStaticSharedBytes;
-  // One f32 amax per row and warp of a quantizing pair.
-  l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
-  l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
+  if (!l.wgmma)
+    l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
   if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)

@@ -50,6 +50,9 @@ struct Sm90GemmLayout {
   /// thread needs beside its accumulators and weights in flight (addresses,
   /// A fragments, decoding temporaries).
   static constexpr int64_t kTargetWarpsPerSM = 16;
+  /// wgmma: two workgroups of one warpgroup (a warpgroup's accumulators are
+  /// the M tile's: up to 128 registers a thread).
+  static constexpr int64_t kWgmmaWarpsPerSM = 8;
   /// An SM's sub-partitions (warp schedulers): a schedule's waves_per_eu = N
   /// plans registers for N warps on each, as N waves per SIMD on gfx950.
   static constexpr int64_t kSubPartitions = 4;
@@ -84,6 +87,20 @@ struct Sm90GemmLayout {
   /// routed rows). The epilogue gets the accumulators back in the plain
   /// layout through warp shuffles. Needs an even nTiles.
   bool swapAB = false;
+  /// Register weights on warpgroup MMAs (M tiles of at least kWgmmaMinRows
+  /// rows, tile_n a multiple of 64, one K-group): each warp decodes 16 weight
+  /// columns, a warpgroup's 4 warps form the 64 rows of wgmma's register A
+  /// operand, and the staged A rows (up to 256 of them) are its B operand,
+  /// read by the tensor cores from shared memory in the core-matrix layout.
+  /// The fp4 codes of the workgroup's weight rows are staged with them, in
+  /// `buffers` stages of cp.async copies (no registers for codes in
+  /// flight): a lane of a quad needs byte q of every code word (its fragment
+  /// pairs), so it reads whole 16-byte blocks of its rows from shared memory.
+  /// Only the scales are loaded ahead into registers. The accumulators are the
+  /// swapAB layout with 16 columns per warp.
+  static constexpr int64_t kWgmmaMinRows = 128;
+  static constexpr int64_t kMaxStages = 4;
+  bool wgmma = false;
   int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
   int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
   /// Register weights over at most kMaxCarrySteps steps per K-group (stage 2
@@ -97,8 +114,9 @@ struct Sm90GemmLayout {
   int64_t aRowBytes = 0;      // register weights: staged A row stride
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
-  int64_t stagingBytes = 0;   // per K-group and buffer
-  int64_t buffers = 0;        // staging buffers per K-group: 2 (one barrier per K block) or 1
+  int64_t stagingBytes = 0;   // per K-group and buffer (wgmma: A rows, then the weight codes)
+  int64_t buffers =
+      0; // staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma: stages
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };

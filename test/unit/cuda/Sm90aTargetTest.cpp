@@ -193,6 +193,70 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
 
+TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  auto plan = [&](const MoeSpec &spec, StageId stage) {
+    ScheduleIssues issues;
+    GemmPlan p = planGemm(spec, stage, sm90, issues);
+    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
+    return p;
+  };
+  MoeSpec spec = smallSpec(); // a4w4
+  spec.stage1.fusedQuant = FusedQuant::FP4;
+  spec.stage1.tileM = spec.stage2.tileM = 128;
+  spec.stage1.tileN = 64;
+  // Stage 1: 16 columns per warp, one warpgroup; 32-wide steps staged as
+  // 8-row core matrices of A rows (no padding) and then the codes of the
+  // workgroup's 128 weight rows (16 bytes each), four stages in flight (the
+  // scales of three steps ahead in registers).
+  GemmPlan p1 = plan(spec, StageId::Stage1);
+  const Sm90GemmLayout &s1 = p1.sm90;
+  EXPECT_TRUE(s1.wgmma);
+  EXPECT_TRUE(s1.swapAB);
+  EXPECT_FALSE(s1.carryWeights);
+  EXPECT_EQ(s1.warpsN, 4);
+  EXPECT_EQ(p1.threads, 128);
+  EXPECT_EQ(s1.nPerWarp, 16);
+  EXPECT_EQ(s1.accRegs, 128);
+  EXPECT_EQ(s1.superK, 32);
+  EXPECT_EQ(s1.aRowBytes, 64);
+  EXPECT_EQ(s1.stagingBytes, 128 * 64 + 128 * 16);
+  EXPECT_EQ(s1.buffers, 4);
+  EXPECT_EQ(s1.prefetch, 3);
+  EXPECT_EQ(s1.minBlocksPerSM, 2);
+  EXPECT_TRUE(s1.quantPairs); // 32-column MX blocks across two warps
+  EXPECT_EQ(s1.sharedBytes, 4 * (128 * 64 + 128 * 16) + 128 * 4 * 4);
+  // Stage 2 (tile_n 128): two warpgroups share the staged rows.
+  GemmPlan p2 = plan(spec, StageId::Stage2);
+  EXPECT_TRUE(p2.sm90.wgmma);
+  EXPECT_EQ(p2.sm90.warpsN, 8);
+  EXPECT_EQ(p2.sm90.accRegs, 64);
+  EXPECT_EQ(p2.sm90.stagingBytes, 128 * 64 + 128 * 16);
+  // 256 rows: the stages shrink to what 48 KiB holds.
+  MoeSpec tall = spec;
+  tall.stage1.tileM = tall.stage2.tileM = 256;
+  tall.stage2.tileN = 64;
+  EXPECT_EQ(plan(tall, StageId::Stage2).sm90.buffers, 2);
+  // mma.sync below 128 rows, with k_wave > 1, or where tile_n is not a
+  // whole number of warpgroups.
+  MoeSpec rows64 = spec;
+  rows64.stage1.tileM = rows64.stage2.tileM = 64;
+  EXPECT_FALSE(plan(rows64, StageId::Stage1).sm90.wgmma);
+  // (k_wave 2 at 128 rows: the mma.sync kernel's K-group reduction then
+  // exceeds the static shared memory, refused by name.)
+  MoeSpec kw = spec;
+  kw.stage1.kWave = 2;
+  kw.stage1.tileK = 128;
+  ScheduleIssues kwIssues;
+  EXPECT_FALSE(planGemm(kw, StageId::Stage1, sm90, kwIssues).sm90.wgmma);
+  ASSERT_EQ(kwIssues.size(), 1u);
+  EXPECT_EQ(kwIssues.front().parameter, "lds");
+  MoeSpec n32 = spec;
+  n32.stage1.tileN = 32;
+  n32.stage1.fusedQuant = FusedQuant::None;
+  EXPECT_FALSE(plan(n32, StageId::Stage1).sm90.wgmma);
+}
+
 TEST(Sm90aTarget, MxActivationsAreCarriedDecoded) {
   // sm_90a has no MX MMA: the quantizations write the decoded values as
   // bf16 (no scales), the GEMMs read bf16 A, stage 1's fused quantization
