@@ -59,6 +59,51 @@ StageSchedule partnerSchedule(const MoeSpec &spec, StageId stage, int64_t blockM
   return s;
 }
 
+/// The first issue of `layer` on the kernels of `stage`, if any.
+std::optional<ScheduleIssue> firstIssueOf(const MoeSpec &layer, const TargetInfo &target,
+                                          StageId stage) {
+  for (const ScheduleIssue &i : checkLayer(layer, target))
+    if (servedStage(i.family) == stage)
+      return i;
+  return std::nullopt;
+}
+
+/// `base` (the spec's partner schedules), then `base` with the partner
+/// stage's schedule from each combination of its axis values, in
+/// declaration order.
+std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &space,
+                                    StageId partner) {
+  std::vector<MoeSpec> options = {base};
+  if (partner == StageId::Stage1) {
+    for (int64_t n : space.tileN1)
+      for (int64_t k : space.tileK1)
+        for (int64_t kb : space.kBatch1)
+          for (int64_t kw : space.kWave1)
+            for (int64_t w : space.wavesPerEU1) {
+              MoeSpec layer = base;
+              StageSchedule &s = layer.stage1;
+              s.tileN = n;
+              s.tileK = k;
+              s.kBatch = kb;
+              s.kWave = kw;
+              s.wavesPerEU = std::max<int64_t>(w, 1);
+              options.push_back(std::move(layer));
+            }
+    return options;
+  }
+  for (int64_t n : space.tileN2)
+    for (int64_t k : space.tileK2)
+      for (int64_t w : space.wavesPerEU2) {
+        MoeSpec layer = base;
+        StageSchedule &s = layer.stage2;
+        s.tileN = n;
+        s.tileK = k;
+        s.wavesPerEU = w;
+        options.push_back(std::move(layer));
+      }
+  return options;
+}
+
 } // namespace
 
 std::vector<std::string> SearchSpace::axisKeys() {
@@ -171,23 +216,38 @@ std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpac
     out.push_back({stage, bm, layer, candidateId(layer, stage), *name});
   };
   for (int64_t bm : space.blockM) {
-    MoeSpec base = spec;
-    base.stage1 = partnerSchedule(spec, StageId::Stage1, bm);
-    base.stage2 = partnerSchedule(spec, StageId::Stage2, bm);
+    MoeSpec spec0 = spec;
+    spec0.stage1 = partnerSchedule(spec, StageId::Stage1, bm);
+    spec0.stage2 = partnerSchedule(spec, StageId::Stage2, bm);
     for (StageId partner : {StageId::Stage2, StageId::Stage1}) {
+      StageId stage = partner == StageId::Stage2 ? StageId::Stage1 : StageId::Stage2;
       // A partner stage that breaks a rule on this block would reject every
-      // candidate for a reason that is not theirs: say so once instead.
-      bool broken = false;
-      for (const ScheduleIssue &i : checkLayer(base, target))
-        if (servedStage(i.family) == partner) {
-          report.skipped.push_back(
-              llvm::formatv("block_m={0}: the partner {1}", bm, i.str()).str());
-          broken = true;
+      // candidate for a reason that is not theirs: the first schedule of the
+      // partner stage's own axis values that keeps the rules stands in (a
+      // spec written for another block size must not cost the search this
+      // one); with none, the block is skipped, said once.
+      std::optional<MoeSpec> found;
+      std::string why;
+      for (const MoeSpec &option : partnerOptions(spec0, space, partner)) {
+        std::optional<ScheduleIssue> issue = firstIssueOf(option, target, partner);
+        if (!issue) {
+          found = option;
           break;
         }
-      if (broken)
+        if (why.empty())
+          why = issue->str();
+      }
+      if (!found) {
+        report.skipped.push_back(llvm::formatv("block_m={0}: the partner {1}", bm, why).str());
         continue;
-      StageId stage = partner == StageId::Stage2 ? StageId::Stage1 : StageId::Stage2;
+      }
+      if (!why.empty())
+        report.partners.push_back(llvm::formatv("block_m={0}: {1} with the partner {2} (the "
+                                                "spec's {3})",
+                                                bm, toString(stage), candidateId(*found, partner),
+                                                why)
+                                      .str());
+      const MoeSpec &base = *found;
       if (stage == StageId::Stage1) {
         for (int64_t n : space.tileN1)
           for (int64_t k : space.tileK1)

@@ -10,8 +10,9 @@
 //
 // Like aiter's tuner, the stages are tuned apart: a stage-1 candidate is a
 // whole layer whose stage 2 is the partner schedule (the spec's stage 2 on
-// the same block_m), and the other way round. The chosen pair is compiled and
-// checked again as one layer before a row is written.
+// the same block_m, or where that breaks a rule there, the first of the
+// stage-2 axis values that does not), and the other way round. The chosen
+// pair is compiled and checked again as one layer before a row is written.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TUNE_SPACE_H
@@ -60,8 +61,12 @@ struct SpaceReport {
   int64_t generated = 0, kept = 0;
   /// Rejections by reason, "stage1 k_batch" / "name" / ...: counts.
   std::map<std::string, int64_t> rejected;
-  /// Block sizes skipped because the partner stage breaks a rule there.
+  /// Block sizes skipped because the partner stage breaks a rule there
+  /// (the spec's, and every schedule of that stage's axis values).
   std::vector<std::string> skipped;
+  /// Block sizes where the spec's partner schedule breaks a rule and one
+  /// from the partner stage's axis values stands in.
+  std::vector<std::string> partners;
   int64_t rejectedTotal() const;
   /// "generated 2304, rejected 1800 (stage1 k_batch 600, ...), kept 504".
   std::string summary(size_t topReasons = 5) const;

@@ -418,6 +418,8 @@ static int runTune() {
   llvm::outs() << "candidates: " << report.summary() << "\n";
   for (const std::string &s : report.skipped)
     llvm::outs() << "  skipped " << s << "\n";
+  for (const std::string &s : report.partners)
+    llvm::outs() << "  " << s << "\n";
   if (listOnly) {
     for (const Candidate &c : candidates)
       llvm::outs() << c.id << "\t" << c.kernelName << "\n";

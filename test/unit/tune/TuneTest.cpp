@@ -91,6 +91,60 @@ TEST(TuneSpace, KernelNameForMatchesAiter) {
   EXPECT_NE(llvm::toString(bad.takeError()).find("k_batch=2"), std::string::npos);
 }
 
+// A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
+// block_m 64 on sm_90a: its K-group reduction exceeds the static shared
+// memory) does not cost the search that block: the first stage-1 schedule of
+// the axis values that keeps the rules is the stage-2 candidates' partner
+// there, and the report says so; the spec's own stays the partner where it
+// keeps them.
+TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
+  MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
+  spec.stage1.kWave = 4;
+  spec.stage1.tileK = 128;
+  tune::SearchSpace space;
+  space.blockM = {32, 64};
+  space.tileN1 = {32};
+  space.tileK1 = {256};
+  space.kBatch1 = {1};
+  space.kWave1 = {4, 1};
+  space.wavesPerEU1 = {4};
+  space.tileN2 = {128};
+  space.tileK2 = {128};
+  space.wavesPerEU2 = {0};
+  space.reduce2 = {ReduceMode::Atomic};
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  tune::SpaceReport report;
+  auto candidates = tune::enumerateCandidates(spec, space, sm90, report);
+  EXPECT_TRUE(report.skipped.empty());
+  ASSERT_EQ(report.partners.size(), 1u);
+  EXPECT_NE(report.partners[0].find("block_m=64: stage2 with the partner s1 bm64 t64x32x256 kb1 "
+                                    "kw1 w4 fp4 (the spec's stage1: needs"),
+            std::string::npos)
+      << report.partners[0];
+  int64_t stage2At64 = 0, stage2At32 = 0;
+  for (const tune::Candidate &c : candidates) {
+    if (c.stage != StageId::Stage2)
+      continue;
+    if (c.blockM == 64) {
+      ++stage2At64;
+      EXPECT_EQ(c.layer.stage1.kWave, 1) << c.id;
+    } else {
+      ++stage2At32;
+      EXPECT_EQ(c.layer.stage1.kWave, 4) << c.id; // the spec's own
+    }
+  }
+  EXPECT_EQ(stage2At64, 1);
+  EXPECT_EQ(stage2At32, 1);
+  // With no axis value that keeps the rules either, the block is skipped.
+  space.kWave1 = {4};
+  tune::SpaceReport none;
+  tune::enumerateCandidates(spec, space, sm90, none);
+  ASSERT_EQ(none.skipped.size(), 1u);
+  EXPECT_NE(none.skipped[0].find("block_m=64: the partner stage1: needs"), std::string::npos)
+      << none.skipped[0];
+  EXPECT_TRUE(none.partners.empty());
+}
+
 // A split that does not divide K is rejected by the rules, never kept (so
 // never compiled); the report counts it under its rule.
 TEST(TuneSpace, NonDividingSplitNeverKept) {
