@@ -68,39 +68,57 @@ std::optional<ScheduleIssue> firstIssueOf(const MoeSpec &layer, const TargetInfo
   return std::nullopt;
 }
 
-/// `base` (the spec's partner schedules), then `base` with the partner
-/// stage's schedule from each combination of its axis values, in
-/// declaration order.
-std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &space,
-                                    StageId partner) {
-  std::vector<MoeSpec> options = {base};
-  if (partner == StageId::Stage1) {
+/// Calls `fn` with `base` whose schedule of `stage` takes each combination of
+/// that stage's axis values, in declaration order (stage 1: each of `fused`;
+/// stage 2: each reduction of the space).
+template <typename Fn>
+void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace &space,
+                          llvm::ArrayRef<FusedQuant> fused, Fn fn) {
+  if (stage == StageId::Stage1) {
     for (int64_t n : space.tileN1)
       for (int64_t k : space.tileK1)
         for (int64_t kb : space.kBatch1)
           for (int64_t kw : space.kWave1)
-            for (int64_t w : space.wavesPerEU1) {
-              MoeSpec layer = base;
-              StageSchedule &s = layer.stage1;
-              s.tileN = n;
-              s.tileK = k;
-              s.kBatch = kb;
-              s.kWave = kw;
-              s.wavesPerEU = std::max<int64_t>(w, 1);
-              options.push_back(std::move(layer));
-            }
-    return options;
+            for (int64_t w : space.wavesPerEU1)
+              for (FusedQuant q : fused) {
+                MoeSpec layer = base;
+                StageSchedule &s = layer.stage1;
+                s.tileN = n;
+                s.tileK = k;
+                s.kBatch = kb;
+                s.kWave = kw;
+                s.wavesPerEU = w;
+                s.fusedQuant = q;
+                fn(std::move(layer));
+              }
+    return;
   }
   for (int64_t n : space.tileN2)
     for (int64_t k : space.tileK2)
-      for (int64_t w : space.wavesPerEU2) {
-        MoeSpec layer = base;
-        StageSchedule &s = layer.stage2;
-        s.tileN = n;
-        s.tileK = k;
-        s.wavesPerEU = w;
-        options.push_back(std::move(layer));
-      }
+      for (int64_t w : space.wavesPerEU2)
+        for (ReduceMode r : space.reduce2) {
+          MoeSpec layer = base;
+          StageSchedule &s = layer.stage2;
+          s.tileN = n;
+          s.tileK = k;
+          s.wavesPerEU = w;
+          s.reduce = r;
+          fn(std::move(layer));
+        }
+}
+
+/// `base` (the spec's partner schedules), then `base` with the partner
+/// stage's schedule from each combination of its axis values (the spec's
+/// fused quantization and reduction; stage 1 nameable, as partnerSchedule).
+std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &space,
+                                    StageId partner) {
+  std::vector<MoeSpec> options = {base};
+  SearchSpace own = space;
+  own.reduce2 = {base.stage2.reduce};
+  forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
+    layer.stage1.wavesPerEU = std::max<int64_t>(layer.stage1.wavesPerEU, 1);
+    options.push_back(std::move(layer));
+  });
   return options;
 }
 
@@ -248,37 +266,8 @@ std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpac
                                                 why)
                                       .str());
       const MoeSpec &base = *found;
-      if (stage == StageId::Stage1) {
-        for (int64_t n : space.tileN1)
-          for (int64_t k : space.tileK1)
-            for (int64_t kb : space.kBatch1)
-              for (int64_t kw : space.kWave1)
-                for (int64_t w : space.wavesPerEU1)
-                  for (FusedQuant q : fused) {
-                    MoeSpec layer = base;
-                    StageSchedule &s = layer.stage1;
-                    s.tileN = n;
-                    s.tileK = k;
-                    s.kBatch = kb;
-                    s.kWave = kw;
-                    s.wavesPerEU = w;
-                    s.fusedQuant = q;
-                    consider(std::move(layer), stage, bm);
-                  }
-      } else {
-        for (int64_t n : space.tileN2)
-          for (int64_t k : space.tileK2)
-            for (int64_t w : space.wavesPerEU2)
-              for (ReduceMode r : space.reduce2) {
-                MoeSpec layer = base;
-                StageSchedule &s = layer.stage2;
-                s.tileN = n;
-                s.tileK = k;
-                s.wavesPerEU = w;
-                s.reduce = r;
-                consider(std::move(layer), stage, bm);
-              }
-      }
+      forEachStageSchedule(base, stage, space, fused,
+                           [&](MoeSpec layer) { consider(std::move(layer), stage, bm); });
     }
   }
   return out;

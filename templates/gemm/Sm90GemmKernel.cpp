@@ -723,57 +723,42 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   // of a quad needs codes 2q, 2q + 1 of every 8-code word of its rows: byte
   // q of each word of a 16-byte block.
 
-  /// Where one 16-byte copy of weight codes comes from (byte offset at K = 0)
-  /// and goes to (byte offset in a stage).
-  struct CodeCopy {
-    Value global, shared, inRange;
-  };
-
-  /// The copies of one step's codes: per 16-row group of weight rows (one
+  /// The 16-byte copies of one step's codes (StageUnit: global byte offset
+  /// at K = 0, i32 index in a stage): per 16-row group of weight rows (one
   /// warp's 16 columns of a half) and MX block, the (16,16) preshuffle's 256
   /// contiguous bytes, after the stage's A rows.
-  SmallVector<CodeCopy> planCodeCopies() {
+  SmallVector<StageUnit> planCodeCopies() {
     int64_t blocks = l.superK / kChunk;
-    int64_t count = halves * l.warpsN * blocks * 16;
     Value expertBase = a.mul(expert, a.idx(weightRows() * weightRowBytes()));
-    SmallVector<CodeCopy> copies;
-    for (int64_t j = 0; j * groupThreads < count; ++j) {
-      Value c = a.add(gtid, a.idx(j * groupThreads));
-      Value in;
-      if ((j + 1) * groupThreads > count) {
-        in = a.cmp(CmpIPredicate::ult, c, a.idx(count));
-        c = a.select(in, c, a.idx(0));
-      }
-      Value group = a.divu(c, a.idx(blocks * 16));
-      Value block = a.divu(a.remu(c, a.idx(blocks * 16)), a.idx(16));
-      Value chunk = andI(c, 15);
+    return planUnits(halves * l.warpsN * blocks, 16, [&](Value groupBlock, Value chunk) {
+      Value group = a.divu(groupBlock, a.idx(blocks));
+      Value block = a.remu(groupBlock, a.idx(blocks));
       Value col =
           a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(a.remu(group, a.idx(l.warpsN)), a.idx(16)));
       Value wr = emitWeightRowOf(a, spec, stage1, col, 0);
       if (stage1)
         wr = a.select(a.cmp(CmpIPredicate::uge, group, a.idx(l.warpsN)),
                       emitWeightRowOf(a, spec, stage1, col, 1), wr);
-      Value global = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
-      global = a.add(global, a.add(a.mul(block, a.idx(256)), a.mul(chunk, a.idx(16))));
-      Value shared = a.add(a.idx(s.tileM * l.aRowBytes),
-                           a.add(a.mul(a.add(a.mul(group, a.idx(blocks)), block), a.idx(256)),
-                                 a.mul(chunk, a.idx(16))));
-      copies.push_back({global, shared, in});
-    }
-    return copies;
+      StageUnit u;
+      u.global = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
+      u.global = a.add(u.global, a.add(a.mul(block, a.idx(256)), a.mul(chunk, a.idx(16))));
+      u.shared = a.add(a.idx(s.tileM * l.aRowBytes / 4),
+                       a.add(a.mul(groupBlock, a.idx(64)), a.mul(chunk, a.idx(4))));
+      return u;
+    });
   }
 
   /// Step `step`'s A rows and weight codes copied into the stage at i32
   /// index `base`, one cp.async group (committed even when empty).
-  void copyStage(ArrayRef<StageUnit> aUnits, ArrayRef<CodeCopy> codes, Value step, Value base,
+  void copyStage(ArrayRef<StageUnit> aUnits, ArrayRef<StageUnit> codes, Value step, Value base,
                  Value when) {
     ifThen(when, [&] {
       copyAStep(aUnits, step, base, /*commit=*/false);
       Value stepByte = a.mul(step, a.idx(l.superK / kChunk * 256));
-      for (const CodeCopy &c : codes) {
+      for (const StageUnit &c : codes) {
         auto body = [&] {
           Value src = elementPtr(wBuf, b.getI8Type(), a.add(c.global, stepByte));
-          Value dst = elementPtr(shared, i32(), a.add(base, shr(c.shared, 2)), 3);
+          Value dst = elementPtr(shared, i32(), a.add(base, c.shared), 3);
           NVVM::CpAsyncOp::create(b, dst, src, 16, NVVM::LoadCacheModifierKind::CG, Value());
         };
         if (c.inRange)
@@ -834,7 +819,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// stages - 1; its wgmmas end within the step.
   SmallVector<Value> wgmmaMainLoop() {
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
-    SmallVector<CodeCopy> codes = planCodeCopies();
+    SmallVector<StageUnit> codes = planCodeCopies();
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     int64_t steps = p.kPerWave / l.superK, stages = l.buffers;
     Value step0 = a.divu(groupKStart(), a.idx(l.superK));
