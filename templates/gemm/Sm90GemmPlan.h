@@ -115,8 +115,9 @@ struct Sm90GemmLayout {
   int64_t aRows = 0;          // staged A rows per K-group (tile_m)
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
   int64_t stagingBytes = 0;   // per K-group and buffer (wgmma: A rows, then the weight codes)
-  int64_t buffers =
-      0; // staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma: stages
+  /// Staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma:
+  /// its stages.
+  int64_t buffers = 0;
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };
