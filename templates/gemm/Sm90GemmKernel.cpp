@@ -852,7 +852,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           copyStage(aUnits, codes, stepOf(refill), stageOf(refill),
                     a.cmp(CmpIPredicate::ult, refill, a.idx(steps)));
           SmallVector<Value> next = loadStepScales(rows, stepOf(refill));
-          wgmmaStep(base, decodeStage(base, scales.take_front(perStep)), acc, rowTiles());
+          wgmmaStep(base, decodeStage(base, scales.take_front(perStep)), acc);
           llvm::append_range(acc, scales.drop_front(perStep));
           llvm::append_range(acc, next);
         });
@@ -869,6 +869,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                                         a.i64(0x3FFF));
     int64_t leading = 128 >> 4, stride = (l.superK / 8 * 128) >> 4;
     return arith::OrIOp::create(b, start, a.i64((leading << 16) | (stride << 32)));
+  }
+
+  /// PTX inline asm with side effects (kept in place and in order).
+  LLVM::InlineAsmOp inlineAsm(Type result, ValueRange operands, StringRef text,
+                              StringRef constraints) {
+    return LLVM::InlineAsmOp::create(b, result, operands, text, constraints,
+                                     /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                     LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                                     ArrayAttr());
   }
 
   /// acc (the m64nNk16 D fragment: N / 2 f32, N = 2 acc.size()) += A (4
@@ -895,18 +904,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     operands.push_back(a.i32(1));
     SmallVector<Type> types(n, f32());
     Type res = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
-    auto op = LLVM::InlineAsmOp::create(b, res, operands, text, constraints,
-                                        /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                        LLVM::tailcallkind::TailCallKind::None,
-                                        LLVM::AsmDialectAttr(), ArrayAttr());
+    LLVM::InlineAsmOp op = inlineAsm(res, operands, text, constraints);
     for (int64_t i = 0; i < n; ++i)
       acc[i] = LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{i});
   }
 
-  /// One step's wgmmas over the first `tiles` row tiles, one group, waited
+  /// One step's wgmmas over every row tile (N = tile_m), one group, waited
   /// for before the step ends.
-  void wgmmaStep(Value base, ArrayRef<std::array<Value, 4>> decoded, MutableArrayRef<Value> acc,
-                 int64_t tiles) {
+  void wgmmaStep(Value base, ArrayRef<std::array<Value, 4>> decoded, MutableArrayRef<Value> acc) {
     int64_t blocks = l.superK / kChunk;
     Value desc0 = stagingDescriptor(base);
     NVVM::WgmmaFenceAlignedOp::create(b);
@@ -918,7 +923,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           const std::array<Value, 4> &lo = decoded[(half * l.nTiles) * blocks + c];
           const std::array<Value, 4> &hi = decoded[(half * l.nTiles + 1) * blocks + c];
           wgmma({lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1]}, desc,
-                acc.slice(swappedIndex(0, 0, half, 0), 4 * tiles));
+                acc.slice(swappedIndex(0, 0, half, 0), 4 * rowTiles()));
         }
       }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
@@ -932,9 +937,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     std::string constraints;
     for (size_t i = 0; i < frags.size(); ++i)
       constraints += i ? ",r" : "r";
-    LLVM::InlineAsmOp::create(b, Type(), frags, "", constraints, /*has_side_effects=*/true,
-                              /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-                              LLVM::AsmDialectAttr(), ArrayAttr());
+    inlineAsm(Type(), frags, "", constraints);
   }
 
   /// swapAB: the accumulators in the plain layout (accIndex), through warp
@@ -1255,11 +1258,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             Value bits = vector::ExtractOp::create(
                 b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), packed),
                 ArrayRef<int64_t>{0});
-            LLVM::InlineAsmOp::create(b, Type(), ValueRange{ptr, bits},
-                                      "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r",
-                                      /*has_side_effects=*/true, /*is_align_stack=*/false,
-                                      LLVM::tailcallkind::TailCallKind::None,
-                                      LLVM::AsmDialectAttr(), ArrayAttr());
+            inlineAsm(Type(), ValueRange{ptr, bits},
+                      "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r");
           });
         }
       }
