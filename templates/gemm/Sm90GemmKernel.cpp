@@ -816,18 +816,30 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// flight (cp.async groups), the scales of as many steps in registers.
   /// Step i waits for its group, makes it visible to the async proxy, and
   /// after the barrier refills the stage step i - 1 used with step i +
-  /// stages - 1; its wgmmas end within the step.
+  /// stages - 1. With decodeAhead (three stages or more), step i + 1 is
+  /// decoded while step i's wgmmas run (its group waited for one step
+  /// earlier); otherwise a step decodes, then runs its wgmmas.
   SmallVector<Value> wgmmaMainLoop() {
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<StageUnit> codes = planCodeCopies();
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     int64_t steps = p.kPerWave / l.superK, stages = l.buffers;
+    bool overlap = l.decodeAhead;
     Value step0 = a.divu(groupKStart(), a.idx(l.superK));
     auto stepOf = [&](Value i) {
       return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
     };
     auto stageOf = [&](Value i) {
       return a.mul(a.remu(i, a.idx(stages)), a.idx(l.stagingBytes / 4));
+    };
+    // Wait until `pending` younger groups are left, make the copies visible
+    // to the async proxy (cp.async writes through the generic one), barrier.
+    auto awaitStages = [&](int64_t pending) {
+      NVVM::CpAsyncWaitGroupOp::create(b, pending);
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      gpu::BarrierOp::create(b);
     };
     // The previous M tile's last reads of the stages are over.
     gpu::BarrierOp::create(b);
@@ -838,26 +850,52 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       llvm::append_range(ahead, loadStepScales(rows, stepOf(a.idx(d))));
     }
     size_t perStep = rows.size() * (l.superK / kChunk);
+    // Overlapped: the carried values are step i's decoded words, then the
+    // scales of steps i + 1 .. i + stages - 2.
+    size_t decodedWords = 4 * perStep;
+    if (overlap) {
+      awaitStages(stages - 2);
+      SmallVector<Value> words =
+          flatten(decodeStage(a.idx(0), ArrayRef(ahead).take_front(perStep)));
+      words.append(ahead.begin() + perStep, ahead.end());
+      ahead = std::move(words);
+    }
     SmallVector<Value> acc =
-        emitKLoop(steps, ahead, [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> scales) {
+        emitKLoop(steps, ahead, [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
           Value base = stageOf(i);
-          NVVM::CpAsyncWaitGroupOp::create(b, stages - 2);
-          // (cp.async writes through the generic proxy; wgmma reads through
-          // the async one.)
-          NVVM::FenceProxyOp::create(
-              b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-              NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-          gpu::BarrierOp::create(b);
+          awaitStages(overlap ? stages - 3 : stages - 2);
           Value refill = a.add(i, a.idx(stages - 1));
           copyStage(aUnits, codes, stepOf(refill), stageOf(refill),
                     a.cmp(CmpIPredicate::ult, refill, a.idx(steps)));
           SmallVector<Value> next = loadStepScales(rows, stepOf(refill));
-          wgmmaStep(base, decodeStage(base, scales.take_front(perStep)), acc);
+          if (!overlap) {
+            SmallVector<Value> words = flatten(decodeStage(base, carried.take_front(perStep)));
+            issueWgmmas(base, words, acc);
+            waitWgmmas(words, {});
+            llvm::append_range(acc, carried.drop_front(perStep));
+            llvm::append_range(acc, next);
+            return;
+          }
+          ArrayRef<Value> words = carried.take_front(decodedWords);
+          ArrayRef<Value> scales = carried.drop_front(decodedWords);
+          issueWgmmas(base, words, acc);
+          // (The last step decodes a stage never refilled; its words are
+          // not used.)
+          SmallVector<Value> nextWords =
+              flatten(decodeStage(stageOf(a.add(i, a.idx(1))), scales.take_front(perStep)));
+          llvm::append_range(acc, waitWgmmas(words, nextWords));
           llvm::append_range(acc, scales.drop_front(perStep));
           llvm::append_range(acc, next);
         });
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     return acc;
+  }
+
+  static SmallVector<Value> flatten(ArrayRef<std::array<Value, 4>> words) {
+    SmallVector<Value> flat;
+    for (const std::array<Value, 4> &w : words)
+      flat.append(w.begin(), w.end());
+    return flat;
   }
 
   /// The matrix descriptor of the staged rows at i32 index `base`: no
@@ -909,35 +947,59 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       acc[i] = LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{i});
   }
 
-  /// One step's wgmmas over every row tile (N = tile_m), one group, waited
-  /// for before the step ends.
-  void wgmmaStep(Value base, ArrayRef<std::array<Value, 4>> decoded, MutableArrayRef<Value> acc) {
+  /// One step's wgmmas over every row tile (N = tile_m), one group;
+  /// `words` are decodeStage's, flattened.
+  void issueWgmmas(Value base, ArrayRef<Value> words, MutableArrayRef<Value> acc) {
     int64_t blocks = l.superK / kChunk;
     Value desc0 = stagingDescriptor(base);
+    auto word = [&](int64_t row, int64_t c, int64_t j) {
+      return words[4 * (row * blocks + c) + j];
+    };
     NVVM::WgmmaFenceAlignedOp::create(b);
     for (int64_t c = 0; c < blocks; ++c)
       for (int64_t t = 0; t < 2; ++t) {
         // Groups 4c + 2t and 4c + 2t + 1 of the step: 128 bytes each.
         Value desc = arith::AddIOp::create(b, desc0, a.i64((4 * c + 2 * t) * 128 >> 4));
         for (int64_t half = 0; half < halves; ++half) {
-          const std::array<Value, 4> &lo = decoded[(half * l.nTiles) * blocks + c];
-          const std::array<Value, 4> &hi = decoded[(half * l.nTiles + 1) * blocks + c];
-          wgmma({lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1]}, desc,
-                acc.slice(swappedIndex(0, 0, half, 0), 4 * rowTiles()));
+          int64_t lo = half * l.nTiles, hi = lo + 1;
+          wgmma({word(lo, c, 2 * t), word(hi, c, 2 * t), word(lo, c, 2 * t + 1),
+                 word(hi, c, 2 * t + 1)},
+                desc, acc.slice(swappedIndex(0, 0, half, 0), 4 * rowTiles()));
         }
       }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
-    // Done before the next step: its copies overwrite the buffer these read,
-    // and the A fragments stay live (an asm that reads them) until the
-    // wgmmas that read them asynchronously have finished.
+  }
+
+  /// Waits for the step's wgmmas (before the next step, whose copies
+  /// overwrite the stage they read). The A fragments `words` stay live until
+  /// then: an asm after the wait reads them, or ptxas may give their
+  /// registers to later values while the tensor cores still read them. The
+  /// same asm returns `nextWords` (decoded during the wgmmas) XORed with a
+  /// zero ptxas cannot fold, so that the next step's fragments are defined
+  /// after this wait; moved or left as they are, ptxas serializes the
+  /// wgmmas (C7513).
+  SmallVector<Value> waitWgmmas(ArrayRef<Value> words, ArrayRef<Value> nextWords) {
     NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
-    SmallVector<Value> frags;
-    for (const std::array<Value, 4> &d : decoded)
-      frags.append(d.begin(), d.end());
-    std::string constraints;
-    for (size_t i = 0; i < frags.size(); ++i)
+    size_t n = nextWords.size();
+    std::string text, constraints;
+    for (size_t i = 0; i < n; ++i) {
+      text += "xor.b32 $" + std::to_string(i) + ", $" + std::to_string(n + i) + ", $" +
+              std::to_string(2 * n) + ";\n";
+      constraints += "=r,";
+    }
+    SmallVector<Value> operands(nextWords.begin(), nextWords.end());
+    if (n)
+      operands.push_back(a.toI32(shr(tokens, 31)));
+    operands.append(words.begin(), words.end());
+    for (size_t i = 0; i < operands.size(); ++i)
       constraints += i ? ",r" : "r";
-    inlineAsm(Type(), frags, "", constraints);
+    SmallVector<Type> types(n, i32());
+    Type res = n ? LLVM::LLVMStructType::getLiteral(b.getContext(), types) : Type();
+    LLVM::InlineAsmOp op = inlineAsm(res, operands, text, constraints);
+    SmallVector<Value> out;
+    for (size_t i = 0; i < n; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{int64_t(i)}));
+    return out;
   }
 
   /// swapAB: the accumulators in the plain layout (accIndex), through warp

@@ -75,8 +75,12 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     l.prefetch = l.buffers - 1;
     l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
                                     : Sm90GemmLayout::kWgmmaWarpsPerSM;
+    l.decodeAhead = l.buffers >= 3;
+    // Per weight row: 4 decoded words (8 when decoding ahead) and a scale
+    // per stage.
     int64_t rows = l.nTiles * halves;
-    int64_t need = l.accRegs + rows * (4 + l.buffers) + Sm90GemmLayout::kOtherRegs;
+    int64_t words = l.decodeAhead ? 8 : 4;
+    int64_t need = l.accRegs + rows * (words + l.buffers) + Sm90GemmLayout::kOtherRegs;
     int64_t fit = 65536 / (need * l.warpsN * 32);
     l.minBlocksPerSM = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
                                            Sm90GemmLayout::kMaxBlocksPerSM);

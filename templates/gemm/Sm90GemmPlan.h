@@ -118,6 +118,9 @@ struct Sm90GemmLayout {
   /// Staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma:
   /// its stages.
   int64_t buffers = 0;
+  /// wgmma with three stages or more: step i + 1 is decoded while step i's
+  /// wgmmas run (two steps' fragments live).
+  bool decodeAhead = false;
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };

@@ -223,6 +223,7 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   EXPECT_EQ(s1.stagingBytes, 128 * 64 + 128 * 16);
   EXPECT_EQ(s1.buffers, 4);
   EXPECT_EQ(s1.prefetch, 3);
+  EXPECT_TRUE(s1.decodeAhead); // the next step decoded during the wgmmas
   EXPECT_EQ(s1.minBlocksPerSM, 2);
   EXPECT_TRUE(s1.quantPairs); // 32-column MX blocks across two warps
   EXPECT_EQ(s1.sharedBytes, 4 * (128 * 64 + 128 * 16) + 128 * 4 * 4);
@@ -232,11 +233,14 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   EXPECT_EQ(p2.sm90.warpsN, 8);
   EXPECT_EQ(p2.sm90.accRegs, 64);
   EXPECT_EQ(p2.sm90.stagingBytes, 128 * 64 + 128 * 16);
-  // 256 rows: the stages shrink to what 48 KiB holds.
   MoeSpec tall = spec;
   tall.stage1.tileM = tall.stage2.tileM = 256;
   tall.stage2.tileN = 64;
-  EXPECT_EQ(plan(tall, StageId::Stage2).sm90.buffers, 2);
+  // 256 rows: the stages shrink to what 48 KiB holds, too few to decode
+  // ahead.
+  const Sm90GemmLayout tallPlan = plan(tall, StageId::Stage2).sm90;
+  EXPECT_EQ(tallPlan.buffers, 2);
+  EXPECT_FALSE(tallPlan.decodeAhead);
   // mma.sync below 128 rows, with k_wave > 1, or where tile_n is not a
   // whole number of warpgroups.
   MoeSpec rows64 = spec;
