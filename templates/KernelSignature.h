@@ -23,11 +23,14 @@ struct KernelArg {
 };
 
 /// What the runtime needs to launch a kernel besides its code: the symbol,
-/// the argument list in order, and the fixed workgroup size.
+/// the argument list in order, the fixed workgroup size, and the dynamic
+/// shared memory each launch provides (sm_90a kernels above the 48 KiB of
+/// static shared memory; the backend opts the kernel in).
 struct KernelSignature {
   std::string symbol;
   std::vector<KernelArg> args;
   int64_t blockSize = 0;
+  int64_t dynamicSharedBytes = 0;
 };
 
 } // namespace moegen

@@ -102,6 +102,19 @@ createTargetMachine(const CodeObjectOptions &options, const TargetInfo &info) {
   return tm;
 }
 
+/// gpu.dynamic_shared_memory lowers to an internal zero-length shared array,
+/// which NVPTX emits as a one-byte static variable; the launch's dynamic
+/// shared memory is the external one (CUDA's `extern __shared__`).
+static void declareDynamicSharedMemory(llvm::Module &m) {
+  for (llvm::GlobalVariable &g : m.globals()) {
+    auto *array = llvm::dyn_cast<llvm::ArrayType>(g.getValueType());
+    if (g.getAddressSpace() == 3 && array && array->getNumElements() == 0 && g.hasLocalLinkage()) {
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      g.setInitializer(nullptr);
+    }
+  }
+}
+
 static void optimize(llvm::Module &m, llvm::TargetMachine &tm, int optLevel) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -209,6 +222,8 @@ llvm::Expected<CodeObject> emitCodeObject(mlir::gpu::GPUModuleOp module,
     return tm.takeError();
   m->setTargetTriple(llvm::Triple(info->triple()));
   m->setDataLayout((*tm)->createDataLayout());
+  if (info->isNvptx())
+    declareDynamicSharedMemory(*m);
   if (!info->isNvptx())
     m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", options.abi * 100);
   if (dump)

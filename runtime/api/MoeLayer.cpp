@@ -116,6 +116,7 @@ struct KernelLaunch {
   KernelFamily family = KernelFamily::Sort;
   GridRule grid;
   uint32_t blockSize = 0;
+  uint32_t dynamicSharedBytes = 0;
   struct Slot {
     ArgValue value;
     uint32_t offset, size;
@@ -211,6 +212,7 @@ llvm::Expected<std::unique_ptr<MoeLayer::Resolved>> MoeLayer::resolveTier(int64_
       return family.takeError();
     launch.grid = family->grid;
     launch.blockSize = static_cast<uint32_t>(k.meta.blockSize);
+    launch.dynamicSharedBytes = static_cast<uint32_t>(k.meta.dynamicSharedBytes);
     launch.family = k.meta.family;
     uint32_t offset = 0;
     for (const cache::ArgInfo &a : k.meta.args) {
@@ -431,8 +433,9 @@ llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {
         std::memcpy(kernarg + s.offset, &v32, 4);
       }
     }
-    if (llvm::Error e = backend.launch(k.handle, grid, Dim3{k.blockSize, 1, 1}, 0,
-                                       llvm::ArrayRef<uint8_t>(kernarg, k.kernargBytes)))
+    if (llvm::Error e =
+            backend.launch(k.handle, grid, Dim3{k.blockSize, 1, 1}, k.dynamicSharedBytes,
+                           llvm::ArrayRef<uint8_t>(kernarg, k.kernargBytes)))
       return e;
     if (llvm::Error e = observe(RunStep::Kind::Launch, k.family))
       return e;

@@ -91,8 +91,8 @@ void writeMeta(Writer &w, const KernelMeta &m) {
     w.u32(static_cast<uint32_t>(a.kind));
     w.str(a.name);
   }
-  for (int64_t v : {m.blockSize, m.vgprs, m.agprs, m.sgprs, m.ldsBytes, m.scratchBytes,
-                    m.vgprSpills, m.sgprSpills, m.kernargBytes, m.codeBytes})
+  for (int64_t v : {m.blockSize, m.dynamicSharedBytes, m.vgprs, m.agprs, m.sgprs, m.ldsBytes,
+                    m.scratchBytes, m.vgprSpills, m.sgprSpills, m.kernargBytes, m.codeBytes})
     w.i64(v);
   w.f64(m.compileMs);
   w.str(m.description);
@@ -113,9 +113,12 @@ bool readMeta(Reader &r, KernelMeta &m) {
       return false;
     m.args.push_back({r.str(), static_cast<ArgKind>(kind)});
   }
-  for (int64_t *v : {&m.blockSize, &m.vgprs, &m.agprs, &m.sgprs, &m.ldsBytes, &m.scratchBytes,
-                     &m.vgprSpills, &m.sgprSpills, &m.kernargBytes, &m.codeBytes})
+  for (int64_t *v : {&m.blockSize, &m.dynamicSharedBytes, &m.vgprs, &m.agprs, &m.sgprs, &m.ldsBytes,
+                     &m.scratchBytes, &m.vgprSpills, &m.sgprSpills, &m.kernargBytes, &m.codeBytes})
     *v = r.i64();
+  // (At most the largest per-block shared memory of any target, 227 KiB.)
+  if (m.dynamicSharedBytes < 0 || m.dynamicSharedBytes > 227 * 1024)
+    return false;
   m.compileMs = r.f64();
   m.description = r.str();
   return r.ok;

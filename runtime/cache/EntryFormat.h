@@ -29,7 +29,7 @@
 namespace moegen::cache {
 
 constexpr char kEntryMagic[8] = {'M', 'O', 'E', 'G', 'E', 'N', 'K', 'O'};
-constexpr uint32_t kEntryFormatVersion = 1;
+constexpr uint32_t kEntryFormatVersion = 2;
 constexpr size_t kEntryHeaderBytes = 56;
 constexpr size_t kEntryChecksumBytes = 32;
 

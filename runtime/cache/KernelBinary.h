@@ -34,6 +34,8 @@ struct KernelMeta {
   std::string symbol;
   std::vector<ArgInfo> args;
   int64_t blockSize = 0;
+  /// Bytes of dynamic shared memory each launch provides (KernelSignature).
+  int64_t dynamicSharedBytes = 0;
   // Resources, as the code object's metadata note records them.
   int64_t vgprs = 0, agprs = 0, sgprs = 0;
   int64_t ldsBytes = 0, scratchBytes = 0;

@@ -44,6 +44,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 // CUfunction_attribute values.
 constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 // CUjit_option values for cuModuleLoadDataEx.
 constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;

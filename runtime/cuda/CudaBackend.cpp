@@ -6,8 +6,10 @@
 #include "runtime/backend/DriverHandles.h"
 #include "runtime/cuda/CudaApi.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <mutex>
 #include <vector>
 
 using namespace moegen::cuda;
@@ -144,6 +146,8 @@ public:
       return f.takeError();
     if (llvm::Error e = makeCurrent())
       return e;
+    if (llvm::Error e = allowDynamicShared(*f, k.Symbol, dynamicLds))
+      return e;
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
@@ -254,6 +258,26 @@ private:
     return llvm::Error::success();
   }
 
+  /// Kernels opt in to dynamic shared memory beyond the 48 KiB every launch
+  /// may have; once per kernel and size.
+  llvm::Error allowDynamicShared(CUfunction f, llvm::StringRef symbol, uint32_t bytes) {
+    constexpr uint32_t kDefaultLimit = 48 * 1024;
+    if (bytes <= kDefaultLimit)
+      return llvm::Error::success();
+    std::lock_guard<std::mutex> lock(optInMutex);
+    uint32_t &allowed = optedIn[f];
+    if (allowed >= bytes)
+      return llvm::Error::success();
+    if (CUresult e = api.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(bytes));
+        e != CUDA_SUCCESS)
+      return cudaError(api, e,
+                       "allowing '" + symbol + "' " + llvm::Twine(bytes) +
+                           " bytes of dynamic shared memory (cuFuncSetAttribute)");
+    allowed = bytes;
+    return llvm::Error::success();
+  }
+
   llvm::Error sync(const llvm::Twine &what) {
     if (CUresult e = api.cuStreamSynchronize(stream); e != CUDA_SUCCESS)
       return cudaError(api, e, what);
@@ -266,6 +290,8 @@ private:
   CUstream stream;
   bool ownsStream;
   DriverHandles<CUmodule, CUfunction, CUevent, CUgraphExec> handles{"cuda"};
+  std::mutex optInMutex;
+  llvm::DenseMap<CUfunction, uint32_t> optedIn; // the dynamic shared memory allowed
 };
 
 } // namespace

@@ -26,6 +26,7 @@ cache::KernelBinary toBinary(CompiledKernel &&k, const std::string &description)
   for (const KernelArg &a : k.signature.args)
     b.meta.args.push_back({a.name, toArgKind(a.kind)});
   b.meta.blockSize = k.signature.blockSize;
+  b.meta.dynamicSharedBytes = k.signature.dynamicSharedBytes;
   const KernelResources &r = k.resources;
   b.meta.vgprs = r.vgprs;
   b.meta.agprs = r.agprs;

@@ -283,6 +283,8 @@ KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
       sig.args.push_back({"clear_out", K::Pointer});
   }
   sig.args.push_back({"tokens", K::I32});
+  if (p.sm90.dynamicShared)
+    sig.dynamicSharedBytes = p.sm90.sharedBytes;
   return sig;
 }
 

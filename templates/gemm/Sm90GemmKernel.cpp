@@ -783,32 +783,33 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return scales;
   }
 
-  /// The lane's decoded fragment words of the step staged at i32 index
-  /// `base`, per weight row (accIndex order) and block: word 2t + j is k16
-  /// step t's pair at fragment column 2q + 8j (the block's K 16t + 8j + 2q,
-  /// + 1). Each row's 16-byte block is read whole (the quad's lanes read
-  /// the same bytes), and byte q of each of its words kept.
-  SmallVector<std::array<Value, 4>> decodeStage(Value base, ArrayRef<Value> scales) {
+  /// The lane's decoded fragment words of MX block `c` of the step staged
+  /// at i32 index `base`, 4 per weight row (accIndex order; `scales` has one
+  /// per row): word 2t + j of a row is k16 step t's pair at fragment column
+  /// 2q + 8j (the block's K 16t + 8j + 2q, + 1). Each row's 16-byte block is
+  /// read whole (the quad's lanes read the same bytes), and byte q of each
+  /// of its words kept.
+  SmallVector<Value> decodeBlock(Value base, int64_t c, ArrayRef<Value> scales) {
     int64_t blocks = l.superK / kChunk;
     // prmt selector: byte q of the first word, byte q of the second.
     Value select = a.toI32(a.add(a.mul(quadCol, a.idx(17)), a.idx(0x40)));
     Value codeBase = a.add(base, a.idx(s.tileM * l.aRowBytes / 4));
-    SmallVector<std::array<Value, 4>> decoded;
+    SmallVector<Value> decoded;
     for (int64_t half = 0; half < halves; ++half)
-      for (int64_t nt = 0; nt < l.nTiles; ++nt)
-        for (int64_t c = 0; c < blocks; ++c) {
-          Value group = a.add(a.idx(half * l.warpsN), waveN);
-          Value at = a.add(a.mul(a.add(a.mul(group, a.idx(blocks)), a.idx(c)), a.idx(64)),
-                           a.mul(a.add(quadRow, a.idx(8 * nt)), a.idx(4)));
-          Value words = vload(VectorType::get({4}, i32()), shared, a.add(codeBase, at), 16);
-          auto word = [&](int64_t i) {
-            return vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i}).getResult();
-          };
-          Value mine = permute(permute(word(0), word(1), select), permute(word(2), word(3), select),
-                               0x5410u);
-          Value scale = scales[(half * l.nTiles + nt) * blocks + c];
-          decoded.push_back(dequantWord(mine, e2m1Table(e8m0ToBf16x2(scale))));
-        }
+      for (int64_t nt = 0; nt < l.nTiles; ++nt) {
+        Value group = a.add(a.idx(half * l.warpsN), waveN);
+        Value at = a.add(a.mul(a.add(a.mul(group, a.idx(blocks)), a.idx(c)), a.idx(64)),
+                         a.mul(a.add(quadRow, a.idx(8 * nt)), a.idx(4)));
+        Value words = vload(VectorType::get({4}, i32()), shared, a.add(codeBase, at), 16);
+        auto word = [&](int64_t i) {
+          return vector::ExtractOp::create(b, words, ArrayRef<int64_t>{i}).getResult();
+        };
+        Value mine =
+            permute(permute(word(0), word(1), select), permute(word(2), word(3), select), 0x5410u);
+        std::array<Value, 4> w =
+            dequantWord(mine, e2m1Table(e8m0ToBf16x2(scales[half * l.nTiles + nt])));
+        decoded.append(w.begin(), w.end());
+      }
     return decoded;
   }
 
@@ -816,15 +817,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// flight (cp.async groups), the scales of as many steps in registers.
   /// Step i waits for its group, makes it visible to the async proxy, and
   /// after the barrier refills the stage step i - 1 used with step i +
-  /// stages - 1. With decodeAhead (three stages or more), step i + 1 is
-  /// decoded while step i's wgmmas run (its group waited for one step
-  /// earlier); otherwise a step decodes, then runs its wgmmas.
+  /// stages - 1; then runs the wgmmas of its MX blocks, a group each. With
+  /// decodeAhead, each block's wgmmas run while the next block is decoded
+  /// (the first block of step i + 1, whose group was waited for one step
+  /// earlier); otherwise a block is decoded, then its wgmmas run.
   SmallVector<Value> wgmmaMainLoop() {
     SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     SmallVector<StageUnit> codes = planCodeCopies();
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
-    int64_t steps = p.kPerWave / l.superK, stages = l.buffers;
-    bool overlap = l.decodeAhead;
+    int64_t steps = p.kPerWave / l.superK, stages = l.buffers, blocks = l.superK / kChunk;
     Value step0 = a.divu(groupKStart(), a.idx(l.superK));
     auto stepOf = [&](Value i) {
       return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
@@ -841,61 +842,63 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
       gpu::BarrierOp::create(b);
     };
+    // A step's scales (loadStepScales: per row, then block): block c's.
+    auto blockScales = [&](ArrayRef<Value> step, int64_t c) {
+      SmallVector<Value> out;
+      for (size_t r = 0; r < rows.size(); ++r)
+        out.push_back(step[r * blocks + c]);
+      return out;
+    };
     // The previous M tile's last reads of the stages are over.
     gpu::BarrierOp::create(b);
-    SmallVector<Value> ahead;
+    // Carried: (decodeAhead) the next block's words, then the scales of
+    // steps i .. i + stages - 2.
+    SmallVector<Value> carried;
     for (int64_t d = 0; d + 1 < stages; ++d) {
       copyStage(aUnits, codes, stepOf(a.idx(d)), a.idx(d * l.stagingBytes / 4),
                 a.cmp(CmpIPredicate::ult, a.idx(d), a.idx(steps)));
-      llvm::append_range(ahead, loadStepScales(rows, stepOf(a.idx(d))));
+      llvm::append_range(carried, loadStepScales(rows, stepOf(a.idx(d))));
     }
-    size_t perStep = rows.size() * (l.superK / kChunk);
-    // Overlapped: the carried values are step i's decoded words, then the
-    // scales of steps i + 1 .. i + stages - 2.
-    size_t decodedWords = 4 * perStep;
-    if (overlap) {
+    size_t perStep = rows.size() * blocks, wordCount = 4 * rows.size();
+    if (l.decodeAhead) {
       awaitStages(stages - 2);
-      SmallVector<Value> words =
-          flatten(decodeStage(a.idx(0), ArrayRef(ahead).take_front(perStep)));
-      words.append(ahead.begin() + perStep, ahead.end());
-      ahead = std::move(words);
+      SmallVector<Value> words = decodeBlock(a.idx(0), 0, blockScales(carried, 0));
+      carried.insert(carried.begin(), words.begin(), words.end());
     }
     SmallVector<Value> acc =
-        emitKLoop(steps, ahead, [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> carried) {
+        emitKLoop(steps, carried, [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> in) {
+          ArrayRef<Value> scales = l.decodeAhead ? in.drop_front(wordCount) : in;
           Value base = stageOf(i);
-          awaitStages(overlap ? stages - 3 : stages - 2);
+          awaitStages(l.decodeAhead ? stages - 3 : stages - 2);
           Value refill = a.add(i, a.idx(stages - 1));
           copyStage(aUnits, codes, stepOf(refill), stageOf(refill),
                     a.cmp(CmpIPredicate::ult, refill, a.idx(steps)));
           SmallVector<Value> next = loadStepScales(rows, stepOf(refill));
-          if (!overlap) {
-            SmallVector<Value> words = flatten(decodeStage(base, carried.take_front(perStep)));
-            issueWgmmas(base, words, acc);
-            waitWgmmas(words, {});
-            llvm::append_range(acc, carried.drop_front(perStep));
-            llvm::append_range(acc, next);
-            return;
+          if (!l.decodeAhead) {
+            for (int64_t c = 0; c < blocks; ++c) {
+              SmallVector<Value> words = decodeBlock(base, c, blockScales(scales, c));
+              issueWgmmas(base, c, words, acc);
+              waitWgmmas(words, {});
+            }
+          } else {
+            SmallVector<Value> words(in.take_front(wordCount));
+            for (int64_t c = 0; c < blocks; ++c) {
+              issueWgmmas(base, c, words, acc);
+              // (The last step decodes a stage never refilled; its words are
+              // not used.)
+              SmallVector<Value> nextWords =
+                  c + 1 < blocks ? decodeBlock(base, c + 1, blockScales(scales, c + 1))
+                                 : decodeBlock(stageOf(a.add(i, a.idx(1))), 0,
+                                               blockScales(scales.drop_front(perStep), 0));
+              words = waitWgmmas(words, nextWords);
+            }
+            llvm::append_range(acc, words);
           }
-          ArrayRef<Value> words = carried.take_front(decodedWords);
-          ArrayRef<Value> scales = carried.drop_front(decodedWords);
-          issueWgmmas(base, words, acc);
-          // (The last step decodes a stage never refilled; its words are
-          // not used.)
-          SmallVector<Value> nextWords =
-              flatten(decodeStage(stageOf(a.add(i, a.idx(1))), scales.take_front(perStep)));
-          llvm::append_range(acc, waitWgmmas(words, nextWords));
           llvm::append_range(acc, scales.drop_front(perStep));
           llvm::append_range(acc, next);
         });
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     return acc;
-  }
-
-  static SmallVector<Value> flatten(ArrayRef<std::array<Value, 4>> words) {
-    SmallVector<Value> flat;
-    for (const std::array<Value, 4> &w : words)
-      flat.append(w.begin(), w.end());
-    return flat;
   }
 
   /// The matrix descriptor of the staged rows at i32 index `base`: no
@@ -947,31 +950,25 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       acc[i] = LLVM::ExtractValueOp::create(b, op.getRes(), ArrayRef<int64_t>{i});
   }
 
-  /// One step's wgmmas over every row tile (N = tile_m), one group;
-  /// `words` are decodeStage's, flattened.
-  void issueWgmmas(Value base, ArrayRef<Value> words, MutableArrayRef<Value> acc) {
-    int64_t blocks = l.superK / kChunk;
+  /// The wgmmas of MX block `c` of the step staged at `base` over every row
+  /// tile (N = tile_m), one group; `words` are decodeBlock's.
+  void issueWgmmas(Value base, int64_t c, ArrayRef<Value> words, MutableArrayRef<Value> acc) {
     Value desc0 = stagingDescriptor(base);
-    auto word = [&](int64_t row, int64_t c, int64_t j) {
-      return words[4 * (row * blocks + c) + j];
-    };
     NVVM::WgmmaFenceAlignedOp::create(b);
-    for (int64_t c = 0; c < blocks; ++c)
-      for (int64_t t = 0; t < 2; ++t) {
-        // Groups 4c + 2t and 4c + 2t + 1 of the step: 128 bytes each.
-        Value desc = arith::AddIOp::create(b, desc0, a.i64((4 * c + 2 * t) * 128 >> 4));
-        for (int64_t half = 0; half < halves; ++half) {
-          int64_t lo = half * l.nTiles, hi = lo + 1;
-          wgmma({word(lo, c, 2 * t), word(hi, c, 2 * t), word(lo, c, 2 * t + 1),
-                 word(hi, c, 2 * t + 1)},
-                desc, acc.slice(swappedIndex(0, 0, half, 0), 4 * rowTiles()));
-        }
+    for (int64_t t = 0; t < 2; ++t) {
+      // Core matrices 4c + 2t and 4c + 2t + 1 of each 8-row group: 128 bytes each.
+      Value desc = arith::AddIOp::create(b, desc0, a.i64((4 * c + 2 * t) * 128 >> 4));
+      for (int64_t half = 0; half < halves; ++half) {
+        const Value *lo = &words[4 * half * l.nTiles], *hi = lo + 4;
+        wgmma({lo[2 * t], hi[2 * t], lo[2 * t + 1], hi[2 * t + 1]}, desc,
+              acc.slice(swappedIndex(0, 0, half, 0), 4 * rowTiles()));
       }
+    }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
   }
 
-  /// Waits for the step's wgmmas (before the next step, whose copies
-  /// overwrite the stage they read). The A fragments `words` stay live until
+  /// Waits for a block's wgmmas (before the next step's copies overwrite
+  /// the stage they read). The A fragments `words` stay live until
   /// then: an asm after the wait reads them, or ptxas may give their
   /// registers to later values while the tensor cores still read them. The
   /// same asm returns `nextWords` (decoded during the wgmmas) XORed with a
@@ -1432,7 +1429,17 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     assert(p.aFormat == DType::BF16 && "MX activations reach sm_90a GEMMs decoded");
     bindArgs(func, stage1, p.clearsLayerOutput);
     tokens = a.toIndex(tokensI32);
-    shared = func.getWorkgroupAttributions()[0];
+    if (l.dynamicShared) {
+      // The launch provides the stages (KernelSignature::dynamicSharedBytes).
+      auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+      Value bytes = gpu::DynamicSharedMemoryOp::create(
+          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+                             space));
+      shared = memref::ViewOp::create(b, ldsBufferType(b.getContext(), i32(), l.sharedBytes / 4),
+                                      bytes, a.idx(0), ValueRange());
+    } else {
+      shared = func.getWorkgroupAttributions()[0];
+    }
 
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 31);
@@ -1477,12 +1484,14 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
                                    StringRef symbol, const MoeSpec &spec, const GemmPlan &plan,
                                    const TargetInfo &target) {
   // i32 words: the fragments are 4-byte loads, the staging 16-byte stores.
-  SmallVector<MemRefType> shared = {
-      ldsBufferType(b.getContext(), b.getI32Type(), plan.sm90.sharedBytes / 4)};
+  SmallVector<MemRefType> shared;
+  if (!plan.sm90.dynamicShared)
+    shared.push_back(ldsBufferType(b.getContext(), b.getI32Type(), plan.sm90.sharedBytes / 4));
   KernelSignature sig = gemmKernelSignature(symbol, spec, plan);
   gpu::GPUFuncOp func = createKernel(b, module, sig, gemmArgElementTypes(b, plan), shared);
-  func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                   b.getI64IntegerAttr(16));
+  if (!shared.empty())
+    func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                     b.getI64IntegerAttr(16));
   // Registers for the planned workgroups per SM (ptxas would otherwise take
   // up to 255 a thread and leave the SM a few warps).
   if (plan.sm90.registerWeights)

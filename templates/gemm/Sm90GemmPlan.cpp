@@ -59,31 +59,48 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
   // One f32 amax per row and warp of a quantizing pair.
   l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
   if (l.wgmma) {
-    // A stage: one MX block of K (32 wide: at 128 rows or more, wider steps
-    // would leave the static shared memory two stages at most), the A rows
-    // (bf16) and the fp4 codes of the workgroup's weight rows; as many
-    // stages (up to kMaxStages) as the static shared memory holds.
-    l.superK = p.kPerWave % 32 == 0 ? 32 : 0;
-    if (l.superK == 0)
-      fail("k_wave", "each K-group's " + str(p.kPerWave) +
-                         " elements of K are not a multiple of 32 (one MX block)");
-    l.aRowBytes = 2 * 32;
-    l.stagingBytes = s.tileM * l.aRowBytes + halves * s.tileN * 16;
-    l.buffers = std::clamp<int64_t>((limit - l.quantScratchBytes) / l.stagingBytes, 2,
-                                    Sm90GemmLayout::kMaxStages);
-    // The scales of the stages in flight stay in registers.
-    l.prefetch = l.buffers - 1;
+    // A stage: the A rows (bf16) and the fp4 codes of the workgroup's weight
+    // rows of one step, in as many stages (up to kMaxStages) as the shared
+    // memory of the workgroups an SM holds allows: dynamic shared memory
+    // beyond 48 KiB. Steps of two MX blocks (one barrier per 64 of K) where
+    // they leave three stages, else of one.
     l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
                                     : Sm90GemmLayout::kWgmmaWarpsPerSM;
-    l.decodeAhead = l.buffers >= 3;
-    // Per weight row: 4 decoded words (8 when decoding ahead) and a scale
-    // per stage.
     int64_t rows = l.nTiles * halves;
-    int64_t words = l.decodeAhead ? 8 : 4;
-    int64_t need = l.accRegs + rows * (words + l.buffers) + Sm90GemmLayout::kOtherRegs;
-    int64_t fit = 65536 / (need * l.warpsN * 32);
-    l.minBlocksPerSM = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
-                                           Sm90GemmLayout::kMaxBlocksPerSM);
+    for (int64_t w : {64, 32}) {
+      if (p.kPerWave % w != 0)
+        continue;
+      int64_t blocks = w / Sm90GemmLayout::kChunk;
+      // Registers per weight row: 8 decoded words (this block's and the
+      // next's) and a scale per block and stage.
+      int64_t need =
+          l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks) + Sm90GemmLayout::kOtherRegs;
+      int64_t fit = 65536 / (need * l.warpsN * 32);
+      int64_t minBlocks = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
+                                              Sm90GemmLayout::kMaxBlocksPerSM);
+      int64_t budget = std::min(Sm90GemmLayout::kMaxSharedBytes,
+                                Sm90GemmLayout::kSharedBytesPerSM / minBlocks - 1024);
+      int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
+      int64_t stages =
+          std::min((budget - l.quantScratchBytes) / staging, Sm90GemmLayout::kMaxStages);
+      if (stages < (w == 32 ? 2 : 3))
+        continue;
+      l.superK = w;
+      l.aRowBytes = 2 * w;
+      l.stagingBytes = staging;
+      l.buffers = stages;
+      l.minBlocksPerSM = minBlocks;
+      break;
+    }
+    if (p.kPerWave % 32 != 0)
+      fail("k_wave", "each K-group's " + str(p.kPerWave) +
+                         " elements of K are not a multiple of 32 (one MX block)");
+    else if (l.superK == 0)
+      fail("lds", "two stages of " + str(s.tileM) + " A rows and " + str(halves * s.tileN) +
+                      " weight rows, 32 wide, exceed the shared memory of the sm_90a wgmma GEMM");
+    l.decodeAhead = l.buffers >= 3;
+    // The scales of the stages in flight stay in registers.
+    l.prefetch = l.buffers - 1;
   } else if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).
@@ -146,7 +163,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
-  if (l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
+  l.dynamicShared = l.wgmma && l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes;
+  if (!l.wgmma && l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
                     str(l.reductionBytes) + ", quantization scratch " + str(l.quantScratchBytes) +

@@ -39,6 +39,10 @@ struct Sm90GemmLayout {
   static constexpr int64_t kRowStride = 80;
   /// Static shared memory per block without the opt-in of dynamic memory.
   static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+  /// With the opt-in (wgmma stages): dynamic shared memory per block, and an
+  /// SM's, of which each resident block takes 1 KiB for the system.
+  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  static constexpr int64_t kSharedBytesPerSM = 228 * 1024;
   /// Accumulator registers a thread may hold (f32), beyond which the tile
   /// would spill.
   static constexpr int64_t kMaxAccRegs = 128;
@@ -118,9 +122,12 @@ struct Sm90GemmLayout {
   /// Staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma:
   /// its stages.
   int64_t buffers = 0;
-  /// wgmma with three stages or more: step i + 1 is decoded while step i's
-  /// wgmmas run (two steps' fragments live).
+  /// wgmma with three stages or more: the next MX block is decoded while the
+  /// wgmmas of one run (two blocks' fragments live).
   bool decodeAhead = false;
+  /// wgmma stages beyond the static 48 KiB: dynamic shared memory, which
+  /// each launch provides (KernelSignature::dynamicSharedBytes).
+  bool dynamicShared = false;
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };

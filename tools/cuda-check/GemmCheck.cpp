@@ -137,9 +137,11 @@ llvm::Expected<std::function<llvm::Error()>> GemmCase::prepare(KernelFamily fami
   runtime::Dim3 grid = launch->grid(shape);
   runtime::Dim3 block{static_cast<uint32_t>(sig.blockSize), 1, 1};
   std::vector<uint8_t> bytes(args.bytes().begin(), args.bytes().end());
-  return std::function<llvm::Error()>([this, &kernel, grid, block, bytes]() -> llvm::Error {
-    return backend.launch(kernel, grid, block, 0, bytes);
-  });
+  uint32_t dynamicShared = static_cast<uint32_t>(sig.dynamicSharedBytes);
+  return std::function<llvm::Error()>(
+      [this, &kernel, grid, block, dynamicShared, bytes]() -> llvm::Error {
+        return backend.launch(kernel, grid, block, dynamicShared, bytes);
+      });
 }
 
 llvm::Expected<std::vector<StageLine>>

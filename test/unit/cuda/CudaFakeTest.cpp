@@ -104,6 +104,39 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
   EXPECT_FALSE(bool((*b)->free(*p)));
 }
 
+TEST(CudaFake, KernelsOptInToDynamicSharedMemoryAbove48KiB) {
+  FakeDriver fake;
+  auto b = createCudaBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  CodeBundle code;
+  code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx));
+  code.Name = "quant";
+  auto m = (*b)->loadCode(code);
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  KernargPacker args;
+  args.add(uint64_t(1)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(4));
+  auto count = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
+  size_t before = count();
+  // (The fake refuses a launch above 48 KiB without the opt-in, as the
+  // driver does.)
+  for (uint32_t bytes : {0u, 48u * 1024, 96u * 1024, 96u * 1024, 200u * 1024})
+    ASSERT_FALSE(bool((*b)->launch(*k, {1, 1, 1}, {128, 1, 1}, bytes, args.bytes()))) << bytes;
+  ASSERT_EQ(count(), before + 5);
+  EXPECT_EQ(shared(before + 2), 96u * 1024);
+  EXPECT_EQ(shared(before + 4), 200u * 1024);
+  // Above what any Hopper workgroup may have: the driver's refusal, named.
+  auto tooMuch = (*b)->launch(*k, {1, 1, 1}, {128, 1, 1}, 228 * 1024, args.bytes());
+  ASSERT_TRUE(bool(tooMuch));
+  std::string text = llvm::toString(std::move(tooMuch));
+  EXPECT_NE(text.find("allowing 'moe_quant_mxfp4_c256' 233472 bytes of dynamic shared memory "
+                      "(cuFuncSetAttribute) failed"),
+            std::string::npos)
+      << text;
+}
+
 TEST(CudaFake, PtxTheDriverRejectsCarriesItsLog) {
   FakeDriver fake;
   auto b = createCudaBackend();

@@ -155,9 +155,20 @@ CUresult cuFuncGetAttribute(int *value, int, void *) {
   *value = 0;
   return 0;
 }
+CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
+  if (attribute != 8 || value < 0 || value > 227 * 1024) // MAX_DYNAMIC_SHARED_SIZE_BYTES
+    return 1;                                            // CUDA_ERROR_INVALID_VALUE
+  auto *f = static_cast<FakeFunction *>(function);
+  f->maxDynamicShared = static_cast<unsigned>(value);
+  ++f->optIns;
+  return 0;
+}
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shared, void *, void **params,
                         void **extra) {
+  // As the driver: more than 48 KiB only after the kernel's opt-in.
+  if (shared > static_cast<FakeFunction *>(function)->maxDynamicShared)
+    return 1;
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   // Copied now, also when the launch is only recorded.
   std::optional<FakeLaunch> l =
@@ -257,6 +268,7 @@ size_t fakeCudaLaunchCount() { return launches.size(); }
 const char *fakeCudaLaunchName(size_t i) { return launches[i].name.c_str(); }
 const unsigned *fakeCudaLaunchGrid(size_t i) { return launches[i].grid; }
 const unsigned *fakeCudaLaunchBlock(size_t i) { return launches[i].block; }
+unsigned fakeCudaLaunchShared(size_t i) { return launches[i].sharedMem; }
 size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
   *bytes = launches[i].kernarg.data();
   return launches[i].kernarg.size();

@@ -205,10 +205,11 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   spec.stage1.fusedQuant = FusedQuant::FP4;
   spec.stage1.tileM = spec.stage2.tileM = 128;
   spec.stage1.tileN = 64;
-  // Stage 1: 16 columns per warp, one warpgroup; 32-wide steps staged as
-  // 8-row core matrices of A rows (no padding) and then the codes of the
-  // workgroup's 128 weight rows (16 bytes each), four stages in flight (the
-  // scales of three steps ahead in registers).
+  // Stage 1: 16 columns per warp, one warpgroup; 64-wide steps (two MX
+  // blocks) staged as 8-row core matrices of A rows (no padding) and then
+  // the codes of the workgroup's 128 weight rows (32 bytes each), four stages
+  // in flight (the scales of three steps ahead in registers) in dynamic
+  // shared memory: two workgroups an SM, 83 KiB each.
   GemmPlan p1 = plan(spec, StageId::Stage1);
   const Sm90GemmLayout &s1 = p1.sm90;
   EXPECT_TRUE(s1.wgmma);
@@ -218,29 +219,33 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   EXPECT_EQ(p1.threads, 128);
   EXPECT_EQ(s1.nPerWarp, 16);
   EXPECT_EQ(s1.accRegs, 128);
-  EXPECT_EQ(s1.superK, 32);
-  EXPECT_EQ(s1.aRowBytes, 64);
-  EXPECT_EQ(s1.stagingBytes, 128 * 64 + 128 * 16);
+  EXPECT_EQ(s1.superK, 64);
+  EXPECT_EQ(s1.aRowBytes, 128);
+  EXPECT_EQ(s1.stagingBytes, 128 * 128 + 128 * 32);
   EXPECT_EQ(s1.buffers, 4);
   EXPECT_EQ(s1.prefetch, 3);
-  EXPECT_TRUE(s1.decodeAhead); // the next step decoded during the wgmmas
+  EXPECT_TRUE(s1.decodeAhead); // the next block decoded during the wgmmas
   EXPECT_EQ(s1.minBlocksPerSM, 2);
   EXPECT_TRUE(s1.quantPairs); // 32-column MX blocks across two warps
-  EXPECT_EQ(s1.sharedBytes, 4 * (128 * 64 + 128 * 16) + 128 * 4 * 4);
+  EXPECT_EQ(s1.sharedBytes, 4 * (128 * 128 + 128 * 32) + 128 * 4 * 4);
+  EXPECT_TRUE(s1.dynamicShared);
+  // Each launch provides it.
+  EXPECT_EQ(gemmKernelSignature("s1", spec, p1).dynamicSharedBytes, s1.sharedBytes);
   // Stage 2 (tile_n 128): two warpgroups share the staged rows.
   GemmPlan p2 = plan(spec, StageId::Stage2);
   EXPECT_TRUE(p2.sm90.wgmma);
   EXPECT_EQ(p2.sm90.warpsN, 8);
   EXPECT_EQ(p2.sm90.accRegs, 64);
-  EXPECT_EQ(p2.sm90.stagingBytes, 128 * 64 + 128 * 16);
+  EXPECT_EQ(p2.sm90.stagingBytes, 128 * 128 + 128 * 32);
   MoeSpec tall = spec;
   tall.stage1.tileM = tall.stage2.tileM = 256;
   tall.stage2.tileN = 64;
-  // 256 rows: the stages shrink to what 48 KiB holds, too few to decode
-  // ahead.
+  // 256 rows: the stages shrink to what the shared memory of the two
+  // workgroups an SM holds allows (113 KiB each).
   const Sm90GemmLayout tallPlan = plan(tall, StageId::Stage2).sm90;
-  EXPECT_EQ(tallPlan.buffers, 2);
-  EXPECT_FALSE(tallPlan.decodeAhead);
+  EXPECT_EQ(tallPlan.minBlocksPerSM, 2);
+  EXPECT_EQ(tallPlan.buffers, 3);
+  EXPECT_TRUE(tallPlan.decodeAhead);
   // mma.sync below 128 rows, with k_wave > 1, or where tile_n is not a
   // whole number of warpgroups.
   MoeSpec rows64 = spec;

@@ -100,22 +100,22 @@ TEST(CacheCli, ListOfAnUnreadableCacheFails) {
 
 TEST(CacheCli, ListOfAMode000CacheFails) {
   test::TempDir dir;
-  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(dir.path + "/v1")));
-  ::chmod((dir.path + "/v1").c_str(), 0);
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(test::versionDir(dir.path))));
+  ::chmod(test::versionDir(dir.path).c_str(), 0);
   // Root bypasses permission bits through CAP_DAC_*: run the driver without
   // them (util-linux setpriv) so the mode applies.
   std::string prefix =
       ::geteuid() == 0 ? "setpriv --bounding-set -dac_override,-dac_read_search " : "";
   auto [rc, out] = cliWith(prefix, "ls --dir " + dir.path);
-  ::chmod((dir.path + "/v1").c_str(), 0700);
+  ::chmod(test::versionDir(dir.path).c_str(), 0700);
   EXPECT_EQ(rc, 1) << out;
-  EXPECT_NE(out.find(dir.path + "/v1"), std::string::npos) << out;
+  EXPECT_NE(out.find(test::versionDir(dir.path)), std::string::npos) << out;
 }
 
 TEST(CacheCli, ListOfAWorldWritableCacheFails) {
   test::TempDir dir;
   ::chmod(dir.path.c_str(), 0777);
-  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(dir.path + "/v1")));
+  ASSERT_FALSE(bool(llvm::sys::fs::create_directories(test::versionDir(dir.path))));
   auto [rc, out] = cli("ls --dir " + dir.path);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("'" + dir.path + "': it is writable by group or others (mode 0777)"),

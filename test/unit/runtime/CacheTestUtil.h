@@ -2,6 +2,7 @@
 #ifndef MOEGEN_TEST_UNIT_RUNTIME_CACHETESTUTIL_H
 #define MOEGEN_TEST_UNIT_RUNTIME_CACHETESTUTIL_H
 
+#include "runtime/cache/EntryFormat.h"
 #include "runtime/cache/KernelBinary.h"
 #include "runtime/cache/Log.h"
 
@@ -75,6 +76,11 @@ inline cache::KernelBinary sampleKernel(KernelFamily family = KernelFamily::Sort
   for (int i = 0; i < 100; ++i)
     k.bitcode.push_back(uint8_t(i * 13 + 1));
   return k;
+}
+
+/// The directory of this entry format's files under a cache root.
+inline std::string versionDir(const std::string &root) {
+  return root + "/v" + std::to_string(cache::kEntryFormatVersion);
 }
 
 inline std::vector<uint8_t> readBytes(const std::string &path) {

@@ -30,7 +30,7 @@ TEST(DiskCache, StoresAndLoadsOneFilePerKernel) {
   EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Miss);
   ASSERT_FALSE(bool(c.store(key("a"), "gfx950", k)));
   std::string path = c.entryPath(key("a"), "gfx950");
-  EXPECT_TRUE(llvm::StringRef(path).starts_with(dir.path + "/v1/gfx950/"));
+  EXPECT_TRUE(llvm::StringRef(path).starts_with(test::versionDir(dir.path) + "/gfx950/"));
   EXPECT_TRUE(llvm::StringRef(path).ends_with(key("a").hex() + ".moeko"));
   EXPECT_TRUE(llvm::sys::fs::exists(path));
   EXPECT_EQ(c.load(key("a"), "gfx950", got), DiskCache::LoadResult::Hit);
@@ -197,7 +197,7 @@ TEST(DiskCache, ClearRemovesEntriesTempAndLockFiles) {
     ASSERT_TRUE(bool(lock));
     EXPECT_TRUE(lock->held());
   }
-  test::writeBytes(dir.path + "/v1/gfx950/.stale.123.abc.tmp", {1, 2, 3});
+  test::writeBytes(test::versionDir(dir.path) + "/gfx950/.stale.123.abc.tmp", {1, 2, 3});
   auto listing = llvm::cantFail(c.list());
   EXPECT_EQ(listing.size(), 3u); // two entries and the temp file
   auto removed = c.clear();

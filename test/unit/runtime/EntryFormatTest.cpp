@@ -59,7 +59,28 @@ TEST(EntryFormat, ForeignVersionIsNamed) {
   auto d = decodeEntry(bytes, &kk, &p);
   ASSERT_FALSE(bool(d));
   EXPECT_EQ(p, EntryProblem::ForeignVersion);
-  EXPECT_NE(llvm::toString(d.takeError()).find("version 2"), std::string::npos);
+  EXPECT_NE(
+      llvm::toString(d.takeError()).find("version " + std::to_string(kEntryFormatVersion + 1)),
+      std::string::npos);
+}
+
+TEST(EntryFormat, DynamicSharedMemoryRoundTripsAndIsBounded) {
+  CacheKey kk = key("a");
+  KernelBinary k = test::sampleKernel();
+  k.meta.dynamicSharedBytes = 96 * 1024;
+  auto d = decodeEntry(encodeEntry(kk, k), &kk);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(d->kernel.meta.dynamicSharedBytes, 96 * 1024);
+  // More than any target's 227 KiB a workgroup, or negative: a malformed
+  // entry (its checksum is right), never a launch.
+  for (int64_t bad : {int64_t(227 * 1024 + 1), int64_t(-1)}) {
+    k.meta.dynamicSharedBytes = bad;
+    EntryProblem p;
+    auto e = decodeEntry(encodeEntry(kk, k), &kk, &p);
+    ASSERT_FALSE(bool(e)) << bad;
+    llvm::consumeError(e.takeError());
+    EXPECT_EQ(p, EntryProblem::Malformed) << bad;
+  }
 }
 
 TEST(EntryFormat, AnotherKeysEntryIsRejected) {

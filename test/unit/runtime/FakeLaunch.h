@@ -19,6 +19,8 @@ namespace moegen::test {
 /// What a fake module's function handle points at.
 struct FakeFunction {
   std::string name;
+  unsigned maxDynamicShared = 48 * 1024; // raised by cuFuncSetAttribute (cuda)
+  unsigned optIns = 0;                   // how often it was raised
 };
 
 struct FakeLaunch {
