@@ -76,12 +76,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
       int64_t need =
           l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks) + Sm90GemmLayout::kOtherRegs;
       int64_t fit = 65536 / (need * l.warpsN * 32);
-      // A schedule's waves_per_eu is taken as asked (ptxas then fits the
-      // registers: the estimate above is an upper bound); without it, the
-      // workgroups whose registers fit.
-      int64_t minBlocks = std::clamp<int64_t>(
-          s.wavesPerEU > 0 ? l.warpsPerSM / l.warpsN : std::min(l.warpsPerSM / l.warpsN, fit), 1,
-          Sm90GemmLayout::kMaxBlocksPerSM);
+      int64_t minBlocks = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
+                                              Sm90GemmLayout::kMaxBlocksPerSM);
       int64_t budget = std::min(Sm90GemmLayout::kMaxSharedBytes,
                                 Sm90GemmLayout::kSharedBytesPerSM / minBlocks - 1024);
       int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
