@@ -8,7 +8,8 @@
 //         16   32 bytes the kernel's cache key
 //         48   u64      payload size P
 //         56   P bytes  payload: metadata (family, symbol, arguments, block
-//                       size, resources, description), code object, bitcode
+//                       size, dynamic shared memory, resources,
+//                       description), code object, bitcode
 //     56 + P   32 bytes BLAKE3 of bytes [0, 56 + P)
 //
 // A reader accepts an entry only if every check passes: size, magic,

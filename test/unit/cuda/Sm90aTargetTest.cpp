@@ -209,7 +209,7 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   // blocks) staged as 8-row core matrices of A rows (no padding) and then
   // the codes of the workgroup's 128 weight rows (32 bytes each), four stages
   // in flight (the scales of three steps ahead in registers) in dynamic
-  // shared memory: two workgroups an SM, 83 KiB each.
+  // shared memory: two workgroups an SM, 82 KiB each.
   GemmPlan p1 = plan(spec, StageId::Stage1);
   const Sm90GemmLayout &s1 = p1.sm90;
   EXPECT_TRUE(s1.wgmma);
