@@ -170,9 +170,14 @@ static int runCompile() {
   llvm::outs() << "): " << rows.size() << " kernel(s) in " << outDir << "\n";
   if (target->isNvptx()) {
     // Registers and spills are decided by ptxas in the driver at load.
-    for (const CompiledKernel &k : layer->kernels)
+    for (const CompiledKernel &k : layer->kernels) {
       llvm::outs() << k.signature.symbol << "  " << k.code.hsaco.size() - 1 << " bytes of PTX  "
-                   << llvm::format("%.1f", k.compileMs) << " ms\n";
+                   << llvm::format("%.1f", k.compileMs) << " ms";
+      // The shared memory each launch provides beyond the static 48 KiB.
+      if (k.signature.dynamicSharedBytes > 0)
+        llvm::outs() << "  " << k.signature.dynamicSharedBytes << " bytes of dynamic shared memory";
+      llvm::outs() << "\n";
+    }
     return 0;
   }
   printReport(llvm::outs(), rows);
