@@ -972,7 +972,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// then: an asm after the wait reads them, or ptxas may give their
   /// registers to later values while the tensor cores still read them. The
   /// same asm returns `nextWords` (decoded during the wgmmas) XORed with a
-  /// zero ptxas cannot fold, so that the next step's fragments are defined
+  /// zero ptxas cannot fold, so that the next block's fragments are defined
   /// after this wait; moved or left as they are, ptxas serializes the
   /// wgmmas (C7513).
   SmallVector<Value> waitWgmmas(ArrayRef<Value> words, ArrayRef<Value> nextWords) {

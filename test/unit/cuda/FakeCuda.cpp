@@ -160,7 +160,6 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
     return 1;                                            // CUDA_ERROR_INVALID_VALUE
   auto *f = static_cast<FakeFunction *>(function);
   f->maxDynamicShared = static_cast<unsigned>(value);
-  ++f->optIns;
   return 0;
 }
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,

@@ -20,7 +20,6 @@ namespace moegen::test {
 struct FakeFunction {
   std::string name;
   unsigned maxDynamicShared = 48 * 1024; // raised by cuFuncSetAttribute (cuda)
-  unsigned optIns = 0;                   // how often it was raised
 };
 
 struct FakeLaunch {
