@@ -21,6 +21,21 @@ MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
   return MemRefType::get({count}, elementType, MemRefLayoutAttrInterface(), space);
 }
 
+SmallVector<Value> dynamicLdsBuffers(ImplicitLocOpBuilder &b, ArrayRef<MemRefType> buffers) {
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value bytes =
+      gpu::DynamicSharedMemoryOp::create(b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                                            MemRefLayoutAttrInterface(), space));
+  SmallVector<Value> views;
+  int64_t offset = 0;
+  for (MemRefType t : buffers) {
+    Value at = arith::ConstantIndexOp::create(b, offset);
+    views.push_back(memref::ViewOp::create(b, t, bytes, at, ValueRange()));
+    offset += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+  }
+  return views;
+}
+
 gpu::GPUFuncOp createKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                             const KernelSignature &sig, ArrayRef<Type> elementTypes,
                             ArrayRef<MemRefType> ldsBuffers) {

@@ -23,6 +23,13 @@ mlir::MemRefType globalBufferType(mlir::MLIRContext *ctx, mlir::Type elementType
 /// A workgroup (LDS) buffer of `count` elements.
 mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, int64_t count);
 
+/// Views of `buffers` laid out one after another in the kernel's dynamic
+/// shared memory (sm_90a: the launch provides their bytes,
+/// KernelSignature::dynamicSharedBytes), the first at its 16-byte aligned
+/// start; each buffer's bytes must keep the next one aligned to its elements.
+llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
+                                                 llvm::ArrayRef<mlir::MemRefType> buffers);
+
 /// Creates an empty kernel in `module` with the signature's arguments (and
 /// the given LDS buffers) and its known block size, and leaves `b` at the
 /// start of its body.

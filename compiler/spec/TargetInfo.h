@@ -41,8 +41,8 @@ struct TargetInfo {
   int64_t ldsBytes = 160 * 1024; // per workgroup
   /// LDS a kernel may declare statically (workgroup attributions, which is
   /// how the templates allocate it). Equal to ldsBytes on gfx950; 48 KiB on
-  /// sm_90a, where more is dynamic shared memory only, opted in per kernel
-  /// (cuFuncSetAttribute), which the cuda backend does not do yet.
+  /// sm_90a, where more is dynamic shared memory only (KernelSignature::
+  /// dynamicSharedBytes; the cuda backend opts each such kernel in).
   int64_t staticLdsBytes = 160 * 1024;
   int64_t maxThreadsPerWorkgroup = 1024;
   int64_t maxWavesPerEU = 8;

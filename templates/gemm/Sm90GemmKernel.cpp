@@ -1429,17 +1429,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     assert(p.aFormat == DType::BF16 && "MX activations reach sm_90a GEMMs decoded");
     bindArgs(func, stage1, p.clearsLayerOutput);
     tokens = a.toIndex(tokensI32);
-    if (l.dynamicShared) {
-      // The launch provides the stages (KernelSignature::dynamicSharedBytes).
-      auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-      Value bytes = gpu::DynamicSharedMemoryOp::create(
-          b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
-                             space));
-      shared = memref::ViewOp::create(b, ldsBufferType(b.getContext(), i32(), l.sharedBytes / 4),
-                                      bytes, a.idx(0), ValueRange());
-    } else {
-      shared = func.getWorkgroupAttributions()[0];
-    }
+    // Dynamic: the launch provides the stages (KernelSignature::dynamicSharedBytes).
+    shared = l.dynamicShared
+                 ? dynamicLdsBuffers(b, ldsBufferType(b.getContext(), i32(), l.sharedBytes / 4))[0]
+                 : Value(func.getWorkgroupAttributions()[0]);
 
     Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
     lane = andI(tid, 31);

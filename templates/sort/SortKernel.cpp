@@ -237,10 +237,17 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t waves = plan.waves();
   KernelSignature sig = sortKernelSignature(symbol, plan);
-  gpu::GPUFuncOp func = createKernel(
-      b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
-      {ldsBufferType(ctx, i32, plan.experts), ldsBufferType(ctx, i32, plan.histRow() * waves),
-       ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, plan.threads)});
+  // Segment starts, a histogram and an owner row per wave, the scan buffer:
+  // declared statically, or dynamic shared memory (SortPlan::dynamicShared).
+  SmallVector<MemRefType> lds = {
+      ldsBufferType(ctx, i32, plan.experts), ldsBufferType(ctx, i32, plan.histRow() * waves),
+      ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, plan.threads)};
+  gpu::GPUFuncOp func =
+      createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
+                   plan.dynamicShared ? ArrayRef<MemRefType>() : ArrayRef<MemRefType>(lds));
+  SmallVector<Value> buffers = plan.dynamicShared
+                                   ? dynamicLdsBuffers(b, lds)
+                                   : SmallVector<Value>(func.getWorkgroupAttributions());
   Block &entry = func.getBody().front();
   ScatterArgs s;
   s.topkIds = entry.getArgument(0);
@@ -252,10 +259,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   s.sortedExperts = entry.getArgument(6);
   s.numValid = entry.getArgument(7);
   s.tokensI32 = entry.getArgument(8);
-  s.seg = func.getWorkgroupAttributions()[0];
-  s.hist = func.getWorkgroupAttributions()[1];
-  s.owner = func.getWorkgroupAttributions()[2];
-  s.buf = func.getWorkgroupAttributions()[3];
+  s.seg = buffers[0];
+  s.hist = buffers[1];
+  s.owner = buffers[2];
+  s.buf = buffers[3];
 
   Arith a{b};
   Value c1 = a.idx(1), cWave = a.idx(plan.waveSize);

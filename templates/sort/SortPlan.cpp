@@ -30,13 +30,16 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.singleEntries = target.isNvptx() ? chunkEntries : SortPlan::kSingleEntries;
   p.waveSize = target.waveSize;
   p.scanThreads = target.waveSize;
-  // The kernels declare their LDS statically. sm_90a has 48 KiB of that: a
-  // layer with many experts keeps fewer warps (one histogram and one owner
-  // row each), down to two (E=896: 4 warps; E=257: 16).
-  const int64_t limit = target.staticLdsBytes;
+  // One histogram and one owner row per wave: a layer with many experts
+  // keeps fewer waves. On sm_90a down to two within the 48 KiB a kernel may
+  // declare statically (Kimi's 896 experts: 4 warps, measured faster than 16
+  // warps in dynamic shared memory), and beyond that the two warps' rows are
+  // dynamic shared memory, up to the 227 KiB of a block.
+  const int64_t limit = target.ldsBytes;
   if (target.isNvptx())
-    while (p.threads > SortPlan::kMinNvptxThreads && p.scatterLdsBytes() > limit)
+    while (p.threads > SortPlan::kMinNvptxThreads && p.scatterLdsBytes() > target.staticLdsBytes)
       p.threads /= 2;
+  p.dynamicShared = target.isNvptx() && p.scatterLdsBytes() > target.staticLdsBytes;
   if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
     issues.push_back(
         {KernelFamily::Sort, "block_m",
@@ -48,9 +51,8 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
     issues.push_back({KernelFamily::Sort, "lds",
                       "experts=" + std::to_string(p.experts) + " need " +
                           std::to_string(p.scatterLdsBytes()) + " bytes of LDS, over the " +
-                          std::to_string(limit) + "-byte limit of " + target.chip +
-                          (limit < target.ldsBytes ? " (static shared memory; " : " (") +
-                          "at most " + std::to_string(p.maxExperts(limit)) + " experts with " +
+                          std::to_string(limit) + "-byte limit of " + target.chip + " (at most " +
+                          std::to_string(p.maxExperts(limit)) + " experts with " +
                           std::to_string(p.threads) + " threads)"});
   return p;
 }
@@ -81,7 +83,8 @@ KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan
            {"sorted_experts", K::Pointer},
            {"num_valid_ids", K::Pointer},
            {"tokens", K::I32}},
-          plan.threads};
+          plan.threads,
+          plan.dynamicShared ? plan.scatterLdsBytes() : 0};
 }
 
 } // namespace moegen

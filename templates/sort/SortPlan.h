@@ -31,8 +31,12 @@ struct SortPlan {
   int64_t waveSize = 64;
   /// Threads of a sort_count or sort workgroup (kThreads on gfx950; on
   /// sm_90a the most, up to kThreads, whose sort LDS fits the static
-  /// shared memory, planSort).
+  /// shared memory, at least kMinNvptxThreads; planSort).
   int64_t threads = kThreads;
+  /// sort takes its LDS as dynamic shared memory (sm_90a: more experts than
+  /// two warps' rows fit in the 48 KiB a kernel may declare statically); its
+  /// launches provide scatterLdsBytes() (KernelSignature::dynamicSharedBytes).
+  bool dynamicShared = false;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
   /// Consecutive chunks a sort_scan lane scans at a time.

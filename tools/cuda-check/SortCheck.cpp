@@ -144,9 +144,9 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
   }
   auto launchAll = [&]() -> llvm::Error {
     for (const Ready &r : ready)
-      if (llvm::Error e =
-              backend.launch(r.kernel->handle, r.grid,
-                             {uint32_t(r.kernel->signature.blockSize), 1, 1}, 0, r.args.bytes()))
+      if (llvm::Error e = backend.launch(
+              r.kernel->handle, r.grid, {uint32_t(r.kernel->signature.blockSize), 1, 1},
+              uint32_t(r.kernel->signature.dynamicSharedBytes), r.args.bytes()))
         return e;
     return llvm::Error::success();
   };

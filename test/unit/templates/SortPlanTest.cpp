@@ -46,7 +46,7 @@ TEST(SortPlan, Gfx950KeepsWave64AndFiveHundredTwelveThreads) {
   EXPECT_EQ(p.maxExperts(TargetInfo::defaultTarget().staticLdsBytes), 2378);
 }
 
-TEST(SortPlan, Sm90aPlansWarp32WithinStaticSharedMemory) {
+TEST(SortPlan, Sm90aPlansWarp32WithinSharedMemory) {
   EXPECT_EQ(kSm90a.staticLdsBytes, 48 * 1024);
   ScheduleIssues issues;
   // Few experts: 16 warps of 32.
@@ -66,29 +66,45 @@ TEST(SortPlan, Sm90aPlansWarp32WithinStaticSharedMemory) {
   SortPlan deepseek = plan(257, 9, kSm90a, issues);
   EXPECT_EQ(deepseek.threads, 512);
   EXPECT_EQ(deepseek.scatterLdsBytes(), 36100);
-  // Kimi (896 experts): 8 warps would need 62016 bytes; 4 need 32800.
+  EXPECT_FALSE(deepseek.dynamicShared);
+  EXPECT_EQ(sortKernelSignature("s", deepseek).dynamicSharedBytes, 0);
+  // Kimi (896 experts): 8 warps would need 62016 bytes; 4 need 32800 (16
+  // warps in dynamic shared memory measured slower).
   SortPlan kimi = plan(896, 16, kSm90a, issues);
   EXPECT_EQ(kimi.threads, 128);
   EXPECT_EQ(kimi.waves(), 4);
   EXPECT_EQ(kimi.scatterLdsBytes(), 32800);
+  EXPECT_FALSE(kimi.dynamicShared);
   EXPECT_EQ(kimi.chunkTokens, 32);
   EXPECT_EQ(kimi.chunks(256), 8);
   EXPECT_EQ(kimi.partPerLane(), 4);
-  // The most experts: two warps, exactly 48 KiB.
-  SortPlan most = plan(2444, 8, kSm90a, issues);
+  // Two warps fill the 48 KiB of static shared memory at 2444 experts.
+  SortPlan staticMost = plan(2444, 8, kSm90a, issues);
+  EXPECT_EQ(staticMost.threads, 64);
+  EXPECT_EQ(staticMost.scatterLdsBytes(), 49152);
+  EXPECT_FALSE(staticMost.dynamicShared);
+  // Beyond, two warps' rows are dynamic shared memory that each launch of
+  // sort provides (sort_count keeps its static histogram).
+  SortPlan dynamic = plan(2445, 8, kSm90a, issues);
+  EXPECT_EQ(dynamic.threads, 64);
+  EXPECT_TRUE(dynamic.dynamicShared);
+  EXPECT_EQ(sortKernelSignature("s", dynamic).dynamicSharedBytes, 49172);
+  EXPECT_EQ(sortCountKernelSignature("c", dynamic).dynamicSharedBytes, 0);
+  // The most experts: within the 227 KiB a block may have.
+  SortPlan most = plan(11608, 8, kSm90a, issues);
   EXPECT_EQ(most.threads, 64);
-  EXPECT_EQ(most.scatterLdsBytes(), 49152);
+  EXPECT_EQ(most.scatterLdsBytes(), 232432);
+  EXPECT_LE(most.scatterLdsBytes(), kSm90a.ldsBytes);
   EXPECT_TRUE(issues.empty()) << issues.front().str();
 }
 
 TEST(SortPlan, ExpertsOverTheLimitNameIt) {
   ScheduleIssues issues;
-  plan(2445, 8, kSm90a, issues);
+  plan(11609, 8, kSm90a, issues);
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].parameter, "lds");
-  EXPECT_EQ(issues[0].str(), "sort: experts=2445 need 49172 bytes of LDS, over the 49152-byte "
-                             "limit of sm_90a (static shared memory; at most 2444 experts with "
-                             "64 threads)");
+  EXPECT_EQ(issues[0].str(), "sort: experts=11609 need 232452 bytes of LDS, over the 232448-byte "
+                             "limit of sm_90a (at most 11608 experts with 64 threads)");
   issues.clear();
   plan(2379, 8, TargetInfo::defaultTarget(), issues);
   ASSERT_EQ(issues.size(), 1u);
