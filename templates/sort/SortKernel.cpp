@@ -44,12 +44,53 @@ struct ScatterArgs {
   Value seg, hist, owner, buf;
 };
 
+/// sm_90a: the padding rows [begin, end) of each lane of the warp (i32;
+/// empty where begin >= end), lane by lane as a ballot finds them, each range
+/// written by the whole warp, a row per lane and store.
+void emitWarpPadding(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
+                     Value lane, Value begin, Value end, Value sentinel) {
+  Type i32 = b.getI32Type();
+  Value fullMask = a.i32(-1), width = a.i32(plan.waveSize);
+  Value has = a.cmp(CmpIPredicate::ult, begin, end);
+  Value lanes = NVVM::VoteSyncOp::create(b, i32, fullMask, has, NVVM::VoteSyncKind::ballot);
+  auto loop = scf::WhileOp::create(b, TypeRange{i32}, ValueRange{lanes});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore(), {}, {i32}, {b.getLoc()});
+  Value left = before->getArgument(0);
+  scf::ConditionOp::create(b, a.cmp(CmpIPredicate::ne, left, a.i32(0)), ValueRange{left});
+  Block *after = b.createBlock(&loop.getAfter(), {}, {i32}, {b.getLoc()});
+  left = after->getArgument(0);
+  Value src = LLVM::CountTrailingZerosOp::create(b, i32, left, b.getBoolAttr(false));
+  auto broadcast = [&](Value v) {
+    return gpu::ShuffleOp::create(b, v, src, width, gpu::ShuffleMode::IDX).getShuffleResult();
+  };
+  Value from = a.add(broadcast(begin), a.toI32(lane)), to = broadcast(end);
+  auto store = [&](Value row) {
+    ifThen(b, a.cmp(CmpIPredicate::ult, row, to), [&] {
+      memref::StoreOp::create(b, sentinel, s.sortedIds, a.toIndex(row));
+      memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, a.toIndex(row));
+    });
+  };
+  // An expert's padding is under block_m rows: one store a lane up to a
+  // wave's rows, else a loop.
+  if (plan.blockM <= plan.waveSize) {
+    store(from);
+  } else {
+    auto rows = scf::ForOp::create(b, from, to, width);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(rows.getBody());
+    store(rows.getInductionVar());
+  }
+  scf::YieldOp::create(
+      b, ValueRange{arith::AndIOp::create(b, left, a.sub(left, a.i32(1))).getResult()});
+}
+
 /// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
 /// of the blocks and the padding rows of thread tid's experts from
 /// workgroup tid mod chunks. The experts' totals come from expert_totals, or
 /// alone (SortPlan::singleChunk) from the waves' histograms (the sum of their rows).
-void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
-                Value tid, Value chunk, Value chunks, Value single) {
+void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const TargetInfo &target,
+                const ScatterArgs &s, Value tid, Value chunk, Value chunks, Value single) {
   const int64_t k = plan.expertsPerThread();
   Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
   Value firstExpert = a.mul(tid, a.idx(k));
@@ -128,6 +169,8 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
                [&] { memref::StoreOp::create(b, es[j], s.sortedExperts, blk); });
       }
     });
+    if (target.isNvptx())
+      return; // padding below, by whole warps
     // Padding ends on a block (a multiple of 4 rows): up to 3 single rows,
     // then 4 rows a store.
     std::vector<Value> heads;
@@ -156,6 +199,17 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const S
       }
     });
   });
+  if (target.isNvptx()) {
+    // A thread's padding rows written by the thread itself scatter its
+    // warp's stores over 32 segments (one SM writing Kimi's 224 routed
+    // experts' padding at 16 tokens took most of the sort's 18 us): here the
+    // warp takes its lanes' experts in turn and writes 32 consecutive rows
+    // a store.
+    Value lane = a.remu(tid, a.idx(plan.waveSize)), zero = a.i32(0);
+    for (int64_t j = 0; j < k; ++j)
+      emitWarpPadding(b, a, plan, s, lane, a.select(owner, a.toI32(firstPads[j]), zero),
+                      a.select(owner, a.toI32(ends[j]), zero), sentinel);
+  }
 }
 
 /// The rows of the wave's `valid` entries (one per lane, in lane order) in
@@ -320,7 +374,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                         partEnd, partBegin, plan.waveSize, plan.partPerLane());
                    });
   gpu::BarrierOp::create(b);
-  emitLayout(b, a, plan, s, tid, chunk, chunks, single);
+  emitLayout(b, a, plan, target, s, tid, chunk, chunks, single);
   gpu::BarrierOp::create(b); // segment starts written, histograms read
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.
