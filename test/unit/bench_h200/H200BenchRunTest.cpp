@@ -13,6 +13,7 @@
 #include "bench/h200/RotatedInputs.h"
 #include "compiler/spec/DslParser.h"
 #include "runtime/api/Backends.h"
+#include "runtime/check/DeviceArena.h"
 #include "runtime/cuda/CudaBackend.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -274,6 +275,57 @@ TEST(H200BenchRun, TheRotatedCallsAreOneGraphReplayedBetweenEvents) {
   EXPECT_FALSE(big->check);
   EXPECT_EQ(big->callMs.size(), 4u); // ceil(40 / 12)
   EXPECT_TRUE(big->passed());
+}
+
+TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
+  // 3000 experts: sort's two warps need 60272 bytes of histograms, beyond
+  // the 48 KiB a kernel declares statically. MoeLayer's launch provides them
+  // and the backend opts the kernel in (the stand-in refuses the launch
+  // otherwise, as the driver does).
+  const std::string overrides = "experts=3000; topk=8";
+  PrefilledCache cache("gfx950"); // a directory; the sm_90a layer below
+  {
+    std::string spec = smallSpecPath();
+    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, cache.path, "sm_90a", "--set", overrides};
+    std::string err;
+    ASSERT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
+        << err;
+  }
+  auto spec = loadMoeSpec(smallSpecPath(), {overrides});
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  FakeCuda fake("moe_=1");
+  auto cuda = runtime::createCudaBackend();
+  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  runtime::Backend &b = **cuda;
+  runtime::LayerOptions lo;
+  lo.target.chip = "sm_90a";
+  auto layer = runtime::MoeLayer::create(cache.kernels(), b, *spec, lo);
+  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+  const int64_t T = 5, K = spec->problem.modelDim;
+  auto ws = (*layer)->workspaceLayout(T);
+  ASSERT_TRUE(bool(ws)) << llvm::toString(ws.takeError());
+  DeviceArena arena(b);
+  RotatedInputs in = makeRotatedInputs(spec->problem, T, 0);
+  runtime::LayerArgs args;
+  args.tokens = T;
+  args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
+  args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
+  args.hidden = llvm::cantFail(arena.upload(in.hidden));
+  // The stand-in runs no kernel: the weights need only be addresses.
+  args.w1 = args.w1Scale = args.w2 = args.w2Scale = llvm::cantFail(arena.alloc(256));
+  args.output = llvm::cantFail(arena.alloc(T * K * 2));
+  args.workspace = llvm::cantFail(arena.alloc(ws->total));
+  args.workspaceBytes = ws->total;
+  auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
+  ASSERT_TRUE(launches && shared);
+  const size_t before = launches();
+  llvm::Error e = (*layer)->run(args);
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  // sort alone (40 entries), then quant_input, stage1, stage2.
+  ASSERT_EQ(launches() - before, 4u);
+  EXPECT_EQ(shared(before), 4u * (3000 + 2 * 3001 * 2 + 64));
+  EXPECT_EQ(shared(before + 2), 0u); // the small layer's stage 1 is static
 }
 
 TEST(H200BenchRun, ALayerMissingFromTheCacheIsEveryRowsError) {
