@@ -55,6 +55,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
   Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
   Value usedTiles; // the M tiles with sorted rows in use (num_valid_ids)
+  /// The current M tile's row tiles up to its last routed row (null: all);
+  /// registerMainLoopLive's, for the epilogue.
+  Value liveRowTiles;
   /// carryWeights: the weights loaded ahead for this tile by the previous one
   /// (the first `prefetch` steps' loads, then the expert they are of).
   ValueRange carriedIn;
@@ -1003,7 +1006,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// shuffles. Plain register 2 hr + c of (mt, nt) at lane (g, q) is row
   /// 16 mt + 8 hr + g, column 8 nt + 2q + c: swapped register 2 (nt % 2) +
   /// g % 2 of (nt / 2, 2 mt + hr) at lane (2q + c, g / 2).
-  SmallVector<Value> unswapAccumulators(ArrayRef<Value> swapped) {
+  SmallVector<Value> unswapAccumulators(ArrayRef<Value> swapped, int64_t onlyMt = -1) {
     SmallVector<Value> plain(l.accRegs);
     Value odd = a.cmp(CmpIPredicate::eq, andI(quadRow, 1), a.idx(1));
     Value width = a.i32(32);
@@ -1012,7 +1015,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           a.add(a.mul(a.add(a.mul(quadCol, a.idx(2)), a.idx(c)), a.idx(4)), shr(quadRow, 1)));
       for (int64_t half = 0; half < halves; ++half)
         for (int64_t mt = 0; mt < l.mTiles; ++mt)
-          for (int64_t hr = 0; hr < 2; ++hr)
+          for (int64_t hr = 0; hr < 2 && (onlyMt < 0 || mt == onlyMt); ++hr)
             for (int64_t nt = 0; nt < l.nTiles; ++nt) {
               int first = swappedIndex(nt / 2, 2 * mt + hr, half, 2 * (nt % 2));
               auto take = [&](int slot) {
@@ -1038,6 +1041,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (tiles == 1) // one row tile: nothing to skip
       return registerMainLoop(1);
     Value live = emitLiveRowTiles();
+    liveRowTiles = live;
     SmallVector<int64_t> versions;
     for (int64_t t = 1; t < tiles; t *= 2)
       versions.push_back(t);
@@ -1257,9 +1261,31 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       }
   }
 
-  void epilogue(ArrayRef<Value> acc) {
+  /// The epilogue (swapAB: after unswapping) of the M tile's 16-row tiles
+  /// that hold routed rows: where each row is written alone (no k_batch
+  /// partials, no fused quantization across rows) and the live row tiles are
+  /// known, a tile past them (only padding rows) is neither unswapped nor
+  /// stored (a workgroup-uniform branch: the ballots that counted them
+  /// agree).
+  void epilogueOfLiveRows(ArrayRef<Value> acc) {
+    bool rowWise = !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
+    if (!l.swapAB || !liveRowTiles || !rowWise)
+      return epilogue(l.swapAB ? unswapAccumulators(acc) : acc);
+    for (int64_t mt = 0; mt < l.mTiles; ++mt) {
+      auto tile = [&, mt] { epilogue(unswapAccumulators(acc, mt), mt, mt + 1); };
+      if (mt == 0)
+        tile();
+      else
+        ifThen(a.cmp(CmpIPredicate::ugt, liveRowTiles, a.idx(2 * mt)), tile);
+    }
+  }
+
+  /// The epilogue of 16-row tiles [mtBegin, mtEnd) (all by default).
+  void epilogue(ArrayRef<Value> acc, int64_t mtBegin = 0, int64_t mtEnd = -1) {
     if (stage1 && s.kBatch > 1)
       return storePartials(acc);
+    if (mtEnd < 0)
+      mtEnd = l.mTiles;
     Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
     bool applyWeight = stage1 == spec.problem.doweightStage1;
     bool quantize = stage1 && s.fusedQuant != FusedQuant::None;
@@ -1272,7 +1298,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       SmallVector<Value> amax;
     };
     SmallVector<QuantRow> quantRows;
-    for (int64_t mt = 0; mt < l.mTiles; ++mt)
+    for (int64_t mt = mtBegin; mt < mtEnd; ++mt)
       for (int64_t hr = 0; hr < 2; ++hr) {
         Value rowInTile = a.add(a.idx(mt * 16 + 8 * hr), quadRow);
         GemmRowInfo row = rowInfo(rowInTile);
@@ -1456,6 +1482,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           bidM = m;
           expert = e;
           carriedIn = carried;
+          liveRowTiles = Value();
           SmallVector<Value> acc = l.wgmma             ? wgmmaMainLoop()
                                    : l.registerWeights ? registerMainLoopLive()
                                                        : mainLoop();
@@ -1463,7 +1490,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           acc.resize(l.accRegs);
           return reduceKWaves(acc);
         },
-        [&](ArrayRef<Value> acc) { epilogue(l.swapAB ? unswapAccumulators(acc) : acc); });
+        [&](ArrayRef<Value> acc) { epilogueOfLiveRows(acc); });
     emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
                          {gpu::GridDimOp::create(b, gpu::Dimension::x), gridM,
                           gpu::GridDimOp::create(b, gpu::Dimension::z)});
