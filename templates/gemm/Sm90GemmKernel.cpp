@@ -1005,7 +1005,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// swapAB: the accumulators in the plain layout (accIndex), through warp
   /// shuffles. Plain register 2 hr + c of (mt, nt) at lane (g, q) is row
   /// 16 mt + 8 hr + g, column 8 nt + 2q + c: swapped register 2 (nt % 2) +
-  /// g % 2 of (nt / 2, 2 mt + hr) at lane (2q + c, g / 2).
+  /// g % 2 of (nt / 2, 2 mt + hr) at lane (2q + c, g / 2). `onlyMt`: only
+  /// that 16-row tile's registers (the others stay null).
   SmallVector<Value> unswapAccumulators(ArrayRef<Value> swapped, int64_t onlyMt = -1) {
     SmallVector<Value> plain(l.accRegs);
     Value odd = a.cmp(CmpIPredicate::eq, andI(quadRow, 1), a.idx(1));
