@@ -214,7 +214,7 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
   if (target.isNvptx()) {
     p.clearsLayerOutput = stage == StageId::Stage1 && spec.stage2.reduce == ReduceMode::Atomic;
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
-    p.sm90 = planSm90Gemm(p, issues);
+    p.sm90 = planSm90Gemm(p, target, issues);
     p.ldsBytes = p.ldsAllocBytes = p.sm90.sharedBytes;
     p.waves = p.sm90.warpsN * s.kWave;
     p.threads = p.waves * target.waveSize;

@@ -9,7 +9,7 @@
 
 namespace moegen {
 
-Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
+Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, ScheduleIssues &issues) {
   const StageSchedule &s = p.schedule;
   KernelFamily family = gemmFamily(p.stage);
   auto fail = [&](const char *param, const std::string &msg) {
@@ -55,7 +55,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
   l.swapAB = l.registerWeights && l.nTiles % 2 == 0;
-  const int64_t limit = Sm90GemmLayout::kStaticSharedBytes;
+  const int64_t limit = target.staticLdsBytes;
   // One f32 amax per row and warp of a quantizing pair.
   l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;
   if (l.wgmma) {
@@ -78,8 +78,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
       int64_t fit = 65536 / (need * l.warpsN * 32);
       int64_t minBlocks = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
                                               Sm90GemmLayout::kMaxBlocksPerSM);
-      int64_t budget = std::min(Sm90GemmLayout::kMaxSharedBytes,
-                                Sm90GemmLayout::kSharedBytesPerSM / minBlocks - 1024);
+      int64_t budget =
+          std::min(target.ldsBytes, Sm90GemmLayout::kSharedBytesPerSM / minBlocks - 1024);
       int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
       int64_t stages =
           std::min((budget - l.quantScratchBytes) / staging, Sm90GemmLayout::kMaxStages);
@@ -163,13 +163,12 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, ScheduleIssues &issues) {
     l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
-  l.dynamicShared = l.wgmma && l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes;
-  if (!l.wgmma && l.sharedBytes > Sm90GemmLayout::kStaticSharedBytes)
+  l.dynamicShared = l.wgmma && l.sharedBytes > limit;
+  if (!l.wgmma && l.sharedBytes > limit)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
                     str(l.reductionBytes) + ", quantization scratch " + str(l.quantScratchBytes) +
-                    "), over the " + str(Sm90GemmLayout::kStaticSharedBytes) +
-                    "-byte static shared memory of the sm_90a GEMM");
+                    "), over the " + str(limit) + "-byte static shared memory of the sm_90a GEMM");
   return l;
 }
 

@@ -23,6 +23,7 @@
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
 #define MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
 
+#include "compiler/spec/TargetInfo.h"
 #include "templates/ScheduleIssue.h"
 
 #include <cstdint>
@@ -37,11 +38,9 @@ struct Sm90GemmLayout {
   /// Bytes per staged row: 32 bf16 plus 16 bytes of padding, so the eight
   /// rows one fragment load touches fall in distinct shared-memory banks.
   static constexpr int64_t kRowStride = 80;
-  /// Static shared memory per block without the opt-in of dynamic memory.
-  static constexpr int64_t kStaticSharedBytes = 48 * 1024;
-  /// With the opt-in (wgmma stages): dynamic shared memory per block, and an
-  /// SM's, of which each resident block takes 1 KiB for the system.
-  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  /// An SM's shared memory, of which each resident block takes 1 KiB for the
+  /// system (a block's own limits: TargetInfo::staticLdsBytes without the
+  /// opt-in of dynamic shared memory, ldsBytes with it).
   static constexpr int64_t kSharedBytesPerSM = 228 * 1024;
   /// Accumulator registers a thread may hold (f32), beyond which the tile
   /// would spill.
@@ -132,8 +131,9 @@ struct Sm90GemmLayout {
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction
 };
 
-/// The layout of `plan` on sm_90a; appends every sm_90a rule it breaks.
-Sm90GemmLayout planSm90Gemm(const GemmPlan &plan, ScheduleIssues &issues);
+/// The layout of `plan` on sm_90a (`target`); appends every sm_90a rule it
+/// breaks.
+Sm90GemmLayout planSm90Gemm(const GemmPlan &plan, const TargetInfo &target, ScheduleIssues &issues);
 
 } // namespace moegen
 

@@ -48,10 +48,16 @@ struct PrefilledCache {
     llvm::SmallString<128> p;
     EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moegen-h200-bench", p));
     path = std::string(p);
+    add(chip);
+  }
+  /// Adds the small layer for `chip`, with the spec overrides `set`.
+  void add(const std::string &chip, const std::string &set = "") {
     std::string spec = smallSpecPath();
-    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, path, chip};
+    std::vector<llvm::StringRef> args = {MOEGEN_TEST_PREFILL, spec, path, chip};
+    if (!set.empty())
+      args.insert(args.end(), {"--set", set});
     std::string err;
-    EXPECT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
+    ASSERT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
         << err;
   }
   ~PrefilledCache() { llvm::sys::fs::remove_directories(path); }
@@ -111,13 +117,7 @@ TEST(H200BenchRun, ATunedRowsSchedulesRunAndAreChecked) {
   // spec's (the fallback heuristic's names are not in the cache).
   PrefilledCache cache("gfx950");
   const std::string row64 = "stage1.tile=64x32x128; stage1.waves_per_eu=2; stage2.tile=64x64x128";
-  {
-    std::string spec = smallSpecPath();
-    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, cache.path, "gfx950", "--set", row64};
-    std::string err;
-    ASSERT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
-        << err;
-  }
+  ASSERT_NO_FATAL_FAILURE(cache.add("gfx950", row64));
   std::string table = cache.path + "/tuned.csv";
   {
     std::error_code ec;
@@ -283,14 +283,8 @@ TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
   // and the backend opts the kernel in (the stand-in refuses the launch
   // otherwise, as the driver does).
   const std::string overrides = "experts=3000; topk=8";
-  PrefilledCache cache("gfx950"); // a directory; the sm_90a layer below
-  {
-    std::string spec = smallSpecPath();
-    llvm::StringRef args[] = {MOEGEN_TEST_PREFILL, spec, cache.path, "sm_90a", "--set", overrides};
-    std::string err;
-    ASSERT_EQ(llvm::sys::ExecuteAndWait(MOEGEN_TEST_PREFILL, args, std::nullopt, {}, 0, 0, &err), 0)
-        << err;
-  }
+  PrefilledCache cache("sm_90a");
+  ASSERT_NO_FATAL_FAILURE(cache.add("sm_90a", overrides));
   auto spec = loadMoeSpec(smallSpecPath(), {overrides});
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   FakeCuda fake("moe_=1");
