@@ -23,8 +23,9 @@ Dim3 dim3(std::array<int64_t, 3> g) {
   return {static_cast<uint32_t>(g[0]), static_cast<uint32_t>(g[1]), static_cast<uint32_t>(g[2])};
 }
 
-Dim3 gemmGrid(const GemmPlan &g, const LaunchShape &s) {
-  return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups));
+Dim3 gemmGrid(const MoeSpec &spec, const GemmPlan &g, const LaunchShape &s) {
+  int64_t expected = g.expectedMTiles(s.tokens, spec.problem.experts, spec.problem.topk);
+  return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups, expected));
 }
 
 /// Argument names every family binds alike.
@@ -173,7 +174,7 @@ FamilyLaunchers builtinLaunchers() {
     GemmPlan g = planGemm(spec, StageId::Stage1, target, issues);
     bool quantized = set.find(KernelFamily::QuantInput) != nullptr;
     bool scaled = quantized && g.aFormat != DType::BF16; // not carried decoded
-    return FamilyLaunch{[g](const LaunchShape &s) { return gemmGrid(g, s); },
+    return FamilyLaunch{[spec, g](const LaunchShape &s) { return gemmGrid(spec, g, s); },
                         {{"a", quantized ? ArgValue::InputQ : ArgValue::Hidden},
                          {"a_scale", scaled ? ArgValue::InputQScale : ArgValue::NoScale},
                          {"w", ArgValue::W1},
@@ -208,7 +209,7 @@ FamilyLaunchers builtinLaunchers() {
     GemmPlan g = planGemm(spec, StageId::Stage2, target, issues);
     bool quantized = set.find(KernelFamily::QuantInter) != nullptr;
     bool perSlot = set.find(KernelFamily::Reduce) != nullptr;
-    return FamilyLaunch{[g](const LaunchShape &s) { return gemmGrid(g, s); },
+    return FamilyLaunch{[spec, g](const LaunchShape &s) { return gemmGrid(spec, g, s); },
                         {{"a", quantized ? ArgValue::InterQ : ArgValue::Stage1Out},
                          {"a_scale", quantized ? ArgValue::InterQScale : ArgValue::Stage1OutScale},
                          {"w", ArgValue::W2},

@@ -9,6 +9,7 @@
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace moegen {
@@ -31,15 +32,52 @@ DType stageAFormat(const MoeSpec &spec, StageId, const TargetInfo &target) {
   return carriesDecodedMx(spec, target) ? DType::BF16 : spec.formats.activation;
 }
 
-std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups) const {
-  int64_t gridN = n / schedule.tileN;
-  int64_t perRow = std::max<int64_t>(1, gridN * schedule.kBatch);
+int64_t GemmPlan::expectedMTiles(int64_t tokens, int64_t experts, int64_t topk) const {
+  if (tokens <= 0 || experts <= 0 || topk <= 0 || sortBlockM <= 0)
+    return 0;
+  // Uniform routing: a token misses an expert with probability 1 - topk / E.
+  double hit =
+      double(experts) *
+      (1.0 - std::pow(1.0 - double(std::min(topk, experts)) / double(experts), double(tokens)));
+  double rows = double(tokens) * double(topk) / std::max(hit, 1.0);
+  // A hit expert's rows padded to whole sorting blocks: about half a block
+  // more than its rows where it has more than one.
+  double blocks = std::max(1.0, rows / double(sortBlockM) + 0.5);
+  // (Less a rounding error's worth: 16.000000000001 experts are 16.)
+  return std::max<int64_t>(1, int64_t(std::ceil(hit * blocks - 1e-6)) * mTilesPerSortBlock);
+}
+
+std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups,
+                                      int64_t expectedTiles) const {
+  int64_t nTiles = n / schedule.tileN;
   // sm_90a workgroups of few warps: as many per SM as the kernel is planned
   // to keep resident (.minnctapersm), where that is more than the default.
   int64_t perCU = std::max(kPersistentWorkgroupsPerCU, sm90.minBlocksPerSM);
-  int64_t y = std::clamp<int64_t>(maxWorkgroups / kPersistentWorkgroupsPerCU * perCU / perRow, 1,
-                                  std::max<int64_t>(1, gridM(sortBlocks)));
-  return {gridN, y, schedule.kBatch};
+  int64_t capacity = maxWorkgroups / kPersistentWorkgroupsPerCU * perCU;
+  int64_t maxY = std::max<int64_t>(1, gridM(sortBlocks));
+  auto rowsFor = [&](int64_t gridN) {
+    return std::clamp<int64_t>(capacity / std::max<int64_t>(1, gridN * schedule.kBatch), 1, maxY);
+  };
+  int64_t gridN = nTiles;
+  if (sm90.loopN && expectedTiles > 0 && nTiles > 0) {
+    // Each workgroup loops over nTiles / gridN N tiles of its M tiles, so
+    // that it stages A once for them: the divisor of nTiles whose rounds of
+    // M tiles (the expected ones, 10% more for the routing's spread) times
+    // N tiles per M tile, plus one for the M tile's start, is least; the
+    // most workgroups along N of those.
+    int64_t best = -1;
+    for (int64_t g = nTiles; g >= 1; --g) {
+      if (nTiles % g != 0)
+        continue;
+      int64_t rounds = (expectedTiles * 11 / 10 + rowsFor(g) - 1) / rowsFor(g);
+      int64_t cost = rounds * (nTiles / g + 1);
+      if (best < 0 || cost < best) {
+        best = cost;
+        gridN = g;
+      }
+    }
+  }
+  return {gridN, rowsFor(gridN), schedule.kBatch};
 }
 
 int64_t occupancyCapLdsBytes(int64_t wavesPerEU, int64_t wavesPerWorkgroup,

@@ -86,7 +86,13 @@ struct GemmPlan {
   /// Y may be anything from 1 to gridM: gridM capped so that the whole grid
   /// stays within `maxWorkgroups`, instead of up to experts x tiles
   /// workgroups that mostly find no rows at small token counts.
-  std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups) const;
+  /// With sm90.loopN, grid.x is a divisor of n / tile_n chosen for
+  /// `expectedTiles` M tiles in use (expectedMTiles; 0: n / tile_n).
+  std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups,
+                              int64_t expectedTiles = 0) const;
+  /// The M tiles in use at `tokens` tokens routed uniformly to `topk` of
+  /// `experts` experts (0 for no tokens).
+  int64_t expectedMTiles(int64_t tokens, int64_t experts, int64_t topk) const;
 };
 
 /// Workgroups per CU of a persistent GEMM grid: enough to keep a CU busy

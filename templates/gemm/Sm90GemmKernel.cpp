@@ -54,6 +54,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   Value tokens; // the tokens argument as an index
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
   Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
+  Value gridN, firstN; // loopN: the step to a workgroup's next N tile, and its first
   Value usedTiles; // the M tiles with sorted rows in use (num_valid_ids)
   /// The current M tile's row tiles up to its last routed row (null: all);
   /// registerMainLoopLive's, for the epilogue.
@@ -514,15 +515,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   }
 
   /// The lane's codes and scale byte of every weight row at step `step` (in
-  /// superK units from K = 0): 2 values per row.
-  /// `expertDelta`: another expert's rows (that expert minus this tile's).
+  /// superK units from K = 0): 2 values per row. `rowDelta`: other weight
+  /// rows (another expert's or N tile's), that many rows further.
   SmallVector<Value> loadLaneWeights(ArrayRef<LaneWeightRow> rows, Value step,
-                                     Value expertDelta = nullptr) {
+                                     Value rowDelta = nullptr) {
     int64_t bytes = l.superK / 8;
     Value blocks = a.mul(step, a.idx(l.superK / kChunk));
     Value stepByte = a.mul(blocks, a.idx(256));
     Value laneBlock = a.add(blocks, a.divu(a.mul(quadCol, a.idx(l.superK / 4)), a.idx(kChunk)));
-    Value rowDelta = expertDelta ? a.mul(expertDelta, a.idx(weightRows())) : Value();
     if (rowDelta)
       stepByte = a.add(stepByte, a.mul(rowDelta, a.idx(weightRowBytes())));
     SmallVector<Value> raw;
@@ -535,10 +535,18 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return raw;
   }
 
-  /// carryWeights: the expert of the workgroup's next M tile (`experts`
-  /// when there is none or its block has none) and its difference from this
-  /// tile's (0 then: the loads stay valid addresses, never used).
-  std::pair<Value, Value> nextTileExpert() {
+  /// carryWeights: which weight rows a tile's loads are of, its first
+  /// weight row (expert and N tile); `experts` x weightRows() for none.
+  Value workTag(Value e, Value n) {
+    return a.add(a.mul(e, a.idx(weightRows())), a.mul(n, a.idx(s.tileN)));
+  }
+
+  /// carryWeights: the tag of the workgroup's next tile and the weight rows
+  /// from this tile's to its (0 when there is none: the loads stay valid
+  /// addresses, never used). The next tile is the next M tile's (M tile +
+  /// grid.y) at the same N tile; with loopN, the next N tile (N tile +
+  /// grid.x) of this M tile while there is one, then the next M tile's first.
+  std::pair<Value, Value> nextWork() {
     Value next = a.add(bidM, gridM);
     Value block = arith::MinUIOp::create(b, next, a.sub(usedTiles, a.idx(1)));
     if (p.mTilesPerSortBlock > 1)
@@ -547,13 +555,22 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value known =
         arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, next, usedTiles),
                               a.cmp(CmpIPredicate::ult, nextExpert, a.idx(spec.problem.experts)));
-    // (Index arithmetic wraps: a smaller next expert gives a negative delta.)
-    return {a.select(known, nextExpert, a.idx(spec.problem.experts)),
-            a.select(known, a.sub(nextExpert, expert), a.idx(0))};
+    Value nextN = bidN;
+    if (l.loopN) {
+      Value sameM = a.cmp(CmpIPredicate::ult, a.add(bidN, gridN), a.idx(N / s.tileN));
+      known = arith::OrIOp::create(b, known, sameM);
+      nextExpert = a.select(sameM, expert, nextExpert);
+      nextN = a.select(sameM, a.add(bidN, gridN), firstN);
+    }
+    Value tag = workTag(nextExpert, nextN);
+    // (Index arithmetic wraps: earlier rows give a negative delta.)
+    return {a.select(known, tag, noWork()),
+            a.select(known, a.sub(tag, workTag(expert, bidN)), a.idx(0))};
   }
+  Value noWork() { return a.idx(spec.problem.experts * weightRows()); }
 
   /// What the persistent loop starts with (carryWeights): zero loads of no
-  /// expert.
+  /// tile.
   SmallVector<Value> initialCarriedWeights() {
     SmallVector<Value> init;
     int64_t rows = l.nTiles * halves;
@@ -563,7 +580,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         init.push_back(arith::ConstantOp::create(b, DenseElementsAttr::get(codes, int8_t(0))));
         init.push_back(arith::ConstantIntOp::create(b, 0, 8));
       }
-    init.push_back(a.idx(spec.problem.experts));
+    init.push_back(noWork());
     return init;
   }
 
@@ -1038,9 +1055,19 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// workgroup), each without branches inside. Returns what
   /// registerMainLoop does.
   SmallVector<Value> registerMainLoopLive() {
+    SmallVector<Type> types(l.accRegs, f32());
+    if (l.carryWeights)
+      llvm::append_range(types, TypeRange(carriedIn));
+    return byLiveRowTiles(types, [&](int64_t tiles) { return registerMainLoop(tiles); });
+  }
+
+  /// `body(tiles)` in versions for 1, 2, 4, ... and all row tiles, the one
+  /// for the current M tile's live row tiles taken (liveRowTiles).
+  SmallVector<Value> byLiveRowTiles(TypeRange types,
+                                    function_ref<SmallVector<Value>(int64_t)> body) {
     int64_t tiles = rowTiles();
     if (tiles == 1) // one row tile: nothing to skip
-      return registerMainLoop(1);
+      return body(1);
     Value live = emitLiveRowTiles();
     liveRowTiles = live;
     SmallVector<int64_t> versions;
@@ -1049,20 +1076,49 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     versions.push_back(tiles);
     std::function<SmallVector<Value>(size_t)> emit = [&](size_t v) -> SmallVector<Value> {
       if (v + 1 == versions.size())
-        return registerMainLoop(versions[v]);
-      SmallVector<Type> types(l.accRegs, f32());
-      if (l.carryWeights)
-        llvm::append_range(types, TypeRange(carriedIn));
+        return body(versions[v]);
       auto op = scf::IfOp::create(b, types, a.cmp(CmpIPredicate::ule, live, a.idx(versions[v])),
                                   /*withElseRegion=*/true);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(op.thenBlock());
-      scf::YieldOp::create(b, registerMainLoop(versions[v]));
+      scf::YieldOp::create(b, body(versions[v]));
       b.setInsertionPointToStart(op.elseBlock());
       scf::YieldOp::create(b, emit(v + 1));
       return SmallVector<Value>(op.getResults());
     };
     return emit(0);
+  }
+
+  /// loopN: the M tile's A rows staged for all of K (step i in buffer i, one
+  /// cp.async group), then its N tiles bidN, bidN + grid.x, ... each with
+  /// its K loop and epilogue. Returns what the next M tile gets (carriedIn's
+  /// layout).
+  SmallVector<Value> loopNTile() {
+    SmallVector<StageUnit> aUnits = planAUnits(l.superK);
+    int64_t steps = p.kPerWave / l.superK;
+    Value step0 = a.divu(groupKStart(), a.idx(l.superK));
+    for (int64_t i = 0; i < steps; ++i)
+      copyAStep(aUnits, a.add(step0, a.idx(i)), a.idx(i * l.stagingBytes / 4), /*commit=*/false);
+    NVVM::CpAsyncCommitGroupOp::create(b);
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> init(carriedIn.begin(), carriedIn.end());
+    SmallVector<Value> out =
+        byLiveRowTiles(TypeRange(carriedIn), [&](int64_t tiles) -> SmallVector<Value> {
+          auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          bidN = loop.getInductionVar();
+          carriedIn = loop.getRegionIterArgs();
+          SmallVector<Value> acc = registerMainLoop(tiles);
+          SmallVector<Value> next(acc.begin() + l.accRegs, acc.end());
+          acc.resize(l.accRegs);
+          epilogueOfLiveRows(acc);
+          scf::YieldOp::create(b, next);
+          bidN = firstN;
+          return SmallVector<Value>(loop.getResults());
+        });
+    return out;
   }
 
   /// The current M tile's row tiles (rowsPerTile rows) up to its last
@@ -1096,10 +1152,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// first steps instead of this tile's last one again.
   SmallVector<Value> registerMainLoop(int64_t tiles) {
     // The next tile's expert, read first: the first trips' loads may be its.
-    Value nextExpert, nextDelta;
+    Value nextTag, nextDelta;
     if (l.carryWeights)
-      std::tie(nextExpert, nextDelta) = nextTileExpert();
-    SmallVector<StageUnit> aUnits = planAUnits(l.superK);
+      std::tie(nextTag, nextDelta) = nextWork();
+    bool staging = !l.loopN;
+    SmallVector<StageUnit> aUnits;
+    if (staging)
+      aUnits = planAUnits(l.superK);
     SmallVector<LaneWeightRow> rows = planLaneWeightRows();
     int64_t steps = p.kPerWave / l.superK;
     int64_t bufferWords = l.stagingBytes / 4;
@@ -1109,9 +1168,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
     };
     auto bufferOf = [&](Value i) {
+      if (l.loopN) // every step staged (stageWholeK)
+        return a.add(groupBase, a.mul(i, a.idx(bufferWords)));
       return l.buffers == 2 ? a.add(groupBase, a.mul(andI(i, 1), a.idx(bufferWords))) : groupBase;
     };
-    if (l.buffers == 2)
+    if (staging && l.buffers == 2)
       copyAStep(aUnits, step0, groupBase);
     // Carried: the weights of steps i .. i + prefetch - 1.
     SmallVector<Value> ahead;
@@ -1125,7 +1186,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       // This tile's first steps, if the previous tile loaded them.
       ValueRange loaded = carriedIn.drop_back();
       auto op = scf::IfOp::create(b, TypeRange(loaded),
-                                  a.cmp(CmpIPredicate::eq, carriedIn.back(), expert),
+                                  a.cmp(CmpIPredicate::eq, carriedIn.back(), workTag(expert, bidN)),
                                   /*withElseRegion=*/true);
       {
         OpBuilder::InsertionGuard guard(b);
@@ -1154,13 +1215,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         steps, ahead,
         [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
           Value base = bufferOf(i);
-          if (l.buffers == 1) {
+          if (staging && l.buffers == 1) {
             gpu::BarrierOp::create(b); // step i - 1's reads are done
             copyAStep(aUnits, stepOf(i), base);
           }
-          NVVM::CpAsyncWaitGroupOp::create(b, 0);
-          gpu::BarrierOp::create(b);
-          if (l.buffers == 2) {
+          if (staging) {
+            NVVM::CpAsyncWaitGroupOp::create(b, 0);
+            gpu::BarrierOp::create(b);
+          }
+          if (staging && l.buffers == 2) {
             Value next = a.add(i, a.idx(1));
             ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
                    [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
@@ -1174,7 +1237,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     // carryWeights: the next tile's first steps, loaded by the last trips.
     if (l.carryWeights) {
       llvm::append_range(acc, after);
-      acc.push_back(nextExpert);
+      acc.push_back(nextTag);
     }
     return acc;
   }
@@ -1469,7 +1532,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     waveN = a.remu(warp, a.idx(l.warpsN));
     waveK = a.divu(warp, a.idx(l.warpsN));
     gtid = a.add(a.mul(waveN, a.idx(32)), lane);
-    bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    bidN = firstN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+    gridN = gpu::GridDimOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
     gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
@@ -1484,6 +1548,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           expert = e;
           carriedIn = carried;
           liveRowTiles = Value();
+          if (l.loopN) { // the epilogues are the N loop's
+            next = loopNTile();
+            return SmallVector<Value>();
+          }
           SmallVector<Value> acc = l.wgmma             ? wgmmaMainLoop()
                                    : l.registerWeights ? registerMainLoopLive()
                                                        : mainLoop();
@@ -1491,7 +1559,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           acc.resize(l.accRegs);
           return reduceKWaves(acc);
         },
-        [&](ArrayRef<Value> acc) { epilogueOfLiveRows(acc); });
+        [&](ArrayRef<Value> acc) {
+          if (!l.loopN)
+            epilogueOfLiveRows(acc);
+        });
     emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
                          {gpu::GridDimOp::create(b, gpu::Dimension::x), gridM,
                           gpu::GridDimOp::create(b, gpu::Dimension::z)});

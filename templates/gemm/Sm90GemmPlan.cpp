@@ -151,6 +151,17 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
                                      std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));
     l.carryWeights = superBlocks <= Sm90GemmLayout::kMaxCarrySteps;
+    // Stage 2 over a short K: the M tile's A rows for the whole K range stay
+    // staged while the workgroup loops over its N tiles (loopN), where they
+    // fit the shared memory of the workgroups an SM holds.
+    int64_t resident = superBlocks * l.stagingBytes;
+    bool fits = resident <= limit ||
+                (resident <= target.ldsBytes &&
+                 l.minBlocksPerSM * (resident + 1024) <= Sm90GemmLayout::kSharedBytesPerSM);
+    if (!stage1 && l.carryWeights && s.kWave == 1 && s.kBatch == 1 && fits) {
+      l.loopN = true;
+      l.buffers = superBlocks;
+    }
   } else {
     l.bRows = halves * s.tileN;
     l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
@@ -159,12 +170,12 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps
   // still read the previous one, one barrier per block instead of two.
-  if (!l.wgmma)
+  if (!l.wgmma && !l.loopN)
     l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
-  l.dynamicShared = l.wgmma && l.sharedBytes > limit;
-  if (!l.wgmma && l.sharedBytes > limit)
+  l.dynamicShared = (l.wgmma || l.loopN) && l.sharedBytes > limit;
+  if (!l.dynamicShared && l.sharedBytes > limit)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +
                     str(l.reductionBytes) + ", quantization scratch " + str(l.quantScratchBytes) +

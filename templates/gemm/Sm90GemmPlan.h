@@ -112,6 +112,13 @@ struct Sm90GemmLayout {
   /// that a tile does not start by waiting on its weights.
   static constexpr int64_t kMaxCarrySteps = 4;
   bool carryWeights = false;
+  /// Stage 2 with carryWeights, one K-group and no split: a workgroup stages
+  /// its M tile's A rows for all of K once (`buffers` = the steps, each in a
+  /// buffer of its own) and loops over N tiles bidN, bidN + grid.x, ...: no
+  /// barrier or copy in the K loops, the sorted rows read once per M tile,
+  /// and the weights carried from N tile to N tile (GemmPlan::grid chooses
+  /// grid.x by the token count).
+  bool loopN = false;
   int64_t warpsPerSM = 0;     // register weights: resident warps the registers are planned for
   int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
   int64_t aRowBytes = 0;      // register weights: staged A row stride
@@ -119,7 +126,7 @@ struct Sm90GemmLayout {
   int64_t bRows = 0;          // staged weight rows per K-group (tile_n, twice in stage 1)
   int64_t stagingBytes = 0;   // per K-group and buffer (wgmma: A rows, then the weight codes)
   /// Staging buffers per K-group: 2 (one barrier per K block) or 1; wgmma:
-  /// its stages.
+  /// its stages; loopN: one per step.
   int64_t buffers = 0;
   /// wgmma with three stages or more: the next MX block is decoded while the
   /// wgmmas of one run (two blocks' fragments live).

@@ -24,6 +24,7 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <tuple>
 
 using namespace moegen;
 using namespace moegen::bench;
@@ -320,6 +321,57 @@ TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
   ASSERT_EQ(launches() - before, 4u);
   EXPECT_EQ(shared(before), 4u * (3000 + 2 * 3001 * 2 + 64));
   EXPECT_EQ(shared(before + 2), 0u); // the small layer's stage 1 is static
+}
+
+TEST(H200BenchRun, AStage2LoopingOverNTilesIsLaunchedForItsTokens) {
+  // Stage 2 over K = 384 (three 128-wide steps) stages its 64-row M tile's A
+  // rows for all of K in 52224 bytes of dynamic shared memory and loops over
+  // N tiles (Sm90GemmLayout::loopN); the launch chooses grid.x by the token
+  // count: both N tiles a workgroup of their own at 5 tokens (7 M tiles
+  // expected: one round over the 9 sorting blocks there may be), one
+  // workgroup for both at 65536 (2052 M tiles: 5 rounds of 528 along M
+  // against 9 of 264).
+  const std::string overrides = "inter_dim=384; stage1.tile=64x32x256; stage2.tile=64x128x128";
+  PrefilledCache cache("sm_90a");
+  ASSERT_NO_FATAL_FAILURE(cache.add("sm_90a", overrides));
+  auto spec = loadMoeSpec(smallSpecPath(), {overrides});
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  FakeCuda fake("moe_=1");
+  auto cuda = runtime::createCudaBackend();
+  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+  runtime::Backend &b = **cuda;
+  runtime::LayerOptions lo;
+  lo.target.chip = "sm_90a";
+  lo.cuNum = 132;
+  auto layer = runtime::MoeLayer::create(cache.kernels(), b, *spec, lo);
+  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+  auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
+  auto grid = fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid");
+  ASSERT_TRUE(launches && shared && grid);
+  for (auto [T, gridX, gridY] : {std::tuple{5, 2u, 9u}, std::tuple{65536, 1u, 528u}}) {
+    SCOPED_TRACE(T);
+    const int64_t K = spec->problem.modelDim;
+    auto ws = (*layer)->workspaceLayout(T);
+    ASSERT_TRUE(bool(ws)) << llvm::toString(ws.takeError());
+    DeviceArena arena(b);
+    RotatedInputs in = makeRotatedInputs(spec->problem, T, 0);
+    runtime::LayerArgs args;
+    args.tokens = T;
+    args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
+    args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
+    args.hidden = llvm::cantFail(arena.upload(in.hidden));
+    args.w1 = args.w1Scale = args.w2 = args.w2Scale = llvm::cantFail(arena.alloc(256));
+    args.output = llvm::cantFail(arena.alloc(T * K * 2));
+    args.workspace = llvm::cantFail(arena.alloc(ws->total));
+    args.workspaceBytes = ws->total;
+    llvm::Error e = (*layer)->run(args);
+    ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    const size_t stage2 = launches() - 1;
+    EXPECT_EQ(shared(stage2), 3u * 64 * 272);
+    EXPECT_EQ(grid(stage2)[0], gridX);
+    EXPECT_EQ(grid(stage2)[1], gridY);
+  }
 }
 
 TEST(H200BenchRun, ALayerMissingFromTheCacheIsEveryRowsError) {

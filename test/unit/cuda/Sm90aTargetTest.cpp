@@ -192,6 +192,60 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
 
+TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  auto plan = [&](const MoeSpec &spec, StageId stage) {
+    ScheduleIssues issues;
+    GemmPlan p = planGemm(spec, stage, sm90, issues);
+    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
+    return p;
+  };
+  // Kimi-K3's shape (K = 384 in stage 2: three 128-wide steps): each step's
+  // A rows in a buffer of their own, 64 rows of 17 16-byte groups each: 52224
+  // bytes, beyond the 48 KiB of static shared memory; the SM's two
+  // workgroups of 8 warps fit.
+  MoeSpec kimi = smallSpec();
+  kimi.formats.activation = DType::BF16;
+  kimi.stage1.fusedQuant = FusedQuant::None;
+  kimi.problem.modelDim = 3584;
+  kimi.problem.interDim = 384;
+  kimi.problem.experts = 896;
+  kimi.problem.topk = 16;
+  kimi.stage1.tileM = kimi.stage2.tileM = 64;
+  kimi.stage2.tileN = 128;
+  GemmPlan g2 = plan(kimi, StageId::Stage2);
+  EXPECT_TRUE(g2.sm90.loopN);
+  EXPECT_EQ(g2.sm90.buffers, 3);
+  EXPECT_EQ(g2.sm90.stagingBytes, 64 * 272);
+  EXPECT_EQ(g2.sm90.sharedBytes, 3 * 64 * 272);
+  EXPECT_TRUE(g2.sm90.dynamicShared);
+  EXPECT_EQ(g2.sm90.minBlocksPerSM, 2);
+  // Stage 1 (K = 3584, 28 steps) stages A step by step.
+  EXPECT_FALSE(plan(kimi, StageId::Stage1).sm90.loopN);
+  // 32-row tiles: 26112 bytes, static.
+  MoeSpec small32 = kimi;
+  small32.stage1.tileM = small32.stage2.tileM = 32;
+  small32.stage2.tileN = 64;
+  GemmPlan s32 = plan(small32, StageId::Stage2);
+  EXPECT_TRUE(s32.sm90.loopN);
+  EXPECT_FALSE(s32.sm90.dynamicShared);
+  EXPECT_EQ(s32.sm90.sharedBytes, 3 * 32 * 272);
+
+  // The M tiles expected in use: at 16384 tokens every expert is hit with
+  // 292.6 rows, 5.07 blocks of 64; at 1 token 16 experts, one block each.
+  EXPECT_EQ(g2.expectedMTiles(16384, 896, 16), 4544);
+  EXPECT_EQ(g2.expectedMTiles(1, 896, 16), 16);
+  EXPECT_EQ(g2.expectedMTiles(0, 896, 16), 0);
+  const int64_t maxWorkgroups = 132 * kPersistentWorkgroupsPerCU;
+  // 16384 tokens: two workgroups along N (14 N tiles each) and 264 along M,
+  // 19 rounds of M tiles (one along N: 528 along M, 10 rounds of 28).
+  EXPECT_EQ(g2.grid(100000, maxWorkgroups, 4543), (std::array<int64_t, 3>{2, 264, 1}));
+  // 1 token: 16 M tiles, one round with every N tile a workgroup of its own.
+  EXPECT_EQ(g2.grid(100000, maxWorkgroups, 16), (std::array<int64_t, 3>{28, 18, 1}));
+  // Unknown: every N tile a workgroup, as without loopN.
+  EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{28, 18, 1}));
+}
+
 TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
   auto plan = [&](const MoeSpec &spec, StageId stage) {
