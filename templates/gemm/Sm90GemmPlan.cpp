@@ -9,6 +9,30 @@
 
 namespace moegen {
 
+namespace {
+
+/// Register weights: the workgroups of `warps` warps an SM holds for the
+/// warps asked for (`warpsPerSM`), as far as its 64K registers hold them with
+/// `accRegs` accumulators, two steps of `stepRegs` weight registers and
+/// kOtherRegs more a thread (at least 1, at most kMaxBlocksPerSM).
+int64_t residentBlocks(int64_t accRegs, int64_t stepRegs, int64_t warps, int64_t warpsPerSM) {
+  warps = std::max<int64_t>(1, warps);
+  int64_t need = accRegs + 2 * stepRegs + Sm90GemmLayout::kOtherRegs;
+  int64_t fit = 65536 / (need * warps * 32);
+  return std::clamp<int64_t>(std::min(warpsPerSM / warps, fit), 1, Sm90GemmLayout::kMaxBlocksPerSM);
+}
+
+/// The widest main-loop step (register weights) that divides `kPerWave`; 0
+/// for none.
+int64_t widestStep(int64_t kPerWave) {
+  for (int64_t w : {128, 64, 32})
+    if (kPerWave % w == 0)
+      return w;
+  return 0;
+}
+
+} // namespace
+
 Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, ScheduleIssues &issues) {
   const StageSchedule &s = p.schedule;
   KernelFamily family = gemmFamily(p.stage);
@@ -24,7 +48,22 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   // wave's columns, where those stay whole MMA tiles: half the accumulators
   // and weight registers per thread buy a deeper prefetch and twice the warps
   // per SM. A fused quantization's 32-column MX blocks then lie within a warp
-  // or, at 16 columns per warp, across a pair of warps (quantPairs).
+  // or, at 16 columns per warp, across a pair of warps (quantPairs). Stage 2
+  // keeps one warp per wave where the SM still holds the warps asked for:
+  // each of a warp's staged-row fragments then feeds two MMAs instead of one
+  // (stage 1's gate and up halves do that already), half the shared-memory
+  // reads per MMA (docs/sm90a.md).
+  l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
+                                  : Sm90GemmLayout::kTargetWarpsPerSM;
+  auto wholeWavesHoldSM = [&] {
+    if (stage1 || p.nWaves <= 0 || s.tileN % (8 * p.nWaves) != 0)
+      return false;
+    int64_t tiles = s.tileN / p.nWaves / 8, step = widestStep(p.kPerWave);
+    int64_t warps = p.nWaves * s.kWave;
+    int64_t acc = s.tileM / 16 * tiles * 4, stepRegs = tiles * (step / 32 + 1);
+    return acc <= Sm90GemmLayout::kMaxAccRegs &&
+           residentBlocks(acc, stepRegs, warps, l.warpsPerSM) * warps >= l.warpsPerSM;
+  };
   l.warpsN = p.nWaves;
   // (With k_batch > 1 stage 1 writes f32 partials; finish quantizes.)
   bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None && s.kBatch == 1;
@@ -33,7 +72,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   if (l.wgmma) {
     l.warpsN = s.tileN / 16;
     l.quantPairs = fusedQuant;
-  } else if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0) {
+  } else if (l.registerWeights && p.nWaves > 0 && s.tileN % (16 * p.nWaves) == 0 &&
+             !wholeWavesHoldSM()) {
     int64_t perWarp = s.tileN / (2 * p.nWaves);
     if (!fusedQuant || perWarp % 32 == 0 || perWarp == 16) {
       l.warpsN = 2 * p.nWaves;
@@ -104,11 +144,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   } else if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).
-    for (int64_t w : {128, 64, 32})
-      if (p.kPerWave % w == 0) {
-        l.superK = w;
-        break;
-      }
+    l.superK = widestStep(p.kPerWave);
     if (l.superK == 0)
       fail("k_wave", "each K-group's " + str(p.kPerWave) +
                          " elements of K are not a multiple of 32 (one MX block)");
@@ -129,13 +165,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // hold them with one step of weights in flight (at most kMaxBlocksPerSM;
     // the persistent grid launches as many per SM, GemmPlan::grid); the
     // registers that leaves a thread (255 at most).
-    l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
-                                    : Sm90GemmLayout::kTargetWarpsPerSM;
     int64_t warps = std::max<int64_t>(1, l.warpsN * s.kWave);
-    int64_t need = l.accRegs + 2 * stepRegs + Sm90GemmLayout::kOtherRegs;
-    int64_t fit = 65536 / (need * warps * 32);
-    l.minBlocksPerSM = std::clamp<int64_t>(std::min(l.warpsPerSM / warps, fit), 1,
-                                           Sm90GemmLayout::kMaxBlocksPerSM);
+    l.minBlocksPerSM = residentBlocks(l.accRegs, stepRegs, warps, l.warpsPerSM);
     int64_t regs = std::min<int64_t>(255, 65536 / (l.minBlocksPerSM * warps * 32));
     // Registers for the main loop beside accumulators and weights in
     // flight: with an occupancy asked for (waves_per_eu), what its weight rows

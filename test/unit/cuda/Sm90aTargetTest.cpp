@@ -111,9 +111,12 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s1.bRows, 0);
   EXPECT_EQ(s1.stagingBytes, 32 * 272); // 32 A rows of 17 16-byte groups
   EXPECT_EQ(s1.buffers, 2);
+  // Stage 2 (tile_n 128 over 4 waves): one warp per wave, 32 columns each,
+  // as 4 workgroups of 4 warps still make the SM's 16 warps.
   Sm90GemmLayout s2 = plan(spec, StageId::Stage2);
-  EXPECT_EQ(s2.warpsN, 8);
-  EXPECT_EQ(s2.minBlocksPerSM, 2); // 16 warps per SM
+  EXPECT_EQ(s2.warpsN, 4);
+  EXPECT_EQ(s2.nTiles, 4);
+  EXPECT_EQ(s2.minBlocksPerSM, 4);
   // The persistent grid launches as many workgroups per SM as the kernel
   // keeps resident, and never fewer than the default 4: 132 SMs x 8 over
   // stage 1's 4 column tiles, 132 x 4 over stage 2's single one.
@@ -136,14 +139,24 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(s2.superK, 128);
   EXPECT_EQ(s2.prefetch, 1); // K = 128: one step in all
   // Two 8-column tiles per warp and half: the weights are the 16-row A
-  // operand; one (tile_n 16 over two warps) keeps them the B operand.
+  // operand; one (stage 1's tile_n 16 over two warps) keeps them the B
+  // operand.
   EXPECT_TRUE(s1.swapAB);
   EXPECT_TRUE(s2.swapAB);
   MoeSpec narrow = smallSpec();
-  narrow.stage2.tileN = 16;
-  Sm90GemmLayout n2 = plan(narrow, StageId::Stage2);
-  EXPECT_EQ(n2.nTiles, 1);
-  EXPECT_FALSE(n2.swapAB);
+  narrow.stage1.tileN = 16;
+  narrow.stage1.fusedQuant = FusedQuant::None;
+  Sm90GemmLayout n1 = plan(narrow, StageId::Stage1);
+  EXPECT_EQ(n1.nTiles, 1);
+  EXPECT_FALSE(n1.swapAB);
+  // Stage 2 splits its waves where whole-wave warps would leave the SM fewer
+  // warps than asked for: 64 rows x 32 columns (64 accumulators, 4 weight
+  // rows) fit 3 workgroups of 4 warps, so 8 warps of 16 columns (2 of them).
+  MoeSpec tall = smallSpec();
+  tall.stage1.tileM = tall.stage2.tileM = 64;
+  Sm90GemmLayout t2 = plan(tall, StageId::Stage2);
+  EXPECT_EQ(t2.warpsN, 8);
+  EXPECT_EQ(t2.minBlocksPerSM, 2);
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
   // wide: bf16 activations allow tile_k = 64 and 32.
   MoeSpec odd = smallSpec();
