@@ -93,7 +93,8 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
   if (lines.empty() || lines.front() != header)
     return llvm::createStringError(std::errc::invalid_argument,
                                    "%s:1: the journal belongs to another run (spec, build, "
-                                   "backend or token counts differ: expected '%s', found '%s'); "
+                                   "backend, seed, check tokens or cache directory differ: "
+                                   "expected '%s', found '%s'); "
                                    "remove it to start over",
                                    path.str().c_str(), header.c_str(),
                                    lines.empty() ? "" : lines.front().str().c_str());

@@ -1103,22 +1103,20 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     gpu::BarrierOp::create(b);
     SmallVector<Value> init(carriedIn.begin(), carriedIn.end());
-    SmallVector<Value> out =
-        byLiveRowTiles(TypeRange(carriedIn), [&](int64_t tiles) -> SmallVector<Value> {
-          auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(loop.getBody());
-          bidN = loop.getInductionVar();
-          carriedIn = loop.getRegionIterArgs();
-          SmallVector<Value> acc = registerMainLoop(tiles);
-          SmallVector<Value> next(acc.begin() + l.accRegs, acc.end());
-          acc.resize(l.accRegs);
-          epilogueOfLiveRows(acc);
-          scf::YieldOp::create(b, next);
-          bidN = firstN;
-          return SmallVector<Value>(loop.getResults());
-        });
-    return out;
+    return byLiveRowTiles(TypeRange(carriedIn), [&](int64_t tiles) -> SmallVector<Value> {
+      auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      bidN = loop.getInductionVar();
+      carriedIn = loop.getRegionIterArgs();
+      SmallVector<Value> acc = registerMainLoop(tiles);
+      SmallVector<Value> next(acc.begin() + l.accRegs, acc.end());
+      acc.resize(l.accRegs);
+      epilogueOfLiveRows(acc);
+      scf::YieldOp::create(b, next);
+      bidN = firstN;
+      return SmallVector<Value>(loop.getResults());
+    });
   }
 
   /// The current M tile's row tiles (rowsPerTile rows) up to its last
@@ -1144,14 +1142,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// The K loop with register weights. Step i's weights were loaded
   /// `prefetch` steps earlier; its MMAs read A from buffer i % buffers, whose
   /// bf16 rows are copied with cp.async (step i + 1's issued right after the
-  /// barrier that ends step i - 1's reads of that buffer). Only the first
+  /// barrier that ends step i - 1's reads of that buffer; with loopN every
+  /// step is already staged, and the loop has no barrier). Only the first
   /// `tiles` row tiles get MMAs; the others' accumulators stay zero
   /// (loop-invariant, so they take no registers in the loop). Returns the
   /// accumulators, then with carryWeights what the next tile gets
-  /// (carriedIn's layout): the last trips load the workgroup's next M tile's
-  /// first steps instead of this tile's last one again.
+  /// (carriedIn's layout): the last trips load the workgroup's next tile's
+  /// first steps (nextWork) instead of this tile's last one again.
   SmallVector<Value> registerMainLoop(int64_t tiles) {
-    // The next tile's expert, read first: the first trips' loads may be its.
+    // The next tile's rows, read first: the first trips' loads may be its.
     Value nextTag, nextDelta;
     if (l.carryWeights)
       std::tie(nextTag, nextDelta) = nextWork();
@@ -1168,7 +1167,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return a.add(step0, arith::MinUIOp::create(b, i, a.idx(steps - 1)).getResult());
     };
     auto bufferOf = [&](Value i) {
-      if (l.loopN) // every step staged (stageWholeK)
+      if (l.loopN) // every step staged (loopNTile)
         return a.add(groupBase, a.mul(i, a.idx(bufferWords)));
       return l.buffers == 2 ? a.add(groupBase, a.mul(andI(i, 1), a.idx(bufferWords))) : groupBase;
     };
@@ -1564,8 +1563,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             epilogueOfLiveRows(acc);
         });
     emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
-                         {gpu::GridDimOp::create(b, gpu::Dimension::x), gridM,
-                          gpu::GridDimOp::create(b, gpu::Dimension::z)});
+                         {gridN, gridM, gpu::GridDimOp::create(b, gpu::Dimension::z)});
     gpu::ReturnOp::create(b);
   }
 };

@@ -465,10 +465,15 @@ static int runTune() {
                                             /*RequiresNullTerminator=*/false);
   if (!binary)
     return fail(program + ": " + binary.getError().message());
-  std::string fingerprint =
-      hexHash(printMoeSpec(*spec) + "\n" + cache::buildId().str() + "\n" +
-              hexHash((*binary)->getBuffer()) + "\n" + backendName + "\n" + plantId + "\n" +
-              std::to_string(seed) + "\n" + std::to_string(checkTokens));
+  // The compile records say what is in this cache directory: a journal
+  // written for another one would skip compiles that directory lacks.
+  llvm::SmallString<256> cacheAbs(cacheDir);
+  llvm::sys::fs::make_absolute(cacheAbs);
+  llvm::sys::path::remove_dots(cacheAbs, /*remove_dot_dot=*/true);
+  std::string fingerprint = hexHash(printMoeSpec(*spec) + "\n" + cache::buildId().str() + "\n" +
+                                    hexHash((*binary)->getBuffer()) + "\n" + backendName + "\n" +
+                                    plantId + "\n" + std::to_string(seed) + "\n" +
+                                    std::to_string(checkTokens) + "\n" + cacheAbs.str().str());
   auto journal = tune::Journal::open(outPath + ".journal", fingerprint);
   if (!journal)
     return fail(llvm::toString(journal.takeError()));
