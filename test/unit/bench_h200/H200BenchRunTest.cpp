@@ -278,6 +278,28 @@ TEST(H200BenchRun, TheRotatedCallsAreOneGraphReplayedBetweenEvents) {
   EXPECT_TRUE(big->passed());
 }
 
+/// One call of `layer` at `T` tokens on a backend whose kernels do not run
+/// (the stand-in libcuda): inputs from makeRotatedInputs, the weights mere
+/// addresses.
+llvm::Error runOnStandIn(runtime::MoeLayer &layer, runtime::Backend &b, const MoeSpec &spec,
+                         int64_t T) {
+  auto ws = layer.workspaceLayout(T);
+  if (!ws)
+    return ws.takeError();
+  DeviceArena arena(b);
+  RotatedInputs in = makeRotatedInputs(spec.problem, T, 0);
+  runtime::LayerArgs args;
+  args.tokens = T;
+  args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
+  args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
+  args.hidden = llvm::cantFail(arena.upload(in.hidden));
+  args.w1 = args.w1Scale = args.w2 = args.w2Scale = llvm::cantFail(arena.alloc(256));
+  args.output = llvm::cantFail(arena.alloc(T * spec.problem.modelDim * 2));
+  args.workspace = llvm::cantFail(arena.alloc(ws->total));
+  args.workspaceBytes = ws->total;
+  return layer.run(args);
+}
+
 TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
   // 3000 experts: sort's two warps need 60272 bytes of histograms, beyond
   // the 48 KiB a kernel declares statically. MoeLayer's launch provides them
@@ -296,26 +318,11 @@ TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
   lo.target.chip = "sm_90a";
   auto layer = runtime::MoeLayer::create(cache.kernels(), b, *spec, lo);
   ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
-  const int64_t T = 5, K = spec->problem.modelDim;
-  auto ws = (*layer)->workspaceLayout(T);
-  ASSERT_TRUE(bool(ws)) << llvm::toString(ws.takeError());
-  DeviceArena arena(b);
-  RotatedInputs in = makeRotatedInputs(spec->problem, T, 0);
-  runtime::LayerArgs args;
-  args.tokens = T;
-  args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
-  args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
-  args.hidden = llvm::cantFail(arena.upload(in.hidden));
-  // The stand-in runs no kernel: the weights need only be addresses.
-  args.w1 = args.w1Scale = args.w2 = args.w2Scale = llvm::cantFail(arena.alloc(256));
-  args.output = llvm::cantFail(arena.alloc(T * K * 2));
-  args.workspace = llvm::cantFail(arena.alloc(ws->total));
-  args.workspaceBytes = ws->total;
   auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
   auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
   ASSERT_TRUE(launches && shared);
   const size_t before = launches();
-  llvm::Error e = (*layer)->run(args);
+  llvm::Error e = runOnStandIn(**layer, b, *spec, 5);
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
   // sort alone (40 entries), then quant_input, stage1, stage2.
   ASSERT_EQ(launches() - before, 4u);
@@ -351,21 +358,7 @@ TEST(H200BenchRun, AStage2LoopingOverNTilesIsLaunchedForItsTokens) {
   ASSERT_TRUE(launches && shared && grid);
   for (auto [T, gridX, gridY] : {std::tuple{5, 2u, 9u}, std::tuple{65536, 1u, 528u}}) {
     SCOPED_TRACE(T);
-    const int64_t K = spec->problem.modelDim;
-    auto ws = (*layer)->workspaceLayout(T);
-    ASSERT_TRUE(bool(ws)) << llvm::toString(ws.takeError());
-    DeviceArena arena(b);
-    RotatedInputs in = makeRotatedInputs(spec->problem, T, 0);
-    runtime::LayerArgs args;
-    args.tokens = T;
-    args.topkIds = llvm::cantFail(arena.upload(in.topkIds));
-    args.topkWeights = llvm::cantFail(arena.upload(in.topkWeights));
-    args.hidden = llvm::cantFail(arena.upload(in.hidden));
-    args.w1 = args.w1Scale = args.w2 = args.w2Scale = llvm::cantFail(arena.alloc(256));
-    args.output = llvm::cantFail(arena.alloc(T * K * 2));
-    args.workspace = llvm::cantFail(arena.alloc(ws->total));
-    args.workspaceBytes = ws->total;
-    llvm::Error e = (*layer)->run(args);
+    llvm::Error e = runOnStandIn(**layer, b, *spec, T);
     ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
     const size_t stage2 = launches() - 1;
     EXPECT_EQ(shared(stage2), 3u * 64 * 272);

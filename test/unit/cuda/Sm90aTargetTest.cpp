@@ -16,6 +16,14 @@ using moegen::test::smallSpec;
 
 namespace {
 
+/// The sm_90a plan of `stage`; a test failure names any rule it breaks.
+GemmPlan planSm90(const MoeSpec &spec, StageId stage) {
+  ScheduleIssues issues;
+  GemmPlan p = planGemm(spec, stage, *TargetInfo::forChip("sm_90a"), issues);
+  EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
+  return p;
+}
+
 TEST(Sm90aTarget, HasHopperLimits) {
   std::optional<TargetInfo> t = TargetInfo::forChip("sm_90a");
   ASSERT_TRUE(t.has_value());
@@ -88,12 +96,7 @@ TEST(Sm90aTarget, RulesPlanAgainstTheHopperSharedMemory) {
 
 TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  auto plan = [&](const MoeSpec &spec, StageId stage) {
-    ScheduleIssues issues;
-    GemmPlan p = planGemm(spec, stage, sm90, issues);
-    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
-    return p.sm90;
-  };
+  auto plan = [](const MoeSpec &spec, StageId stage) { return planSm90(spec, stage).sm90; };
   // MXFP4 weights: no weight staging, K stepped 128 wide, two warps per
   // gfx950 wave. Stage 1 (tile_n 32: 16 columns per warp, 2 tiles x 2 halves
   // of 16-byte quarters, 20 registers a step beside 32 accumulators): 8
@@ -206,13 +209,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
 }
 
 TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
-  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  auto plan = [&](const MoeSpec &spec, StageId stage) {
-    ScheduleIssues issues;
-    GemmPlan p = planGemm(spec, stage, sm90, issues);
-    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
-    return p;
-  };
+  auto plan = planSm90;
   // Kimi-K3's shape (K = 384 in stage 2: three 128-wide steps): each step's
   // A rows in a buffer of their own, 64 rows of 17 16-byte groups each: 52224
   // bytes, beyond the 48 KiB of static shared memory; the SM's two
@@ -261,12 +258,7 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
 
 TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  auto plan = [&](const MoeSpec &spec, StageId stage) {
-    ScheduleIssues issues;
-    GemmPlan p = planGemm(spec, stage, sm90, issues);
-    EXPECT_TRUE(issues.empty()) << (issues.empty() ? "" : issues.front().str());
-    return p;
-  };
+  auto plan = planSm90;
   MoeSpec spec = smallSpec(); // a4w4
   spec.stage1.fusedQuant = FusedQuant::FP4;
   spec.stage1.tileM = spec.stage2.tileM = 128;
