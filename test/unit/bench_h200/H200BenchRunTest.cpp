@@ -278,14 +278,41 @@ TEST(H200BenchRun, TheRotatedCallsAreOneGraphReplayedBetweenEvents) {
   EXPECT_TRUE(big->passed());
 }
 
-/// One call of `layer` at `T` tokens on a backend whose kernels do not run
-/// (the stand-in libcuda): inputs from makeRotatedInputs, the weights mere
-/// addresses.
-llvm::Error runOnStandIn(runtime::MoeLayer &layer, runtime::Backend &b, const MoeSpec &spec,
-                         int64_t T) {
-  auto ws = layer.workspaceLayout(T);
+/// The small layer with spec overrides, for sm_90a on the stand-in libcuda
+/// (which runs no kernel), from a cache the JIT filled.
+struct StandInLayer {
+  PrefilledCache cache{"sm_90a"};
+  FakeCuda fake{"moe_=1"};
+  MoeSpec spec;
+  std::unique_ptr<runtime::Backend> backend;
+  std::unique_ptr<runtime::MoeLayer> layer;
+
+  void create(const std::string &overrides, int64_t cuNum = 0) {
+    ASSERT_NO_FATAL_FAILURE(cache.add("sm_90a", overrides));
+    auto s = loadMoeSpec(smallSpecPath(), {overrides});
+    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    spec = *s;
+    auto cuda = runtime::createCudaBackend();
+    ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+    backend = std::move(*cuda);
+    runtime::LayerOptions lo;
+    lo.target.chip = "sm_90a";
+    if (cuNum)
+      lo.cuNum = cuNum;
+    auto l = runtime::MoeLayer::create(cache.kernels(), *backend, spec, lo);
+    ASSERT_TRUE(bool(l)) << llvm::toString(l.takeError());
+    layer = std::move(*l);
+  }
+  /// One call at `T` tokens: inputs from makeRotatedInputs, the weights mere
+  /// addresses.
+  llvm::Error run(int64_t T);
+};
+
+llvm::Error StandInLayer::run(int64_t T) {
+  auto ws = layer->workspaceLayout(T);
   if (!ws)
     return ws.takeError();
+  runtime::Backend &b = *backend;
   DeviceArena arena(b);
   RotatedInputs in = makeRotatedInputs(spec.problem, T, 0);
   runtime::LayerArgs args;
@@ -297,7 +324,7 @@ llvm::Error runOnStandIn(runtime::MoeLayer &layer, runtime::Backend &b, const Mo
   args.output = llvm::cantFail(arena.alloc(T * spec.problem.modelDim * 2));
   args.workspace = llvm::cantFail(arena.alloc(ws->total));
   args.workspaceBytes = ws->total;
-  return layer.run(args);
+  return layer->run(args);
 }
 
 TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
@@ -305,24 +332,13 @@ TEST(H200BenchRun, ASortInDynamicSharedMemoryIsLaunchedWithIt) {
   // the 48 KiB a kernel declares statically. MoeLayer's launch provides them
   // and the backend opts the kernel in (the stand-in refuses the launch
   // otherwise, as the driver does).
-  const std::string overrides = "experts=3000; topk=8";
-  PrefilledCache cache("sm_90a");
-  ASSERT_NO_FATAL_FAILURE(cache.add("sm_90a", overrides));
-  auto spec = loadMoeSpec(smallSpecPath(), {overrides});
-  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
-  FakeCuda fake("moe_=1");
-  auto cuda = runtime::createCudaBackend();
-  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
-  runtime::Backend &b = **cuda;
-  runtime::LayerOptions lo;
-  lo.target.chip = "sm_90a";
-  auto layer = runtime::MoeLayer::create(cache.kernels(), b, *spec, lo);
-  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
-  auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
-  auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
+  StandInLayer l;
+  ASSERT_NO_FATAL_FAILURE(l.create("experts=3000; topk=8"));
+  auto launches = l.fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto shared = l.fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
   ASSERT_TRUE(launches && shared);
   const size_t before = launches();
-  llvm::Error e = runOnStandIn(**layer, b, *spec, 5);
+  llvm::Error e = l.run(5);
   ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
   // sort alone (40 entries), then quant_input, stage1, stage2.
   ASSERT_EQ(launches() - before, 4u);
@@ -338,27 +354,16 @@ TEST(H200BenchRun, AStage2LoopingOverNTilesIsLaunchedForItsTokens) {
   // expected: one round over the 9 sorting blocks there may be), one
   // workgroup for both at 65536 (2052 M tiles: 5 rounds of 528 along M
   // against 9 of 264).
-  const std::string overrides = "inter_dim=384; stage1.tile=64x32x256; stage2.tile=64x128x128";
-  PrefilledCache cache("sm_90a");
-  ASSERT_NO_FATAL_FAILURE(cache.add("sm_90a", overrides));
-  auto spec = loadMoeSpec(smallSpecPath(), {overrides});
-  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
-  FakeCuda fake("moe_=1");
-  auto cuda = runtime::createCudaBackend();
-  ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
-  runtime::Backend &b = **cuda;
-  runtime::LayerOptions lo;
-  lo.target.chip = "sm_90a";
-  lo.cuNum = 132;
-  auto layer = runtime::MoeLayer::create(cache.kernels(), b, *spec, lo);
-  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
-  auto launches = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
-  auto shared = fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
-  auto grid = fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid");
+  StandInLayer l;
+  ASSERT_NO_FATAL_FAILURE(
+      l.create("inter_dim=384; stage1.tile=64x32x256; stage2.tile=64x128x128", /*cuNum=*/132));
+  auto launches = l.fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto shared = l.fake.fn<unsigned (*)(size_t)>("fakeCudaLaunchShared");
+  auto grid = l.fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid");
   ASSERT_TRUE(launches && shared && grid);
   for (auto [T, gridX, gridY] : {std::tuple{5, 2u, 9u}, std::tuple{65536, 1u, 528u}}) {
     SCOPED_TRACE(T);
-    llvm::Error e = runOnStandIn(**layer, b, *spec, T);
+    llvm::Error e = l.run(T);
     ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
     const size_t stage2 = launches() - 1;
     EXPECT_EQ(shared(stage2), 3u * 64 * 272);
