@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace moegen;
 using moegen::test::smallSpec;
 
@@ -254,6 +256,59 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   EXPECT_EQ(g2.grid(100000, maxWorkgroups, 16), (std::array<int64_t, 3>{28, 18, 1}));
   // Unknown: every N tile a workgroup, as without loopN.
   EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{28, 18, 1}));
+}
+
+TEST(Sm90aTarget, TheNLoopGridIsNeverWorseThanOneNTileAWorkgroup) {
+  // Random layers, token counts and device sizes: the expected M tiles stay
+  // within the sorting's worst case, grid.x divides the N tiles, grid.y is
+  // within its bounds, and by the launch's own measure (rounds of M tiles x
+  // (N tiles a workgroup + 1)) the choice is at most what one N tile per
+  // workgroup (the grid without the N loop) costs.
+  std::mt19937_64 rng(12);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  int checked = 0;
+  for (int i = 0; i < 400; ++i) {
+    MoeSpec spec = smallSpec();
+    spec.formats.activation = DType::BF16;
+    spec.stage1.fusedQuant = FusedQuant::None;
+    spec.problem.experts = pick(1, 4096);
+    spec.problem.topk = pick(1, std::min<int64_t>(16, spec.problem.experts));
+    spec.problem.modelDim = 128 * pick(1, 64);
+    spec.problem.interDim = 128 * pick(1, 3);
+    spec.stage1.tileM = spec.stage2.tileM = pick(0, 1) ? 32 : 64;
+    spec.stage2.tileN = pick(0, 1) ? 64 : 128;
+    ScheduleIssues issues;
+    GemmPlan g = planGemm(spec, StageId::Stage2, *TargetInfo::forChip("sm_90a"), issues);
+    if (!issues.empty() || !g.sm90.loopN)
+      continue;
+    ++checked;
+    const int64_t tokens = pick(1, 1 << 20), cus = pick(1, 264);
+    const int64_t sortBlocks = ceilDiv(tokens * spec.problem.topk, g.sortBlockM) +
+                               std::min(tokens * spec.problem.topk, spec.problem.experts);
+    const int64_t expected = g.expectedMTiles(tokens, spec.problem.experts, spec.problem.topk);
+    SCOPED_TRACE(printMoeSpec(spec) + " tokens " + std::to_string(tokens) + " cus " +
+                 std::to_string(cus));
+    EXPECT_GE(expected, 1);
+    EXPECT_LE(expected, sortBlocks * g.mTilesPerSortBlock);
+    const int64_t maxWorkgroups = cus * kPersistentWorkgroupsPerCU;
+    std::array<int64_t, 3> grid = g.grid(sortBlocks, maxWorkgroups, expected);
+    std::array<int64_t, 3> plain = g.grid(sortBlocks, maxWorkgroups);
+    const int64_t nTiles = spec.problem.modelDim / spec.stage2.tileN;
+    EXPECT_EQ(plain[0], nTiles);
+    ASSERT_GE(grid[0], 1);
+    EXPECT_EQ(nTiles % grid[0], 0);
+    EXPECT_GE(grid[1], 1);
+    EXPECT_LE(grid[1], g.gridM(sortBlocks));
+    auto cost = [&](const std::array<int64_t, 3> &gr) {
+      int64_t rounds = ceilDiv(expected * 11 / 10, gr[1]);
+      return rounds * (nTiles / gr[0] + 1);
+    };
+    EXPECT_LE(cost(grid), cost(plain));
+  }
+  EXPECT_GT(checked, 100);
 }
 
 TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
