@@ -17,7 +17,10 @@
 // rows and weight rows, dequantized to bf16, one 32-wide K block (one MX scale
 // block) at a time. Either way the staging lives in static shared memory
 // (under 48 KiB), double-buffered where two buffers fit; after the main loop
-// the same allocation holds the k_wave reduction. MLIR-free.
+// the same allocation holds the k_wave reduction. Two layouts go beyond it
+// into dynamic shared memory: warpgroup MMAs (wgmma, 128-row tiles) and
+// stage 2's N loop over a short K (loopN: every step's A rows staged at once).
+// MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_SM90GEMMPLAN_H
