@@ -13,13 +13,19 @@ namespace {
 
 /// Register weights: the workgroups of `warps` warps an SM holds for the
 /// warps asked for (`warpsPerSM`), as far as its 64K registers hold them with
-/// `accRegs` accumulators, two steps of `stepRegs` weight registers and
-/// kOtherRegs more a thread (at least 1, at most kMaxBlocksPerSM).
-int64_t residentBlocks(int64_t accRegs, int64_t stepRegs, int64_t warps, int64_t warpsPerSM) {
+/// `loopRegs` registers a thread (accumulators and weights in flight) and
+/// kOtherRegs more (at least 1, at most kMaxBlocksPerSM).
+int64_t residentBlocks(int64_t loopRegs, int64_t warps, int64_t warpsPerSM) {
   warps = std::max<int64_t>(1, warps);
-  int64_t need = accRegs + 2 * stepRegs + Sm90GemmLayout::kOtherRegs;
+  int64_t need = loopRegs + Sm90GemmLayout::kOtherRegs;
   int64_t fit = 65536 / (need * warps * 32);
   return std::clamp<int64_t>(std::min(warpsPerSM / warps, fit), 1, Sm90GemmLayout::kMaxBlocksPerSM);
+}
+
+/// The shared memory a workgroup may take where `blocks` of them share an
+/// SM (each also takes 1 KiB for the system), within the block's limit.
+int64_t sharedPerBlock(int64_t blocks, const TargetInfo &target) {
+  return std::min(target.ldsBytes, Sm90GemmLayout::kSharedBytesPerSM / blocks - 1024);
 }
 
 /// The widest main-loop step (register weights) that divides `kPerWave`; 0
@@ -62,7 +68,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     int64_t warps = p.nWaves * s.kWave;
     int64_t acc = s.tileM / 16 * tiles * 4, stepRegs = tiles * (step / 32 + 1);
     return acc <= Sm90GemmLayout::kMaxAccRegs &&
-           residentBlocks(acc, stepRegs, warps, l.warpsPerSM) * warps >= l.warpsPerSM;
+           residentBlocks(acc + 2 * stepRegs, warps, l.warpsPerSM) * warps >= l.warpsPerSM;
   };
   l.warpsN = p.nWaves;
   // (With k_batch > 1 stage 1 writes f32 partials; finish quantizes.)
@@ -113,13 +119,9 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       int64_t blocks = w / Sm90GemmLayout::kChunk;
       // Registers per weight row: 8 decoded words (this block's and the
       // next's) and a scale per block and stage.
-      int64_t need =
-          l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks) + Sm90GemmLayout::kOtherRegs;
-      int64_t fit = 65536 / (need * l.warpsN * 32);
-      int64_t minBlocks = std::clamp<int64_t>(std::min(l.warpsPerSM / l.warpsN, fit), 1,
-                                              Sm90GemmLayout::kMaxBlocksPerSM);
-      int64_t budget =
-          std::min(target.ldsBytes, Sm90GemmLayout::kSharedBytesPerSM / minBlocks - 1024);
+      int64_t minBlocks = residentBlocks(
+          l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks), l.warpsN, l.warpsPerSM);
+      int64_t budget = sharedPerBlock(minBlocks, target);
       int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
       int64_t stages =
           std::min((budget - l.quantScratchBytes) / staging, Sm90GemmLayout::kMaxStages);
@@ -166,7 +168,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // the persistent grid launches as many per SM, GemmPlan::grid); the
     // registers that leaves a thread (255 at most).
     int64_t warps = std::max<int64_t>(1, l.warpsN * s.kWave);
-    l.minBlocksPerSM = residentBlocks(l.accRegs, stepRegs, warps, l.warpsPerSM);
+    l.minBlocksPerSM = residentBlocks(l.accRegs + 2 * stepRegs, warps, l.warpsPerSM);
     int64_t regs = std::min<int64_t>(255, 65536 / (l.minBlocksPerSM * warps * 32));
     // Registers for the main loop beside accumulators and weights in
     // flight: with an occupancy asked for (waves_per_eu), what its weight rows
@@ -186,9 +188,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // staged while the workgroup loops over its N tiles (loopN), where they
     // fit the shared memory of the workgroups an SM holds.
     int64_t resident = superBlocks * l.stagingBytes;
-    bool fits = resident <= limit ||
-                (resident <= target.ldsBytes &&
-                 l.minBlocksPerSM * (resident + 1024) <= Sm90GemmLayout::kSharedBytesPerSM);
+    bool fits = resident <= limit || resident <= sharedPerBlock(l.minBlocksPerSM, target);
     if (!stage1 && l.carryWeights && s.kWave == 1 && s.kBatch == 1 && fits) {
       l.loopN = true;
       l.buffers = superBlocks;
