@@ -80,18 +80,23 @@ Value workgroupCount(ImplicitLocOpBuilder &b, gpu::Dimension dim) {
   return arith::IndexCastUIOp::create(b, b.getIndexType(), count);
 }
 
-Value emitE8m0ShuffleOffset(Arith &a, Value row, Value col, int64_t cols) {
+Value emitE8m0RowOffset(Arith &a, Value row, int64_t cols) {
   int64_t paddedCols = (cols + 7) / 8 * 8;
-  auto andI = [&](Value x, int64_t m) { return arith::AndIOp::create(a.b, x, a.idx(m)); };
-  auto shr = [&](Value x, int64_t n) { return arith::ShRUIOp::create(a.b, x, a.idx(n)); };
-  Value r0 = shr(row, 5), r1 = andI(shr(row, 4), 1), r2 = andI(row, 15);
-  Value c0 = shr(col, 3), c1 = andI(shr(col, 2), 1), c2 = andI(col, 3);
-  Value off = a.mul(r0, a.idx(32 * paddedCols));
-  off = a.add(off, a.mul(c0, a.idx(256)));
-  off = a.add(off, a.mul(c2, a.idx(64)));
-  off = a.add(off, a.mul(r2, a.idx(4)));
-  off = a.add(off, a.mul(c1, a.idx(2)));
-  return a.add(off, r1);
+  Value r0 = arith::ShRUIOp::create(a.b, row, a.idx(5));
+  Value r1 = arith::AndIOp::create(a.b, arith::ShRUIOp::create(a.b, row, a.idx(4)), a.idx(1));
+  Value r2 = arith::AndIOp::create(a.b, row, a.idx(15));
+  return a.add(a.add(a.mul(r0, a.idx(32 * paddedCols)), a.mul(r2, a.idx(4))), r1);
+}
+
+Value emitE8m0ColumnOffset(Arith &a, Value col) {
+  Value c0 = arith::ShRUIOp::create(a.b, col, a.idx(3));
+  Value c1 = arith::AndIOp::create(a.b, arith::ShRUIOp::create(a.b, col, a.idx(2)), a.idx(1));
+  Value c2 = arith::AndIOp::create(a.b, col, a.idx(3));
+  return a.add(a.add(a.mul(c0, a.idx(256)), a.mul(c2, a.idx(64))), a.mul(c1, a.idx(2)));
+}
+
+Value emitE8m0ShuffleOffset(Arith &a, Value row, Value col, int64_t cols) {
+  return a.add(emitE8m0RowOffset(a, row, cols), emitE8m0ColumnOffset(a, col));
 }
 
 void disableUnroll(scf::ForOp loop) {

@@ -83,6 +83,12 @@ struct Arith {
 /// row = 32 r0 + 16 r1 + r2 and col = 8 c0 + 4 c1 + c2,
 /// r0 * 32 * paddedCols + c0 * 256 + c2 * 64 + r2 * 4 + c1 * 2 + r1.
 mlir::Value emitE8m0ShuffleOffset(Arith &a, mlir::Value row, mlir::Value col, int64_t cols);
+/// Its two parts: the row's (r0 * 32 * paddedCols + r2 * 4 + r1) and the
+/// column's (c0 * 256 + c2 * 64 + c1 * 2). The row part of row + 32 d is the
+/// row's plus d * 32 * paddedCols, so loops over K add a column part to
+/// row parts computed once.
+mlir::Value emitE8m0RowOffset(Arith &a, mlir::Value row, int64_t cols);
+mlir::Value emitE8m0ColumnOffset(Arith &a, mlir::Value col);
 
 } // namespace moegen
 

@@ -490,6 +490,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   struct LaneWeightRow {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
+    Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset)
   };
 
   /// The lane's weight rows: (half, n-tile) in accIndex order.
@@ -509,7 +510,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         // The (16,16) preshuffle, as planBUnits reads it.
         Value off = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
         off = a.add(off, a.add(a.mul(andI(wr, 15), a.idx(16)), inChunk));
-        rows.push_back({off, a.add(a.mul(expert, a.idx(weightRows())), wr)});
+        Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), wr);
+        rows.push_back({off, scaleRow, emitE8m0RowOffset(a, scaleRow, K / 32)});
       }
     return rows;
   }
@@ -523,14 +525,25 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value blocks = a.mul(step, a.idx(l.superK / kChunk));
     Value stepByte = a.mul(blocks, a.idx(256));
     Value laneBlock = a.add(blocks, a.divu(a.mul(quadCol, a.idx(l.superK / 4)), a.idx(kChunk)));
-    if (rowDelta)
+    // The scales' offsets: the rows' parts (computed once) plus the step's
+    // column part, common to all rows; other rows' parts differ by
+    // rowDelta x paddedCols where rowDelta is a multiple of 32 (experts' and
+    // N tiles' first rows are).
+    Value scaleStep = emitE8m0ColumnOffset(a, laneBlock);
+    bool wholeRowGroups = weightRows() % 32 == 0 && s.tileN % 32 == 0;
+    if (rowDelta) {
       stepByte = a.add(stepByte, a.mul(rowDelta, a.idx(weightRowBytes())));
+      if (wholeRowGroups)
+        scaleStep = a.add(scaleStep, a.mul(rowDelta, a.idx((K / 32 + 7) / 8 * 8)));
+    }
     SmallVector<Value> raw;
     for (const LaneWeightRow &r : rows) {
       raw.push_back(vload(VectorType::get({bytes}, b.getI8Type()), wBuf,
                           a.add(r.byteOffset, stepByte), bytes));
-      Value scaleRow = rowDelta ? a.add(r.scaleRow, rowDelta) : r.scaleRow;
-      raw.push_back(load(wScale, emitE8m0ShuffleOffset(a, scaleRow, laneBlock, K / 32)));
+      Value rowPart = rowDelta && !wholeRowGroups
+                          ? emitE8m0RowOffset(a, a.add(r.scaleRow, rowDelta), K / 32)
+                          : r.scaleRowOffset;
+      raw.push_back(load(wScale, a.add(rowPart, scaleStep)));
     }
     return raw;
   }
@@ -587,11 +600,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// The e8m0 byte as two bf16 (a bf16x2 in an i32): 2^(e - 127), e = 0 the
   /// bf16 subnormal 2^-127, e = 255 NaN.
   Value e8m0ToBf16x2(Value byte) {
+    // e << 7 in both halves, and for e = 0 and 255 (e + 1 & 0xFE = 0) also
+    // bit 6 (0x0040, 0x7FC0): multiplies and one test, so that the integer
+    // pipe the decoding keeps busy runs two operations, not four.
     Value e = arith::ExtUIOp::create(b, i32(), byte);
-    Value h = arith::ShLIOp::create(b, e, a.i32(7));
-    h = a.select(a.cmp(CmpIPredicate::eq, e, a.i32(0)), a.i32(0x40), h);
-    h = a.select(a.cmp(CmpIPredicate::eq, e, a.i32(255)), a.i32(0x7FC0), h);
-    return arith::OrIOp::create(b, h, arith::ShLIOp::create(b, h, a.i32(16)));
+    Value plain = a.mul(e, a.i32(0x00800080));
+    Value special = a.add(plain, a.i32(0x00400040));
+    Value isSpecial = a.cmp(CmpIPredicate::eq,
+                            arith::AndIOp::create(b, a.add(e, a.i32(1)), a.i32(0xFE)), a.i32(0));
+    return a.select(isSpecial, special, plain);
   }
 
   Value asBf16x2(Value i32Word) {
@@ -794,12 +811,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// and block.
   SmallVector<Value> loadStepScales(ArrayRef<LaneWeightRow> rows, Value step) {
     int64_t blocks = l.superK / kChunk;
+    SmallVector<Value> columnParts;
+    for (int64_t c = 0; c < blocks; ++c)
+      columnParts.push_back(emitE8m0ColumnOffset(a, a.add(a.mul(step, a.idx(blocks)), a.idx(c))));
     SmallVector<Value> scales;
     for (const LaneWeightRow &r : rows)
-      for (int64_t c = 0; c < blocks; ++c)
-        scales.push_back(
-            load(wScale, emitE8m0ShuffleOffset(
-                             a, r.scaleRow, a.add(a.mul(step, a.idx(blocks)), a.idx(c)), K / 32)));
+      for (Value column : columnParts)
+        scales.push_back(load(wScale, a.add(r.scaleRowOffset, column)));
     return scales;
   }
 
