@@ -490,7 +490,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   struct LaneWeightRow {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
-    Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset)
+    Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset; i32 if narrowScaleOffsets)
   };
 
   /// The lane's weight rows: (half, n-tile) in accIndex order.
@@ -511,9 +511,23 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         Value off = a.add(expertBase, a.mul(shr(wr, 4), a.idx(16 * weightRowBytes())));
         off = a.add(off, a.add(a.mul(andI(wr, 15), a.idx(16)), inChunk));
         Value scaleRow = a.add(a.mul(expert, a.idx(weightRows())), wr);
-        rows.push_back({off, scaleRow, emitE8m0RowOffset(a, scaleRow, K / 32)});
+        Value rowPart = emitE8m0RowOffset(a, scaleRow, K / 32);
+        rows.push_back({off, scaleRow, narrowScaleOffsets() ? a.toI32(rowPart) : rowPart});
       }
     return rows;
+  }
+
+  /// Whether the weight scales' byte offsets fit 32 bits: the row parts held
+  /// across the K loop then take one register each, not two.
+  bool narrowScaleOffsets() const {
+    int64_t rows = (spec.problem.experts * weightRows() + 31) / 32 * 32;
+    return rows * ((K / 32 + 7) / 8 * 8) <= int64_t(UINT32_MAX);
+  }
+  /// A scale's offset: a row part (narrowed or not) plus a column part.
+  Value scaleOffset(Value rowPart, Value columnPart) {
+    if (rowPart.getType().isIndex())
+      return a.add(rowPart, columnPart);
+    return a.toIndex(a.add(rowPart, a.toI32(columnPart)));
   }
 
   /// The lane's codes and scale byte of every weight row at step `step` (in
@@ -540,10 +554,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     for (const LaneWeightRow &r : rows) {
       raw.push_back(vload(VectorType::get({bytes}, b.getI8Type()), wBuf,
                           a.add(r.byteOffset, stepByte), bytes));
-      Value rowPart = rowDelta && !wholeRowGroups
-                          ? emitE8m0RowOffset(a, a.add(r.scaleRow, rowDelta), K / 32)
-                          : r.scaleRowOffset;
-      raw.push_back(load(wScale, a.add(rowPart, scaleStep)));
+      Value offset =
+          rowDelta && !wholeRowGroups
+              ? a.add(emitE8m0RowOffset(a, a.add(r.scaleRow, rowDelta), K / 32), scaleStep)
+              : scaleOffset(r.scaleRowOffset, scaleStep);
+      raw.push_back(load(wScale, offset));
     }
     return raw;
   }
@@ -817,7 +832,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     SmallVector<Value> scales;
     for (const LaneWeightRow &r : rows)
       for (Value column : columnParts)
-        scales.push_back(load(wScale, a.add(r.scaleRowOffset, column)));
+        scales.push_back(load(wScale, scaleOffset(r.scaleRowOffset, column)));
     return scales;
   }
 

@@ -102,6 +102,25 @@ TEST(Preshuffle, E8m0Shuffle) {
   llvm::consumeError(bad.takeError());
 }
 
+// The sm_90a register-weight GEMM adds a step's column part to row parts
+// computed once, and moves carried loads to rows 32 d further by d x 32 x
+// paddedCols (templates/KernelBuilder.h emitE8m0RowOffset): both hold for
+// any row, column and whole number of 32-row groups.
+TEST(Preshuffle, E8m0OffsetIsARowPartPlusAColumnPart) {
+  Rng rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    int64_t paddedCols = 8 * static_cast<int64_t>(1 + rng.next() % 64);
+    int64_t r = static_cast<int64_t>(rng.next() % 100000);
+    int64_t c = static_cast<int64_t>(rng.next() % static_cast<uint64_t>(paddedCols));
+    int64_t d = static_cast<int64_t>(rng.next() % 1000);
+    SCOPED_TRACE(testing::Message() << "r " << r << " c " << c << " d " << d << " cols "
+                                    << paddedCols);
+    int64_t offset = e8m0ShuffleOffset(r, c, paddedCols);
+    EXPECT_EQ(offset, e8m0ShuffleOffset(r, 0, paddedCols) + e8m0ShuffleOffset(0, c, paddedCols));
+    EXPECT_EQ(e8m0ShuffleOffset(r + 32 * d, c, paddedCols), offset + d * 32 * paddedCols);
+  }
+}
+
 TEST(Preshuffle, ExpertScalesMatchTheSevenDimView) {
   // The gate/up variant read as aiter's view: src [E, 2(gate/up), N1, 16,
   // K1, 2, 4] permuted to [E, N1, K1, 4, 16, 2, 2(gate/up)].
