@@ -93,18 +93,23 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
               }
     return;
   }
-  for (int64_t n : space.tileN2)
-    for (int64_t k : space.tileK2)
-      for (int64_t w : space.wavesPerEU2)
-        for (ReduceMode r : space.reduce2) {
-          MoeSpec layer = base;
-          StageSchedule &s = layer.stage2;
-          s.tileN = n;
-          s.tileK = k;
-          s.wavesPerEU = w;
-          s.reduce = r;
-          fn(std::move(layer));
-        }
+  std::vector<int64_t> tileM2 = space.tileM2;
+  if (tileM2.empty())
+    tileM2.push_back(base.stage2.tileM);
+  for (int64_t m : tileM2)
+    for (int64_t n : space.tileN2)
+      for (int64_t k : space.tileK2)
+        for (int64_t w : space.wavesPerEU2)
+          for (ReduceMode r : space.reduce2) {
+            MoeSpec layer = base;
+            StageSchedule &s = layer.stage2;
+            s.tileM = m;
+            s.tileN = n;
+            s.tileK = k;
+            s.wavesPerEU = w;
+            s.reduce = r;
+            fn(std::move(layer));
+          }
 }
 
 /// `base` (the spec's partner schedules), then `base` with the partner
@@ -125,9 +130,9 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
 } // namespace
 
 std::vector<std::string> SearchSpace::axisKeys() {
-  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",      "stage1.k_batch",
-          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant", "stage2.tile_n",
-          "stage2.tile_k", "stage2.waves_per_eu", "stage2.reduce"};
+  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",       "stage1.k_batch",
+          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant",  "stage2.tile_m",
+          "stage2.tile_n", "stage2.tile_k",       "stage2.waves_per_eu", "stage2.reduce"};
 }
 
 llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
@@ -151,6 +156,8 @@ llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
     return parseList(assignment, values, wavesPerEU1, positive);
   if (key == "stage1.fused_quant")
     return parseList(assignment, values, fusedQuant1, parseFusedQuant);
+  if (key == "stage2.tile_m")
+    return parseList(assignment, values, tileM2, positive);
   if (key == "stage2.tile_n")
     return parseList(assignment, values, tileN2, positive);
   if (key == "stage2.tile_k")

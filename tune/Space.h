@@ -38,11 +38,16 @@ struct SearchSpace {
   /// activations are MX.
   std::vector<FusedQuant> fusedQuant1;
   std::vector<int64_t> tileN2{64, 128, 256}, tileK2{128, 256}, wavesPerEU2{0, 2, 4};
+  /// Stage 2's M tiles; empty: the sorting block (block_m). A smaller one
+  /// that divides block_m runs several M tiles per sorting block (sm_90a:
+  /// wgmma stage 1 on 128-row blocks with stage 2 on 64-row tiles).
+  std::vector<int64_t> tileM2;
   std::vector<ReduceMode> reduce2{ReduceMode::Atomic, ReduceMode::Reduce};
 
   /// Applies "key=v1,v2,..." (keys: block_m, stage1.tile_n, stage1.tile_k,
   /// stage1.k_batch, stage1.k_wave, stage1.waves_per_eu, stage1.fused_quant,
-  /// stage2.tile_n, stage2.tile_k, stage2.waves_per_eu, stage2.reduce).
+  /// stage2.tile_m, stage2.tile_n, stage2.tile_k, stage2.waves_per_eu,
+  /// stage2.reduce).
   llvm::Error setAxis(llvm::StringRef assignment);
   /// The axis keys setAxis accepts.
   static std::vector<std::string> axisKeys();

@@ -145,6 +145,41 @@ TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
   EXPECT_TRUE(none.partners.empty());
 }
 
+// stage2.tile_m: stage 2 on M tiles smaller than the sorting block, named
+// with the block (sbm) so that the row reads back; a tile that does not
+// divide block_m is rejected by the rules.
+TEST(TuneSpace, Stage2TilesUnderALargerSortingBlock) {
+  MoeSpec spec = example("kimi_k3_tp8_a16w4.moe");
+  tune::SearchSpace space;
+  ASSERT_FALSE(!!space.setAxis("stage2.tile_m=64,128,48"));
+  space.blockM = {128};
+  space.tileN1 = {128};
+  space.tileK1 = {256};
+  space.kBatch1 = {1};
+  space.kWave1 = {1};
+  space.wavesPerEU1 = {4};
+  space.tileN2 = {256};
+  space.tileK2 = {128};
+  space.wavesPerEU2 = {0};
+  space.reduce2 = {ReduceMode::Atomic};
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  tune::SpaceReport report;
+  auto candidates = tune::enumerateCandidates(spec, space, sm90, report);
+  std::set<int64_t> stage2Tiles;
+  for (const tune::Candidate &c : candidates) {
+    EXPECT_EQ(c.layer.stage1.tileM, 128) << c.id;
+    if (c.stage != StageId::Stage2)
+      continue;
+    stage2Tiles.insert(c.layer.stage2.tileM);
+    EXPECT_NE(c.kernelName.find("_sbm128"), std::string::npos) << c.kernelName;
+    auto back = dispatch::kernelNameToSchedule(c.kernelName);
+    ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->schedule.tileM, c.layer.stage2.tileM) << c.kernelName;
+  }
+  EXPECT_EQ(stage2Tiles, (std::set<int64_t>{64, 128}));
+  EXPECT_EQ(report.rejected["stage2 tile_m"], 1);
+}
+
 // A split that does not divide K is rejected by the rules, never kept (so
 // never compiled); the report counts it under its rule.
 TEST(TuneSpace, NonDividingSplitNeverKept) {
