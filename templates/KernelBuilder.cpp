@@ -81,7 +81,7 @@ Value workgroupCount(ImplicitLocOpBuilder &b, gpu::Dimension dim) {
 }
 
 Value emitE8m0RowOffset(Arith &a, Value row, int64_t cols) {
-  int64_t paddedCols = (cols + 7) / 8 * 8;
+  int64_t paddedCols = e8m0PaddedCols(cols);
   Value r0 = arith::ShRUIOp::create(a.b, row, a.idx(5));
   Value r1 = arith::AndIOp::create(a.b, arith::ShRUIOp::create(a.b, row, a.idx(4)), a.idx(1));
   Value r2 = arith::AndIOp::create(a.b, row, a.idx(15));

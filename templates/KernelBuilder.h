@@ -88,6 +88,8 @@ mlir::Value emitE8m0ShuffleOffset(Arith &a, mlir::Value row, mlir::Value col, in
 /// row's plus d * 32 * paddedCols, so loops over K add a column part to
 /// row parts computed once.
 mlir::Value emitE8m0RowOffset(Arith &a, mlir::Value row, int64_t cols);
+/// The e8m0_shuffle layout's columns: cols padded to a multiple of 8.
+inline int64_t e8m0PaddedCols(int64_t cols) { return (cols + 7) / 8 * 8; }
 mlir::Value emitE8m0ColumnOffset(Arith &a, mlir::Value col);
 
 } // namespace moegen

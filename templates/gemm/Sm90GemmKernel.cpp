@@ -521,7 +521,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// across the K loop then take one register each, not two.
   bool narrowScaleOffsets() const {
     int64_t rows = (spec.problem.experts * weightRows() + 31) / 32 * 32;
-    return rows * ((K / 32 + 7) / 8 * 8) <= int64_t(UINT32_MAX);
+    return rows * e8m0PaddedCols(K / 32) <= int64_t(UINT32_MAX);
   }
   /// A scale's offset: a row part (narrowed or not) plus a column part.
   Value scaleOffset(Value rowPart, Value columnPart) {
@@ -548,7 +548,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (rowDelta) {
       stepByte = a.add(stepByte, a.mul(rowDelta, a.idx(weightRowBytes())));
       if (wholeRowGroups)
-        scaleStep = a.add(scaleStep, a.mul(rowDelta, a.idx((K / 32 + 7) / 8 * 8)));
+        scaleStep = a.add(scaleStep, a.mul(rowDelta, a.idx(e8m0PaddedCols(K / 32))));
     }
     SmallVector<Value> raw;
     for (const LaneWeightRow &r : rows) {
