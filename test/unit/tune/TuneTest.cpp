@@ -97,21 +97,29 @@ TEST(TuneSpace, KernelNameForMatchesAiter) {
 // the axis values that keeps the rules is the stage-2 candidates' partner
 // there, and the report says so; the spec's own stays the partner where it
 // keeps them.
+/// A space of one value per axis but block_m (tile_n as given): the tests
+/// widen the axis they are about.
+tune::SearchSpace singleValued(int64_t tileN1, int64_t tileN2) {
+  tune::SearchSpace space;
+  space.tileN1 = {tileN1};
+  space.tileK1 = {256};
+  space.kBatch1 = {1};
+  space.kWave1 = {1};
+  space.wavesPerEU1 = {4};
+  space.tileN2 = {tileN2};
+  space.tileK2 = {128};
+  space.wavesPerEU2 = {0};
+  space.reduce2 = {ReduceMode::Atomic};
+  return space;
+}
+
 TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
   MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
   spec.stage1.kWave = 4;
   spec.stage1.tileK = 128;
-  tune::SearchSpace space;
+  tune::SearchSpace space = singleValued(32, 128);
   space.blockM = {32, 64};
-  space.tileN1 = {32};
-  space.tileK1 = {256};
-  space.kBatch1 = {1};
   space.kWave1 = {4, 1};
-  space.wavesPerEU1 = {4};
-  space.tileN2 = {128};
-  space.tileK2 = {128};
-  space.wavesPerEU2 = {0};
-  space.reduce2 = {ReduceMode::Atomic};
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
   tune::SpaceReport report;
   auto candidates = tune::enumerateCandidates(spec, space, sm90, report);
@@ -150,18 +158,9 @@ TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
 // divide block_m is rejected by the rules.
 TEST(TuneSpace, Stage2TilesUnderALargerSortingBlock) {
   MoeSpec spec = example("kimi_k3_tp8_a16w4.moe");
-  tune::SearchSpace space;
+  tune::SearchSpace space = singleValued(128, 256);
   ASSERT_FALSE(!!space.setAxis("stage2.tile_m=64,128,48"));
   space.blockM = {128};
-  space.tileN1 = {128};
-  space.tileK1 = {256};
-  space.kBatch1 = {1};
-  space.kWave1 = {1};
-  space.wavesPerEU1 = {4};
-  space.tileN2 = {256};
-  space.tileK2 = {128};
-  space.wavesPerEU2 = {0};
-  space.reduce2 = {ReduceMode::Atomic};
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
   tune::SpaceReport report;
   auto candidates = tune::enumerateCandidates(spec, space, sm90, report);
