@@ -47,8 +47,9 @@ LogicalResult LayerOp::verify() {
 
 LogicalResult SortOp::verify() {
   int64_t bm = getBlockM();
-  if (bm <= 0 || (bm & (bm - 1)) != 0)
-    return emitOpError() << "block_m must be a positive power of two, got " << bm;
+  // (SortPlan::kBlockMMultiple: the MMA M of every target.)
+  if (bm <= 0 || bm % 16 != 0)
+    return emitOpError() << "block_m must be a positive multiple of 16, got " << bm;
   return success();
 }
 

@@ -40,10 +40,11 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
     while (p.threads > SortPlan::kMinNvptxThreads && p.scatterLdsBytes() > target.staticLdsBytes)
       p.threads /= 2;
   p.dynamicShared = target.isNvptx() && p.scatterLdsBytes() > target.staticLdsBytes;
-  if (p.blockM <= 0 || (p.blockM & (p.blockM - 1)) != 0)
-    issues.push_back(
-        {KernelFamily::Sort, "block_m",
-         "block_m=stage1 tile_m=" + std::to_string(p.blockM) + " must be a power of two"});
+  if (p.blockM <= 0 || p.blockM % SortPlan::kBlockMMultiple != 0)
+    issues.push_back({KernelFamily::Sort, "block_m",
+                      "block_m=stage1 tile_m=" + std::to_string(p.blockM) +
+                          " must be a positive multiple of " +
+                          std::to_string(SortPlan::kBlockMMultiple)});
   if (p.topk > 255)
     issues.push_back({KernelFamily::Sort, "topk",
                       "topk=" + std::to_string(p.topk) + " does not fit the 8-bit slot field"});

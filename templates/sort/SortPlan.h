@@ -23,6 +23,10 @@
 namespace moegen {
 
 struct SortPlan {
+  /// A sorting block's rows (stage 1's tile_m): any multiple of 16, the MMA
+  /// M of both targets (not only aiter's powers of two: 48-, 80- or 96-row
+  /// blocks pad an expert's rows less where it has 35-95 of them).
+  static constexpr int64_t kBlockMMultiple = 16;
   int64_t blockM = 0;
   int64_t experts = 0;
   int64_t topk = 0;

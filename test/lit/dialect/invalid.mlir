@@ -71,7 +71,7 @@ module attributes {moe.target = #moe.target<chip = "gfx950", abi = 4>} {}
 // -----
 
 moe.layer @l problem = #moe.problem<model_dim = 256, inter_dim = 128, experts = 8, topk = 2, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-  // expected-error @below {{block_m must be a positive power of two, got 24}}
+  // expected-error @below {{block_m must be a positive multiple of 16, got 24}}
   moe.sort @sort block_m = 24
 }
 

@@ -156,7 +156,7 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
 // tile_m must be a multiple of the MFMA M (16).
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
   moe.layer @l problem = #moe.problem<model_dim = 3584, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = !moe.mx<f4E2M1FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-    // expected-error @below {{'moe.sort' op block_m must be a positive power of two, got 24}}
+    // expected-error @below {{'moe.sort' op block_m must be a positive multiple of 16, got 24}}
     moe.sort @sort block_m = 24
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 24, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
     moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
@@ -270,12 +270,13 @@ module attributes {moe.target = #moe.target<chip = "gfx950">} {
 
 // -----
 
-// stage1's tile_m is also the sorting block, so it must be a power of two.
+// stage1's tile_m is also the sorting block, so it must be a multiple of 16 (the
+// MMA M); 48-, 80-, 96-row blocks are fine, powers of two or not.
 module attributes {moe.target = #moe.target<chip = "gfx950">} {
   moe.layer @l problem = #moe.problem<model_dim = 2304, inter_dim = 384, experts = 896, topk = 16, gate_up = separated, doweight_stage1 = false> formats = #moe.formats<activation = bf16, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"silu"> {
-    // expected-error @below {{'moe.sort' op block_m must be a positive power of two, got 160}}
-    moe.sort @sort block_m = 160
-    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 160, tile_n = 32, tile_k = 288, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
+    // expected-error @below {{'moe.sort' op block_m must be a positive multiple of 16, got 40}}
+    moe.sort @sort block_m = 40
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 40, tile_n = 32, tile_k = 288, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
     moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic>
   }
 }

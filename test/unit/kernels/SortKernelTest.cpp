@@ -3,7 +3,7 @@
 // sort_count, sort_scan and sort, launched in order as the layer does (only
 // sort for a single chunk: the others have empty grids), against
 // the reference sorting (runtime/numerics/Sorting.cpp) for experts in {8, 33,
-// 257, 896}, topk in {1, 2, 8, 16}, block_m in {16, 32, 64, 128}, token counts
+// 257, 896}, topk in {1, 2, 8, 16}, block_m in {16, 32, 48, 64, 80, 96, 128}, token counts
 // from 1 to 8193 (one workgroup alone up to SortPlan::singleEntries entries
 // and one more; one and several chunks, partial waves and rounds) and
 // routings: router top-k, every entry to one expert, a few hot experts with
@@ -78,7 +78,8 @@ class SortKernels : public ::testing::TestWithParam<SortShape> {
 protected:
   void SetUp() override {
     const SortShape c = GetParam();
-    int64_t bm = c.blockM, tm2 = std::min<int64_t>(bm, 32);
+    // (Stage 2's tile divides the sorting block: 16 rows for 48 or 80.)
+    int64_t bm = c.blockM, tm2 = bm % 32 == 0 ? std::min<int64_t>(bm, 32) : 16;
     std::string text =
         "moe s {\n  model_dim = 256\n  inter_dim = 128\n  experts = " + std::to_string(c.experts) +
         "\n  topk = " + std::to_string(c.topk) +
@@ -224,8 +225,10 @@ TEST_P(SortKernels, MatchReference) {
 }
 
 std::vector<SortShape> sortShapes() {
-  return {{8, 1, 32},    {8, 2, 16},    {8, 8, 128},  {33, 1, 64},  {33, 8, 32},   {33, 16, 16},
-          {257, 2, 128}, {257, 16, 64}, {896, 1, 16}, {896, 8, 64}, {896, 16, 32}, {896, 16, 128}};
+  // The last three: sorting blocks that are not powers of two.
+  return {{8, 1, 32},    {8, 2, 16},     {8, 8, 128},   {33, 1, 64},   {33, 8, 32},
+          {33, 16, 16},  {257, 2, 128},  {257, 16, 64}, {896, 1, 16},  {896, 8, 64},
+          {896, 16, 32}, {896, 16, 128}, {33, 8, 48},   {257, 16, 80}, {896, 16, 96}};
 }
 
 INSTANTIATE_TEST_SUITE_P(Gfx950, SortKernels, ::testing::ValuesIn(sortShapes()),
