@@ -72,8 +72,9 @@ public:
     // K alignment of a tile: the MX block and the MFMA K (128) for MX
     // operands, the bf16 MFMA K (32) otherwise.
     int64_t kAlign = adtype == "bf16" ? 32 : 128;
-    // 256-row blocks: tiles whose waves split tile_m (GemmPlan::mWaves).
-    int64_t sortBlock = pick<int64_t>({16, 32, 64, 128, 256});
+    // 256-row blocks: tiles whose waves split tile_m (GemmPlan::mWaves);
+    // 48, 80, 96: blocks that are not powers of two.
+    int64_t sortBlock = pick<int64_t>({16, 32, 48, 64, 80, 96, 128, 256});
 
     Draw d;
     d.text = "moe property {\n";
@@ -98,7 +99,13 @@ public:
               "\n";
     d.text += "  stage1 {\n" + stage(sortBlock, pr.interDim, pr.modelDim, kAlign) +
               "    fused_quant = " + fused + "\n  }\n";
-    int64_t tileM2 = coin(0.85) ? sortBlock >> range(0, 2) : pick<int64_t>({16, 32, 64, 128});
+    // Stage 2 on the block, or on M tiles dividing it (a multiple of 16, at
+    // least a quarter of it); else any tile, which the rules may refuse.
+    std::vector<int64_t> divisors;
+    for (int64_t d = sortBlock; d >= 16 && 4 * d >= sortBlock; d -= 16)
+      if (sortBlock % d == 0)
+        divisors.push_back(d);
+    int64_t tileM2 = coin(0.85) ? pick(divisors) : pick<int64_t>({16, 32, 64, 128});
     d.text +=
         "  stage2 {\n" + stage(std::max<int64_t>(tileM2, 16), pr.modelDim, pr.interDim, kAlign);
     d.text += "    reduce = " + pick<std::string>({"atomic", "reduce"}) + "\n  }\n}\n";
