@@ -129,6 +129,13 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
 
 } // namespace
 
+SearchSpace SearchSpace::defaultsFor(const TargetInfo &target) {
+  SearchSpace space;
+  if (target.isNvptx())
+    space.blockM = {32, 48, 64, 80, 128};
+  return space;
+}
+
 std::vector<std::string> SearchSpace::axisKeys() {
   return {"block_m",       "stage1.tile_n",       "stage1.tile_k",       "stage1.k_batch",
           "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant",  "stage2.tile_m",

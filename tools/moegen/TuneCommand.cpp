@@ -347,7 +347,10 @@ static int runTune() {
     return 1;
   };
 
-  tune::SearchSpace space;
+  // On cuda the key columns name the H200 (sm_90a, 132 SMs) unless given.
+  const bool cuda = backendName == "cuda";
+  tune::SearchSpace space = tune::SearchSpace::defaultsFor(cuda ? *TargetInfo::forChip("sm_90a")
+                                                                : TargetInfo::defaultTarget());
   for (const std::string &a : axes)
     if (llvm::Error e = space.setAxis(a))
       return usageError(name, llvm::toString(std::move(e)));
@@ -356,8 +359,6 @@ static int runTune() {
     printError(spec.takeError());
     return 1;
   }
-  // On cuda the key columns name the H200 (sm_90a, 132 SMs) unless given.
-  const bool cuda = backendName == "cuda";
   const int64_t cuNum = cuda && !cuNumArg.getNumOccurrences() ? 132 : int64_t(cuNumArg);
   const std::string gfx = cuda && !gfxArg.getNumOccurrences() ? "sm_90a" : std::string(gfxArg);
   auto key = dispatch::aiterKeyFor(*spec, gfx, cuNum);

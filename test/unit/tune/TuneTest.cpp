@@ -113,6 +113,32 @@ tune::SearchSpace singleValued(int64_t tileN1, int64_t tileN2) {
   return space;
 }
 
+// On sm_90a the default sorting blocks include 48 and 80 rows (the H200
+// tables take them from 1024 tokens); gfx950 keeps aiter's.
+TEST(TuneSpace, DefaultSortingBlocksPerTarget) {
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(TargetInfo::defaultTarget()).blockM,
+            (std::vector<int64_t>{32, 64, 128}));
+  tune::SearchSpace sm90 = tune::SearchSpace::defaultsFor(*TargetInfo::forChip("sm_90a"));
+  EXPECT_EQ(sm90.blockM, (std::vector<int64_t>{32, 48, 64, 80, 128}));
+  // Their candidates are named and read back like the others: the 80-row
+  // block's stage-1 and stage-2 schedules of the Kimi-K3 a16w4 example.
+  MoeSpec spec = example("kimi_k3_tp8_a16w4.moe");
+  spec.stage1.kWave = 1;
+  tune::SearchSpace space = singleValued(64, 256);
+  space.blockM = {80};
+  tune::SpaceReport report;
+  std::vector<tune::Candidate> candidates =
+      tune::enumerateCandidates(spec, space, *TargetInfo::forChip("sm_90a"), report);
+  ASSERT_EQ(candidates.size(), 2u) << report.summary();
+  for (const tune::Candidate &c : candidates) {
+    EXPECT_EQ(c.blockM, 80);
+    EXPECT_EQ(c.layer.stage1.tileM, 80);
+    EXPECT_NE(c.kernelName.find(c.stage == StageId::Stage1 ? "_t80x64x256_" : "_t80x256x128_"),
+              std::string::npos)
+        << c.kernelName;
+  }
+}
+
 TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
   MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
   spec.stage1.kWave = 4;
