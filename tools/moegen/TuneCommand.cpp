@@ -349,8 +349,11 @@ static int runTune() {
 
   // On cuda the key columns name the H200 (sm_90a, 132 SMs) unless given.
   const bool cuda = backendName == "cuda";
-  tune::SearchSpace space = tune::SearchSpace::defaultsFor(cuda ? *TargetInfo::forChip("sm_90a")
-                                                                : TargetInfo::defaultTarget());
+  auto targetInfo = TargetInfo::get(cuda ? "sm_90a" : TargetInfo::kDefaultChip);
+  if (!targetInfo)
+    return fail(llvm::toString(targetInfo.takeError()));
+  const TargetInfo target = *targetInfo;
+  tune::SearchSpace space = tune::SearchSpace::defaultsFor(target);
   for (const std::string &a : axes)
     if (llvm::Error e = space.setAxis(a))
       return usageError(name, llvm::toString(std::move(e)));
@@ -403,10 +406,6 @@ static int runTune() {
   if (tokens.empty())
     return fail(untunedPath + ": no rows to tune");
 
-  auto targetInfo = TargetInfo::get(cuda ? "sm_90a" : TargetInfo::kDefaultChip);
-  if (!targetInfo)
-    return fail(llvm::toString(targetInfo.takeError()));
-  const TargetInfo target = *targetInfo;
   tune::SpaceReport report;
   std::vector<Candidate> candidates = tune::enumerateCandidates(*spec, space, target, report);
   llvm::outs() << "moegen tune: " << spec->name << " (" << precisionTag(spec->formats) << ") on "
