@@ -91,12 +91,6 @@ TEST(TuneSpace, KernelNameForMatchesAiter) {
   EXPECT_NE(llvm::toString(bad.takeError()).find("k_batch=2"), std::string::npos);
 }
 
-// A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
-// block_m 64 on sm_90a: its K-group reduction exceeds the static shared
-// memory) does not cost the search that block: the first stage-1 schedule of
-// the axis values that keeps the rules is the stage-2 candidates' partner
-// there, and the report says so; the spec's own stays the partner where it
-// keeps them.
 /// A space of one value per axis but block_m (tile_n as given): the tests
 /// widen the axis they are about.
 tune::SearchSpace singleValued(int64_t tileN1, int64_t tileN2) {
@@ -139,6 +133,12 @@ TEST(TuneSpace, DefaultSortingBlocksPerTarget) {
   }
 }
 
+// A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
+// block_m 64 on sm_90a: its K-group reduction exceeds the static shared
+// memory) does not cost the search that block: the first stage-1 schedule of
+// the axis values that keeps the rules is the stage-2 candidates' partner
+// there, and the report says so; the spec's own stays the partner where it
+// keeps them.
 TEST(TuneSpace, PartnerFromTheAxesWhereTheSpecsBreaksARule) {
   MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
   spec.stage1.kWave = 4;
