@@ -46,6 +46,7 @@ void buildTargetLoweringPipeline(mlir::OpPassManager &pm, const TargetInfo &targ
   mlir::OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
   kernels.addPass(mlir::createSCFToControlFlowPass());
   if (target.isNvptx()) {
+    kernels.addPass(createMoeAttachGridDependencies());
     // Bare pointers as on gfx950, so the runtime packs the same argument
     // lists for both; 64-bit index (pointers are 64-bit on NVPTX).
     mlir::ConvertGpuOpsToNVVMOpsOptions gpuOptions;

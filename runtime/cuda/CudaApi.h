@@ -50,10 +50,32 @@ constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
 constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
-/// The `extra` argument of cuLaunchKernel: a packed parameter buffer.
+/// The `extra` argument of cuLaunchKernelEx: a packed parameter buffer.
 inline void *const kLaunchParamBufferPointer = reinterpret_cast<void *>(0x01);
 inline void *const kLaunchParamBufferSize = reinterpret_cast<void *>(0x02);
 inline void *const kLaunchParamEnd = reinterpret_cast<void *>(0x00);
+
+/// cuLaunchKernelEx's configuration (CUDA 12.0): CUlaunchAttribute is its id
+/// padded to 8 bytes and a 64-byte value union; CUlaunchConfig the grid,
+/// block, dynamic shared memory, stream and attribute list.
+constexpr int CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6;
+struct CUlaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union {
+    char bytes[64];
+    int programmaticStreamSerializationAllowed;
+  } value = {};
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's CUlaunchAttribute is 72 bytes");
+struct CUlaunchConfig {
+  unsigned gridDimX = 1, gridDimY = 1, gridDimZ = 1;
+  unsigned blockDimX = 1, blockDimY = 1, blockDimZ = 1;
+  unsigned sharedMemBytes = 0;
+  CUstream hStream = nullptr;
+  CUlaunchAttribute *attrs = nullptr;
+  unsigned numAttrs = 0;
+};
 
 struct CudaApi {
 #define MOEGEN_CUDA_REQUIRED(name, symbol, params) CUresult(*name) params = nullptr;

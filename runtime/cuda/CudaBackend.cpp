@@ -151,9 +151,21 @@ public:
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
-    if (CUresult e = api.cuLaunchKernel(*f, grid.X, grid.Y, grid.Z, block.X, block.Y, block.Z,
-                                        dynamicLds, stream, nullptr, config);
-        e != CUDA_SUCCESS)
+    // Programmatic stream serialization: the driver may launch the kernel as
+    // the one before it finishes, before that one's completion is flushed;
+    // every sm_90a kernel starts by waiting for its predecessors
+    // (moe-attach-grid-dependencies), so only the launch overlaps.
+    CUlaunchAttribute dependent;
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig launch;
+    launch.gridDimX = grid.X, launch.gridDimY = grid.Y, launch.gridDimZ = grid.Z;
+    launch.blockDimX = block.X, launch.blockDimY = block.Y, launch.blockDimZ = block.Z;
+    launch.sharedMemBytes = dynamicLds;
+    launch.hStream = stream;
+    launch.attrs = &dependent;
+    launch.numAttrs = 1;
+    if (CUresult e = api.cuLaunchKernelEx(&launch, *f, nullptr, config); e != CUDA_SUCCESS)
       return cudaError(api, e, "launch of '" + k.Symbol + "'");
     return llvm::Error::success();
   }

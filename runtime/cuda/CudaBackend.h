@@ -3,10 +3,12 @@
 // Runs PTX code objects on an NVIDIA GPU through the CUDA driver, opened at
 // run time (CudaApi.h): the device's primary context, cuModuleLoadDataEx (the
 // driver compiles the PTX for the device; its log is part of any error),
-// cuLaunchKernel with the packed parameter buffer (laid out as
+// cuLaunchKernelEx with the packed parameter buffer (laid out as
 // KernargPacker lays out the AMDGPU kernarg segment: natural alignment, in
-// order), cuMemAlloc/cuMemFree and stream-ordered copies. All work goes to
-// one stream, the caller's or the backend's own. Graphs: stream capture
+// order) and programmatic stream serialization (a kernel may be launched as
+// the one before it finishes; moegen's sm_90a kernels wait for their
+// predecessors first thing: moe-attach-grid-dependencies), cuMemAlloc/cuMemFree and stream-ordered
+// copies. All work goes to one stream, the caller's or the backend's own. Graphs: stream capture
 // (cuStreamBeginCapture_v2, thread-local mode) around the recorded work,
 // cuGraphInstantiateWithFlags, cuGraphLaunch on the same stream.
 //

@@ -37,7 +37,7 @@ TEST(CudaBackend, ALibraryThatIsNotTheDriverIsNamed) {
   ASSERT_FALSE(bool(b));
   std::string msg = llvm::toString(b.takeError());
   EXPECT_NE(msg.find("CUDA driver 'libm.so.6' lacks cuGetErrorName"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("cuLaunchKernel"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cuLaunchKernelEx"), std::string::npos) << msg;
 }
 
 TEST(CudaBackend, RefusesChipsThatAreNotNvidia) {

@@ -2,7 +2,8 @@
 //
 // The backend's own logic without a GPU: device selection by compute
 // capability, PTX loading with the driver's log in errors, symbol lookup,
-// memory, launches with the packed parameter buffer, and graphs (stream
+// memory, launches with the packed parameter buffer (cuLaunchKernelEx with
+// programmatic stream serialization), and graphs (stream
 // capture, instantiation, launches, what a capture refuses). A program of
 // its own: the driver library, once loaded, stays for the process.
 //
@@ -91,6 +92,9 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
   EXPECT_STREQ(fake.fn<const char *(*)(size_t)>("fakeCudaLaunchName")(0), "moe_quant_mxfp4_c256");
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid")(0)[0], 5u);
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchBlock")(0)[0], 256u);
+  // Every launch allows programmatic stream serialization (cuLaunchKernelEx;
+  // the kernels wait for their predecessors at their entry).
+  EXPECT_EQ(fake.fn<int (*)(size_t)>("fakeCudaLaunchProgrammatic")(0), 1);
   const unsigned char *bytes = nullptr;
   size_t n = fake.fn<size_t (*)(size_t, const unsigned char **)>("fakeCudaLaunchParams")(0, &bytes);
   ASSERT_EQ(n, 28u); // three 8-byte pointers and an i32, in order

@@ -162,18 +162,41 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   f->maxDynamicShared = static_cast<unsigned>(value);
   return 0;
 }
-CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, void *, void **params,
-                        void **extra) {
+/// cuda.h's CUlaunchAttribute (72 bytes) and CUlaunchConfig.
+struct FakeLaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int value;
+  };
+};
+struct FakeLaunchConfig {
+  unsigned grid[3], block[3], sharedMem;
+  void *stream;
+  FakeLaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+CUresult cuLaunchKernelEx(const FakeLaunchConfig *config, void *function, void **params,
+                          void **extra) {
+  if (!config || (config->numAttrs && !config->attrs))
+    return 1; // CUDA_ERROR_INVALID_VALUE
+  bool programmatic = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    // Only programmatic stream serialization (6), allowed or not, is expected.
+    if (config->attrs[i].id != 6 || config->attrs[i].value > 1)
+      return 1;
+    programmatic = config->attrs[i].value == 1;
+  }
   // As the driver: more than 48 KiB only after the kernel's opt-in.
-  if (shared > static_cast<FakeFunction *>(function)->maxDynamicShared)
+  if (config->sharedMem > static_cast<FakeFunction *>(function)->maxDynamicShared)
     return 1;
-  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   // Copied now, also when the launch is only recorded.
-  std::optional<FakeLaunch> l =
-      moegen::test::packedLaunch(function, grid, block, shared, params, extra, nullptr);
+  std::optional<FakeLaunch> l = moegen::test::packedLaunch(
+      function, config->grid, config->block, config->sharedMem, params, extra, nullptr);
   if (!l)
     return 1; // CUDA_ERROR_INVALID_VALUE: only the packed buffer form is expected
+  l->programmatic = programmatic;
   if (!graphs.record(FakeNode{true, *l, 0, 0, 0}))
     runLaunch(std::move(*l));
   return 0;
@@ -268,6 +291,8 @@ const char *fakeCudaLaunchName(size_t i) { return launches[i].name.c_str(); }
 const unsigned *fakeCudaLaunchGrid(size_t i) { return launches[i].grid; }
 const unsigned *fakeCudaLaunchBlock(size_t i) { return launches[i].block; }
 unsigned fakeCudaLaunchShared(size_t i) { return launches[i].sharedMem; }
+/// Whether launch i allowed programmatic stream serialization.
+int fakeCudaLaunchProgrammatic(size_t i) { return launches[i].programmatic; }
 size_t fakeCudaLaunchParams(size_t i, const unsigned char **bytes) {
   *bytes = launches[i].kernarg.data();
   return launches[i].kernarg.size();

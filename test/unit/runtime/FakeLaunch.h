@@ -26,6 +26,7 @@ struct FakeLaunch {
   std::string name;
   unsigned grid[3], block[3], sharedMem;
   std::vector<unsigned char> kernarg;
+  bool programmatic = false; // cuda: launched with programmatic stream serialization
 };
 
 /// The launch of `function` (a FakeFunction); none when its arguments are not

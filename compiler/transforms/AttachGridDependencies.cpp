@@ -1,0 +1,32 @@
+//===- AttachGridDependencies.cpp - moe-attach-grid-dependencies ----------===//
+
+#include "compiler/transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace moegen {
+#define GEN_PASS_DEF_MOEATTACHGRIDDEPENDENCIES
+#include "compiler/transforms/Passes.h.inc"
+
+namespace {
+struct AttachGridDependenciesPass
+    : impl::MoeAttachGridDependenciesBase<AttachGridDependenciesPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<mlir::gpu::GPUFuncOp>()) {
+      if (!func.isKernel() || func.getBody().empty())
+        continue;
+      mlir::ImplicitLocOpBuilder b(func.getLoc(), &func.getBody().front(),
+                                   func.getBody().front().begin());
+      // Inline PTX with a memory clobber: no load or store of the kernel
+      // moves above the wait.
+      mlir::LLVM::InlineAsmOp::create(b, mlir::Type(), mlir::ValueRange(), "griddepcontrol.wait;",
+                                      "~{memory}", /*has_side_effects=*/true,
+                                      /*is_align_stack=*/false,
+                                      mlir::LLVM::tailcallkind::TailCallKind::None,
+                                      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+    }
+  }
+};
+} // namespace
+} // namespace moegen
