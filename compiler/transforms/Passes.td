@@ -57,7 +57,8 @@ def MoeLowerToTarget : Pass<"moe-lower-to-target", "::mlir::ModuleOp"> {
 }
 
 def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gpu::GPUModuleOp"> {
-  let summary = "Make every NVPTX kernel wait for its predecessors first (programmatic dependent launch)";
+  let summary = "Make every NVPTX kernel wait for its predecessors first "
+                "(programmatic dependent launch)";
   let description = [{
     The cuda runtime launches every kernel with programmatic stream
     serialization: the driver may launch a kernel as the one ahead of it in

@@ -7,8 +7,9 @@
 // KernargPacker lays out the AMDGPU kernarg segment: natural alignment, in
 // order) and programmatic stream serialization (a kernel may be launched as
 // the one before it finishes; moegen's sm_90a kernels wait for their
-// predecessors first thing: moe-attach-grid-dependencies), cuMemAlloc/cuMemFree and stream-ordered
-// copies. All work goes to one stream, the caller's or the backend's own. Graphs: stream capture
+// predecessors first thing: moe-attach-grid-dependencies), cuMemAlloc/
+// cuMemFree and stream-ordered copies. All work goes to one stream, the
+// caller's or the backend's own. Graphs: stream capture
 // (cuStreamBeginCapture_v2, thread-local mode) around the recorded work,
 // cuGraphInstantiateWithFlags, cuGraphLaunch on the same stream.
 //

@@ -3,9 +3,9 @@
 // The backend's own logic without a GPU: device selection by compute
 // capability, PTX loading with the driver's log in errors, symbol lookup,
 // memory, launches with the packed parameter buffer (cuLaunchKernelEx with
-// programmatic stream serialization), and graphs (stream
-// capture, instantiation, launches, what a capture refuses). A program of
-// its own: the driver library, once loaded, stays for the process.
+// programmatic stream serialization), and graphs (stream capture,
+// instantiation, launches, what a capture refuses). A program of its own:
+// the driver library, once loaded, stays for the process.
 //
 //===----------------------------------------------------------------------===//
 
