@@ -60,14 +60,14 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
   let summary = "Make every NVPTX kernel wait for its predecessors first "
                 "(programmatic dependent launch)";
   let description = [{
-    The cuda runtime launches every kernel with programmatic stream
-    serialization: the driver may launch a kernel as the one ahead of it in
-    the stream finishes, before that one's completion is flushed, instead of
-    after. A kernel so launched must not touch memory before
-    `griddepcontrol.wait` returns (its predecessors complete, their memory
-    visible); this pass puts that wait at the entry of every kernel of the
-    module, ahead of any other operation, as inline PTX with a memory clobber
-    so that no load or store moves above it. No kernel triggers its
+    The cuda runtime launches every kernel that executes
+    `griddepcontrol.wait` with programmatic stream serialization: the driver
+    may launch it as the kernel ahead of it in the stream finishes, before
+    that one's completion is flushed, instead of after. Such a kernel must
+    not touch memory before the wait returns (its predecessors complete,
+    their memory visible); this pass puts the wait at the entry of every
+    kernel of the module, ahead of any other operation, as inline PTX with a
+    memory clobber so that no load or store moves above it. No kernel triggers its
     dependents early (`griddepcontrol.launch_dependents`): their workgroups
     would wait on the SMs beside the running kernel's, which measured slower
     from 16 tokens on (docs/sm90a.md). Launched without the attribute, the

@@ -5,8 +5,10 @@
 #include "runtime/backend/DeviceChoice.h"
 #include "runtime/backend/DriverHandles.h"
 #include "runtime/cuda/CudaApi.h"
+#include "runtime/cuda/PtxGridWait.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <mutex>
@@ -70,6 +72,11 @@ public:
                        "loading PTX '" + code.Name + "' (built for a chip this device is not?)" +
                            (log.empty() ? "" : "; driver log:\n" + log));
     }
+    llvm::StringRef ptx(reinterpret_cast<const char *>(image.data()), image.size() - 1);
+    {
+      std::lock_guard<std::mutex> lock(waitingMutex);
+      waitingEntries[m] = ptxEntriesThatWait(ptx);
+    }
     return handles.addModule(m);
   }
 
@@ -81,6 +88,11 @@ public:
     CUfunction f = nullptr;
     if (CUresult e = api.cuModuleGetFunction(&f, *module, name.c_str()); e != CUDA_SUCCESS)
       return cudaError(api, e, "cuModuleGetFunction('" + name + "')");
+    {
+      std::lock_guard<std::mutex> lock(waitingMutex);
+      if (waitingEntries[*module].contains(name))
+        programmatic.insert(f);
+    }
     return handles.addKernel(f, name);
   }
 
@@ -151,13 +163,16 @@ public:
     size_t size = kernarg.size();
     void *config[] = {kLaunchParamBufferPointer, const_cast<uint8_t *>(kernarg.data()),
                       kLaunchParamBufferSize, &size, kLaunchParamEnd};
-    // Programmatic stream serialization: the driver may launch the kernel as
-    // the one before it finishes, before that one's completion is flushed;
-    // every sm_90a kernel starts by waiting for its predecessors
-    // (moe-attach-grid-dependencies), so only the launch overlaps.
+    // Programmatic stream serialization for kernels that wait for their
+    // predecessors first (moegen's: moe-attach-grid-dependencies): the driver
+    // may launch such a kernel as the one before it finishes, before that
+    // one's completion is flushed, so only the launch overlaps.
     CUlaunchAttribute dependent;
     dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    dependent.value.programmaticStreamSerializationAllowed = 1;
+    {
+      std::lock_guard<std::mutex> lock(waitingMutex);
+      dependent.value.programmaticStreamSerializationAllowed = programmatic.contains(*f) ? 1 : 0;
+    }
     CUlaunchConfig launch;
     launch.gridDimX = grid.X, launch.gridDimY = grid.Y, launch.gridDimZ = grid.Z;
     launch.blockDimX = block.X, launch.blockDimY = block.Y, launch.blockDimZ = block.Z;
@@ -304,6 +319,9 @@ private:
   DriverHandles<CUmodule, CUfunction, CUevent, CUgraphExec> handles{"cuda"};
   std::mutex optInMutex;
   llvm::DenseMap<CUfunction, uint32_t> optedIn; // the dynamic shared memory allowed
+  std::mutex waitingMutex;
+  llvm::DenseMap<CUmodule, llvm::StringSet<>> waitingEntries; // ptxEntriesThatWait per module
+  llvm::DenseSet<CUfunction> programmatic; // launched with programmatic stream serialization
 };
 
 } // namespace

@@ -5,11 +5,11 @@
 // driver compiles the PTX for the device; its log is part of any error),
 // cuLaunchKernelEx with the packed parameter buffer (laid out as
 // KernargPacker lays out the AMDGPU kernarg segment: natural alignment, in
-// order) and programmatic stream serialization (a kernel may be launched as
-// the one before it finishes; moegen's sm_90a kernels wait for their
-// predecessors first thing: moe-attach-grid-dependencies), cuMemAlloc/
-// cuMemFree and stream-ordered copies. All work goes to one stream, the
-// caller's or the backend's own. Graphs: stream capture
+// order) and, for kernels that wait for their predecessors first thing
+// (PtxGridWait.h; moegen's sm_90a kernels: moe-attach-grid-dependencies),
+// programmatic stream serialization (launched as the one before finishes),
+// cuMemAlloc/cuMemFree and stream-ordered copies. All work goes to one
+// stream, the caller's or the backend's own. Graphs: stream capture
 // (cuStreamBeginCapture_v2, thread-local mode) around the recorded work,
 // cuGraphInstantiateWithFlags, cuGraphLaunch on the same stream.
 //

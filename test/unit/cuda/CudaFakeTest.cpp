@@ -92,9 +92,8 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
   EXPECT_STREQ(fake.fn<const char *(*)(size_t)>("fakeCudaLaunchName")(0), "moe_quant_mxfp4_c256");
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchGrid")(0)[0], 5u);
   EXPECT_EQ(fake.fn<const unsigned *(*)(size_t)>("fakeCudaLaunchBlock")(0)[0], 256u);
-  // Every launch allows programmatic stream serialization (cuLaunchKernelEx;
-  // the kernels wait for their predecessors at their entry).
-  EXPECT_EQ(fake.fn<int (*)(size_t)>("fakeCudaLaunchProgrammatic")(0), 1);
+  // This PTX does not wait for its predecessors: launched after them.
+  EXPECT_EQ(fake.fn<int (*)(size_t)>("fakeCudaLaunchProgrammatic")(0), 0);
   const unsigned char *bytes = nullptr;
   size_t n = fake.fn<size_t (*)(size_t, const unsigned char **)>("fakeCudaLaunchParams")(0, &bytes);
   ASSERT_EQ(n, 28u); // three 8-byte pointers and an i32, in order
@@ -106,6 +105,45 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
   ASSERT_TRUE(bool(bad));
   EXPECT_NE(llvm::toString(std::move(bad)).find("not an allocation"), std::string::npos);
   EXPECT_FALSE(bool((*b)->free(*p)));
+}
+
+TEST(CudaFake, KernelsThatWaitForTheirPredecessorsLaunchProgrammatically) {
+  // moegen's kernels start with griddepcontrol.wait: launched with
+  // programmatic stream serialization; a kernel of the same module without
+  // it is not.
+  const char *ptx = R"(.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry moe_sort_e8_k2_bm32(.param .u64 p0)
+{
+  griddepcontrol.wait;
+  ret;
+}
+.visible .entry other(.param .u64 p0)
+{ ret; }
+)";
+  FakeDriver fake;
+  auto b = createCudaBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  CodeBundle code;
+  code.Hsaco.assign(ptx, ptx + std::strlen(ptx));
+  code.Name = "sort";
+  auto m = (*b)->loadCode(code);
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto waits = (*b)->getKernel(*m, "moe_sort_e8_k2_bm32");
+  auto other = (*b)->getKernel(*m, "other");
+  ASSERT_TRUE(waits && other);
+  KernargPacker args;
+  args.add(uint64_t(0));
+  auto count = fake.fn<size_t (*)()>("fakeCudaLaunchCount");
+  auto programmatic = fake.fn<int (*)(size_t)>("fakeCudaLaunchProgrammatic");
+  size_t first = count();
+  ASSERT_FALSE(bool((*b)->launch(*waits, {1, 1, 1}, {32, 1, 1}, 0, args.bytes())));
+  ASSERT_FALSE(bool((*b)->launch(*other, {1, 1, 1}, {32, 1, 1}, 0, args.bytes())));
+  ASSERT_FALSE(bool((*b)->synchronize()));
+  ASSERT_EQ(count(), first + 2);
+  EXPECT_EQ(programmatic(first), 1);
+  EXPECT_EQ(programmatic(first + 1), 0);
 }
 
 TEST(CudaFake, KernelsOptInToDynamicSharedMemoryAbove48KiB) {
