@@ -8,6 +8,8 @@ namespace moegen::cuda {
 
 namespace {
 
+constexpr llvm::StringLiteral kWait = "griddepcontrol.wait";
+
 /// `text` without `//` line comments and `/* */` block comments (each
 /// replaced by one space).
 std::string withoutComments(llvm::StringRef text) {
@@ -73,9 +75,8 @@ llvm::StringSet<> ptxEntriesThatWait(llvm::StringRef ptx) {
     if (close == llvm::StringRef::npos)
       continue;
     llvm::StringRef body = text.slice(open, close);
-    for (size_t w = body.find("griddepcontrol.wait"); w != llvm::StringRef::npos;
-         w = body.find("griddepcontrol.wait", w + 1)) {
-      size_t after = w + llvm::StringRef("griddepcontrol.wait").size();
+    for (size_t w = body.find(kWait); w != llvm::StringRef::npos; w = body.find(kWait, w + 1)) {
+      size_t after = w + kWait.size();
       if ((w == 0 || !isIdentChar(body[w - 1])) &&
           (after >= body.size() || !isIdentChar(body[after]))) {
         waiting.insert(name);

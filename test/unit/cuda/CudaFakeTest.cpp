@@ -30,6 +30,14 @@ const char *kPtx = R"(.version 8.0
 { ret; }
 )";
 
+/// PTX text as a code bundle (without the NUL: the backend adds it).
+CodeBundle ptxCode(llvm::StringRef ptx, const char *name) {
+  CodeBundle code;
+  code.Hsaco.assign(ptx.begin(), ptx.end());
+  code.Name = name;
+  return code;
+}
+
 struct FakeDriver {
   FakeDriver() { ::setenv("MOEGEN_CUDA_LIB", MOEGEN_FAKE_CUDA, 1); }
   ~FakeDriver() {
@@ -45,10 +53,7 @@ TEST(CudaFake, LoadsLaunchesAndCopiesThroughTheDriverApi) {
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   EXPECT_EQ((*b)->name(), "cuda");
-  CodeBundle code;
-  code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx)); // without the NUL: the backend adds it
-  code.Name = "quant";
-  auto m = (*b)->loadCode(code);
+  auto m = (*b)->loadCode(ptxCode(kPtx, "quant"));
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
@@ -125,10 +130,7 @@ TEST(CudaFake, KernelsThatWaitForTheirPredecessorsLaunchProgrammatically) {
   FakeDriver fake;
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  CodeBundle code;
-  code.Hsaco.assign(ptx, ptx + std::strlen(ptx));
-  code.Name = "sort";
-  auto m = (*b)->loadCode(code);
+  auto m = (*b)->loadCode(ptxCode(ptx, "sort"));
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   auto waits = (*b)->getKernel(*m, "moe_sort_e8_k2_bm32");
   auto other = (*b)->getKernel(*m, "other");
@@ -150,10 +152,7 @@ TEST(CudaFake, KernelsOptInToDynamicSharedMemoryAbove48KiB) {
   FakeDriver fake;
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  CodeBundle code;
-  code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx));
-  code.Name = "quant";
-  auto m = (*b)->loadCode(code);
+  auto m = (*b)->loadCode(ptxCode(kPtx, "quant"));
   ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
   auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
@@ -184,10 +183,7 @@ TEST(CudaFake, PtxTheDriverRejectsCarriesItsLog) {
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
   std::string ptx = ".version 8.0\n.target sm_80\n";
-  CodeBundle code;
-  code.Hsaco.assign(ptx.begin(), ptx.end());
-  code.Name = "old";
-  auto m = (*b)->loadCode(code);
+  auto m = (*b)->loadCode(ptxCode(ptx, "old"));
   ASSERT_FALSE(bool(m));
   std::string msg = llvm::toString(m.takeError());
   EXPECT_NE(msg.find("loading PTX 'old'"), std::string::npos) << msg;
@@ -227,10 +223,7 @@ struct GraphFixture {
     auto created = createCudaBackend();
     EXPECT_TRUE(bool(created)) << llvm::toString(created.takeError());
     b = std::move(*created);
-    CodeBundle code;
-    code.Hsaco.assign(kPtx, kPtx + std::strlen(kPtx));
-    code.Name = "quant";
-    auto m = b->loadCode(code);
+    auto m = b->loadCode(ptxCode(kPtx, "quant"));
     EXPECT_TRUE(bool(m));
     k = llvm::cantFail(b->getKernel(*m, "moe_quant_mxfp4_c256"));
     p = llvm::cantFail(b->allocate(64));
