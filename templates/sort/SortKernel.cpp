@@ -329,6 +329,14 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   // totals and its bases are zero.
   Value all = a.mul(tokens, a.idx(plan.topk));
   Value single = a.cmp(CmpIPredicate::ule, all, a.idx(plan.singleEntries));
+  // sm_90a: sorting alone, the one workgroup lets the next kernel launch now
+  // (its workgroups wait for this grid at their entry, moe-attach-grid-
+  // dependencies, on SMs the sort does not use), so that its launch overlaps
+  // the sort. Not with several workgroups: the waiting ones would hold SMs a
+  // chunk needs.
+  if (target.isNvptx())
+    ifThen(b, single,
+           [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
   Value chunks = a.select(
       single, c1, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)));
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);

@@ -3,8 +3,9 @@
 
 // Every kernel starts by waiting for the kernels before it, ahead of any other
 // operation (the cuda runtime launches with programmatic stream
-// serialization); no kernel lets its dependents start early; functions that
-// are not kernels are left alone.
+// serialization); the pass lets no kernel's dependents start early (only the
+// sort template does, when one workgroup sorts alone); functions that are not
+// kernels are left alone.
 
 // CHECK-LABEL: gpu.func @kernel
 // CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
@@ -25,6 +26,16 @@ module attributes {gpu.container_module} {
   }
 }
 
-// Each of the sm_90a layer's kernels, after the whole pipeline.
-// LAYER-COUNT-7: griddepcontrol.wait
+// Each of the sm_90a layer's kernels, after the whole pipeline; the sort
+// kernel triggers its dependents after its wait.
+// LAYER: llvm.func @moe_sort_count_e8_k2(
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: launch_dependents
+// LAYER: llvm.func @moe_sort_scan_e8(
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: launch_dependents
+// LAYER: llvm.func @moe_sort_e8_k2_bm32(
+// LAYER: griddepcontrol.wait
+// LAYER: nvvm.griddepcontrol launch_dependents
+// LAYER-COUNT-4: griddepcontrol.wait
 // LAYER-NOT: griddepcontrol
