@@ -314,6 +314,42 @@ llvm::Expected<const TierDispatch &> MoeLayer::dispatch(int64_t tokens) {
   return r->dispatch;
 }
 
+llvm::Expected<std::vector<TierKernel>> MoeLayer::kernelResources(int64_t tokens) {
+  auto r = resolve(tokens);
+  if (!r)
+    return r.takeError();
+  std::vector<TierKernel> out;
+  for (const KernelLaunch &launch : r->launches) {
+    TierKernel k;
+    k.family = launch.family;
+    k.symbol = launch.handle.Symbol;
+    k.blockSize = launch.blockSize;
+    k.dynamicSharedBytes = launch.dynamicSharedBytes;
+    if (target.isNvptx()) {
+      // Registers of PTX are allocated when the driver loads it.
+      auto used = backend.kernelResources(launch.handle);
+      if (!used)
+        return used.takeError();
+      k.resources = *used;
+      k.source = "driver";
+    } else {
+      auto binary = llvm::find_if(r->dispatch.kernels->kernels,
+                                  [&](const auto &b) { return b->meta.symbol == k.symbol; });
+      if (binary == r->dispatch.kernels->kernels.end())
+        return llvm::createStringError(std::errc::invalid_argument,
+                                       "MoeLayer: kernel %s is not in the tier's kernel set",
+                                       k.symbol.c_str());
+      const cache::KernelMeta &m = (*binary)->meta;
+      k.resources.registers = m.vgprs + m.agprs;
+      k.resources.localBytes = m.scratchBytes;
+      k.resources.staticSharedBytes = m.ldsBytes;
+      k.source = "code object";
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 llvm::Expected<WorkspaceLayout> MoeLayer::workspaceLayout(int64_t tokens) {
   auto r = resolve(tokens);
   if (!r)

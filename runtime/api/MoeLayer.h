@@ -215,6 +215,20 @@ void registerFamilyLauncher(KernelFamily family, FamilyLauncher launcher);
 /// Restores moegen's launchers.
 void resetFamilyLaunchers();
 
+/// One kernel a tier launches and what it uses: on sm_90a as the driver
+/// compiled its PTX at load (Backend::kernelResources), on gfx950 as the code
+/// object's metadata records it (registers: arch VGPRs + AGPRs; local bytes:
+/// the private segment a lane).
+struct TierKernel {
+  KernelFamily family = KernelFamily::Sort;
+  std::string symbol;
+  uint32_t blockSize = 0;
+  uint32_t dynamicSharedBytes = 0;
+  KernelResources resources;
+  /// Where `resources` come from: "driver" or "code object".
+  std::string source;
+};
+
 class MoeLayer {
 public:
   static llvm::Expected<std::unique_ptr<MoeLayer>> create(std::shared_ptr<KernelSource> kernels,
@@ -227,6 +241,10 @@ public:
   /// The dispatch of the tier `tokens` falls in: resolved (and its kernels
   /// compiled and loaded on the backend) on first use.
   llvm::Expected<const TierDispatch &> dispatch(int64_t tokens);
+
+  /// The kernels the tier of `tokens` launches, in launch order, with what
+  /// each uses (resolving the tier loads them).
+  llvm::Expected<std::vector<TierKernel>> kernelResources(int64_t tokens);
 
   /// The workspace `tokens` tokens need.
   llvm::Expected<WorkspaceLayout> workspaceLayout(int64_t tokens);

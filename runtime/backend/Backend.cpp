@@ -17,6 +17,13 @@ llvm::Expected<EventHandle> Backend::createEvent() { return cannotTime(*this); }
 llvm::Error Backend::recordEvent(EventHandle) { return cannotTime(*this); }
 llvm::Expected<float> Backend::elapsedMs(EventHandle, EventHandle) { return cannotTime(*this); }
 
+llvm::Expected<KernelResources> Backend::kernelResources(const KernelHandle &K) {
+  return llvm::createStringError(std::errc::not_supported,
+                                 "%s backend: does not report the resources of kernel '%s' (the "
+                                 "code object's metadata has them)",
+                                 name().str().c_str(), K.Symbol.c_str());
+}
+
 static llvm::Error noGraphs(const Backend &B) {
   return llvm::createStringError(std::errc::not_supported,
                                  "%s backend: device graphs are not supported (the cuda and hip "

@@ -17,6 +17,12 @@
 // (createEvent/recordEvent/elapsedMs). A backend that cannot time (emu: the
 // emulator's wall time says nothing about a GPU) returns an error saying so.
 //
+// Resources: kernelResources(K) is what a loaded kernel uses as the driver
+// compiled it for the device (registers, local memory: spills and stack),
+// for code whose registers are allocated at load time (PTX). Backends that
+// load finished code objects (hip, emu) leave it to the code object's
+// metadata and say so.
+//
 // Graphs: the launches and memsets issued while captureGraph's callback runs
 // are recorded instead of run, and launchGraph submits them again, all at
 // once, with the arguments they were recorded with:
@@ -77,6 +83,14 @@ struct KernelHandle {
   uint32_t KernargBytes = 0; // explicit arguments, when the backend knows
 };
 
+/// What one loaded kernel uses, per the driver (Backend::kernelResources).
+struct KernelResources {
+  int64_t registers = 0;          // per thread
+  int64_t localBytes = 0;         // local memory per thread: register spills and stack frame
+  int64_t staticSharedBytes = 0;  // per block, declared by the kernel
+  int64_t maxThreadsPerBlock = 0; // the largest block these registers allow
+};
+
 class Backend {
 public:
   virtual ~Backend();
@@ -98,6 +112,10 @@ public:
                              llvm::ArrayRef<uint8_t> Kernarg) = 0;
   /// Waits for every launch; returns the first error a launch produced.
   virtual llvm::Error synchronize() = 0;
+
+  /// What `K` uses as the device's compiler built it. The default says that
+  /// the backend does not report it.
+  virtual llvm::Expected<KernelResources> kernelResources(const KernelHandle &K);
 
   /// An event for timing, destroyed with the backend. The default says that
   /// the backend cannot time.

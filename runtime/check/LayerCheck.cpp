@@ -95,6 +95,22 @@ std::string LayerCheckResult::table() const {
   return out;
 }
 
+std::string kernelResourceTable(llvm::ArrayRef<runtime::TierKernel> kernels) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::formatv("kernel resources ({0}):\n",
+                      kernels.empty() ? "none" : kernels.front().source.c_str());
+  os << "  family       registers  local-bytes  static-shared  dynamic-shared  block  symbol\n";
+  for (const runtime::TierKernel &k : kernels) {
+    const runtime::KernelResources &r = k.resources;
+    os << llvm::format("  %-11s  %9lld  %11lld  %13lld  %14u  %5u  %s\n",
+                       toString(k.family).str().c_str(), (long long)r.registers,
+                       (long long)r.localBytes, (long long)r.staticSharedBytes,
+                       k.dynamicSharedBytes, k.blockSize, k.symbol.c_str());
+  }
+  return out;
+}
+
 template <typename T>
 static llvm::Expected<std::vector<T>> readArray(llvm::StringRef dir, llvm::StringRef name,
                                                 llvm::StringRef descr,
@@ -474,6 +490,12 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
   if (!checkedRun)
     return checkedRun.takeError();
   checkedRun->schedules = dispatch->origin;
+  if (options.kernelResources) {
+    auto used = (*layer)->kernelResources(T);
+    if (!used)
+      return used.takeError();
+    checkedRun->kernels = std::move(*used);
+  }
 
   // Timing, after the check (which ran on the first set): warmup, then each
   // run between two events, rotating over the sets.

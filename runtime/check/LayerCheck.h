@@ -153,6 +153,9 @@ struct LayerCheckOptions {
   /// target.chip and cuNum): the tier's row's schedules run and are checked;
   /// none: the spec's own.
   std::vector<std::string> tunedTables;
+  /// Also report what each kernel of the tier uses (MoeLayer::kernelResources:
+  /// registers, local memory, shared memory) in LayerCheckResult::kernels.
+  bool kernelResources = false;
   /// Compare at most this many tokens, evenly spaced (spreadTokens); 0: all.
   /// The reference, single-threaded per sorted block, is the check's cost at
   /// thousands of tokens.
@@ -198,10 +201,18 @@ struct LayerCheckResult {
   /// Where the schedules that ran came from (TierDispatch::origin: a tuned
   /// table's row, or the spec's own).
   std::string schedules;
+  /// With LayerCheckOptions::kernelResources: the tier's kernels in launch
+  /// order and what each uses.
+  std::vector<runtime::TierKernel> kernels;
   bool passed() const;
   /// One line per stage: metrics and PASS/FAIL.
   std::string table() const;
 };
+
+/// One line per kernel: family, registers, local bytes a thread, static and
+/// dynamic shared bytes, block size, symbol; headed by where the figures come
+/// from.
+std::string kernelResourceTable(llvm::ArrayRef<runtime::TierKernel> kernels);
 
 /// The stage tolerances live with the comparison (runtime/numerics), so that
 /// checks without MLIR use them too.

@@ -96,6 +96,29 @@ public:
     return handles.addKernel(f, name);
   }
 
+  /// The driver's figures for the code it compiled from the PTX at load.
+  llvm::Expected<KernelResources> kernelResources(const KernelHandle &k) override {
+    auto f = handles.kernel(k);
+    if (!f)
+      return f.takeError();
+    if (llvm::Error e = makeCurrent())
+      return std::move(e);
+    KernelResources r;
+    const std::pair<int, int64_t *> attributes[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, &r.registers},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &r.localBytes},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &r.staticSharedBytes},
+        {CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &r.maxThreadsPerBlock}};
+    for (auto [attribute, field] : attributes) {
+      int value = 0;
+      if (CUresult e = api.cuFuncGetAttribute(&value, attribute, *f); e != CUDA_SUCCESS)
+        return cudaError(
+            api, e, "cuFuncGetAttribute(" + llvm::Twine(attribute) + ") of '" + k.Symbol + "'");
+      *field = value;
+    }
+    return r;
+  }
+
   llvm::Expected<DevicePtr> allocate(size_t bytes) override {
     if (llvm::Error e =
             handles.refuseWhileCapturing("allocation of " + llvm::Twine(bytes) + " bytes"))

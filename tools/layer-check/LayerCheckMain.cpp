@@ -2,7 +2,8 @@
 //
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
 //                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
-//                      [--check-tokens N]
+//                      [--check-tokens N] [--resources] [--max-local-bytes N]
+//                      [--load-only]
 //                      [--set key=value ...] [--table CSV ...]
 //
 // Runs a layer the way a deployment does: its kernels come from the prefilled
@@ -20,8 +21,15 @@
 // launch and prints each step's median. --table runs each token count with
 // the schedules of its tier's row in aiter-format tuned tables (keyed by the
 // chip and --cu-num; the cache must hold them: `moegen cache prefill --table`)
-// and checks against those. Exits 1 when a stage fails or the layer cannot
-// run.
+// and checks against those. --resources prints what each kernel of the tier
+// uses (sm_90a: the driver's registers, local memory (spills and stack) and
+// shared memory for the code it compiled from the PTX; gfx950: the code
+// object's); --max-local-bytes N fails a layer any of whose kernels uses
+// more local memory a thread than N (0: no spills at all). --load-only
+// resolves each token count's tier and loads its kernels without running or
+// checking anything: with --resources, an audit of a whole table's kernels in
+// seconds. Exits 1 when a
+// stage fails, a kernel is over --max-local-bytes, or the layer cannot run.
 //
 // MLIR-free and without the compiler: tools/layer-check/build-static.sh links
 // it without libLLVM.so, to be copied to a GPU machine with the cache.
@@ -86,6 +94,19 @@ static cl::opt<long long> checkTokensArg("check-tokens",
                                          cl::desc("compare this many tokens, evenly spaced "
                                                   "(default 0: all)"),
                                          cl::init(0));
+static cl::opt<bool> resourcesArg("resources",
+                                  cl::desc("print each kernel's registers, local memory "
+                                           "(spills, stack) and shared memory"),
+                                  cl::init(false));
+static cl::opt<long long> maxLocalArg("max-local-bytes",
+                                      cl::desc("fail when a kernel uses more local memory a "
+                                               "thread than this (0: no spills; implies "
+                                               "--resources)"),
+                                      cl::init(-1));
+static cl::opt<bool> loadOnlyArg("load-only",
+                                 cl::desc("load each tier's kernels and run nothing (for "
+                                          "--resources and --max-local-bytes)"),
+                                 cl::init(false));
 static cl::list<std::string> setArgs("set", cl::desc("spec override key=value"));
 static cl::list<std::string> tableArgs("table",
                                        cl::desc("an aiter-format tuned table (repeatable): each "
@@ -127,6 +148,11 @@ int main(int argc, char **argv) {
   if (checkTokensArg < 0)
     return fail("--check-tokens: " + llvm::Twine(checkTokensArg) + " is negative");
   options.checkTokens = checkTokensArg;
+  if (loadOnlyArg && (timeArg > 0 || checkTokensArg > 0))
+    return fail("--load-only: runs nothing, so --time and --check-tokens do not apply");
+  if (maxLocalArg < -1)
+    return fail("--max-local-bytes: " + llvm::Twine(maxLocalArg) + " is negative");
+  options.kernelResources = resourcesArg || maxLocalArg >= 0;
   options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
   options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
   auto families = parseKernelFamilies(kernelsArg);
@@ -162,7 +188,50 @@ int main(int argc, char **argv) {
 #endif
   }
 
+  // Kernels over --max-local-bytes fail the layer, named.
+  auto checkLocalBytes = [&](int64_t tokens, llvm::ArrayRef<runtime::TierKernel> kernels) {
+    bool within = true;
+    for (const runtime::TierKernel &k : kernels)
+      if (maxLocalArg >= 0 && k.resources.localBytes > maxLocalArg) {
+        fail(spec->name + ", " + llvm::Twine(tokens) + " tokens: " + toString(k.family) +
+             " kernel " + k.symbol + " uses " + llvm::Twine(k.resources.localBytes) +
+             " bytes of local memory a thread (register spills or a stack frame; " +
+             llvm::Twine(k.resources.registers) + " registers), over --max-local-bytes " +
+             llvm::Twine(maxLocalArg));
+        within = false;
+      }
+    return within;
+  };
+
   bool ok = true;
+  if (loadOnlyArg) {
+    runtime::LayerOptions layerOptions;
+    layerOptions.cuNum = options.cuNum;
+    layerOptions.target = options.target;
+    layerOptions.families = options.families;
+    layerOptions.tunedTables = options.tunedTables;
+    auto layer = runtime::MoeLayer::create(options.kernels, *backend, *spec, layerOptions);
+    if (!layer)
+      return fail(llvm::toString(layer.takeError()));
+    for (int64_t tokens : tokenCounts) {
+      auto dispatch = (*layer)->dispatch(tokens);
+      auto used = dispatch ? (*layer)->kernelResources(tokens)
+                           : llvm::Expected<std::vector<runtime::TierKernel>>(dispatch.takeError());
+      if (!used) {
+        fail(spec->name + ", " + llvm::Twine(tokens) +
+             " tokens: " + llvm::toString(used.takeError()));
+        ok = false;
+        continue;
+      }
+      llvm::outs() << spec->name << " on " << backendName << " (" << options.target.chip << "), "
+                   << tokens << " tokens (tier " << dispatch->tier << "), loaded, not run\n"
+                   << "schedules: " << dispatch->origin << "\n";
+      if (options.kernelResources)
+        llvm::outs() << kernelResourceTable(*used);
+      ok = checkLocalBytes(tokens, *used) && ok;
+    }
+    return ok ? 0 : 1;
+  }
   for (int64_t tokens : tokenCounts) {
     options.tokens = tokens;
     auto result = runLayerCheck(*spec, *backend, options);
@@ -189,6 +258,9 @@ int main(int argc, char **argv) {
         llvm::outs() << " " << s;
       llvm::outs() << "\n";
     }
+    if (options.kernelResources)
+      llvm::outs() << kernelResourceTable(result->kernels);
+    ok = checkLocalBytes(tokens, result->kernels) && ok;
     if (result->timing) {
       const LayerTiming &t = *result->timing;
       llvm::outs() << llvm::format("time: %zu runs over %d copies of %.1f MB: median %.4f ms, "

@@ -44,6 +44,7 @@ struct FakeDriver {
     ::unsetenv("MOEGEN_CUDA_LIB");
     ::unsetenv("FAKE_CUDA_CC");
     ::unsetenv("FAKE_CUDA_FAIL");
+    ::unsetenv("FAKE_CUDA_RESOURCES");
   }
   template <class F> F fn(const char *name) { return fakeDriverHook<F>(MOEGEN_FAKE_CUDA, name); }
 };
@@ -174,6 +175,37 @@ TEST(CudaFake, KernelsOptInToDynamicSharedMemoryAbove48KiB) {
   std::string text = llvm::toString(std::move(tooMuch));
   EXPECT_NE(text.find("allowing 'moe_quant_mxfp4_c256' 233472 bytes of dynamic shared memory "
                       "(cuFuncSetAttribute) failed"),
+            std::string::npos)
+      << text;
+}
+
+TEST(CudaFake, KernelResourcesAreTheDriversFigures) {
+  FakeDriver fake;
+  ::setenv("FAKE_CUDA_RESOURCES", "stage1=200:8,quant=128:40", 1);
+  auto b = createCudaBackend();
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  auto m = (*b)->loadCode(ptxCode(kPtx, "quant"));
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  auto r = (*b)->kernelResources(*k);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->registers, 128);
+  EXPECT_EQ(r->localBytes, 40);
+  EXPECT_EQ(r->staticSharedBytes, 0);
+  EXPECT_EQ(r->maxThreadsPerBlock, 512); // 64K registers / 128
+  // A handle the backend did not give, and the driver's error, are named.
+  KernelHandle stranger = *k;
+  stranger.Module = 77;
+  auto unknown = (*b)->kernelResources(stranger);
+  ASSERT_FALSE(bool(unknown));
+  llvm::consumeError(unknown.takeError());
+  ::setenv("FAKE_CUDA_FAIL", "cuFuncGetAttribute=2", 1);
+  auto failed = (*b)->kernelResources(*k);
+  ASSERT_FALSE(bool(failed));
+  std::string text = llvm::toString(failed.takeError());
+  EXPECT_NE(text.find("cuFuncGetAttribute(4) of 'moe_quant_mxfp4_c256' failed: "
+                      "CUDA_ERROR_OUT_OF_MEMORY"),
             std::string::npos)
       << text;
 }

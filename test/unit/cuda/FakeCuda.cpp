@@ -6,6 +6,10 @@
 // device reports; FAKE_CUDA_DEVICES the device count (default 1);
 // FAKE_CUDA_LAUNCH_MS ("part=ms,part=ms...") the device time of a launch
 // whose kernel name contains `part` (the first that matches; default 1.5);
+// FAKE_CUDA_RESOURCES ("part=registers:local,...") the registers and local
+// bytes a thread that cuFuncGetAttribute reports for a function whose name
+// contains `part` (the first that matches; default 32:0; static shared
+// memory 0, the largest block 64K registers allow, at most 1024 threads);
 // FAKE_CUDA_FAIL ("symbol=code,...") makes those entry points return `code`.
 //
 // Graphs: stream capture as FakeGraphs.h describes it.
@@ -14,6 +18,7 @@
 
 #include "test/unit/runtime/FakeGraphs.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -32,20 +37,26 @@ struct FakeModule {
 std::vector<FakeLaunch> launches;
 double clockMs = 0; // the device time of the launches so far
 
-double launchMs(const std::string &name) {
-  const char *spec = std::getenv("FAKE_CUDA_LAUNCH_MS");
+/// The value after "part=" of the first rule of `env` ("part=value,...")
+/// whose part `name` contains, or `fallback`.
+std::string ruleFor(const char *env, const std::string &name, const std::string &fallback) {
+  const char *spec = std::getenv(env);
   std::string rules = spec ? spec : "";
   for (size_t at = 0; at < rules.size();) {
     size_t end = rules.find(',', at);
     std::string rule = rules.substr(at, end == std::string::npos ? std::string::npos : end - at);
     size_t eq = rule.find('=');
     if (eq != std::string::npos && name.find(rule.substr(0, eq)) != std::string::npos)
-      return std::atof(rule.c_str() + eq + 1);
+      return rule.substr(eq + 1);
     if (end == std::string::npos)
       break;
     at = end + 1;
   }
-  return 1.5;
+  return fallback;
+}
+
+double launchMs(const std::string &name) {
+  return std::atof(ruleFor("FAKE_CUDA_LAUNCH_MS", name, "1.5").c_str());
 }
 
 int envInt(const char *name, int fallback) {
@@ -151,9 +162,28 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   *function = new FakeFunction{name}; // leaked: functions live as long as their module
   return 0;
 }
-CUresult cuFuncGetAttribute(int *value, int, void *) {
-  *value = 0;
-  return 0;
+CUresult cuFuncGetAttribute(int *value, int attribute, void *function) {
+  if (int e = injectedFailure("cuFuncGetAttribute"))
+    return e;
+  std::string rule =
+      ruleFor("FAKE_CUDA_RESOURCES", static_cast<FakeFunction *>(function)->name, "32:0");
+  int registers = std::max(1, std::atoi(rule.c_str()));
+  size_t colon = rule.find(':');
+  int local = colon == std::string::npos ? 0 : std::atoi(rule.c_str() + colon + 1);
+  switch (attribute) {
+  case 0: // MAX_THREADS_PER_BLOCK
+    *value = std::min(1024, 65536 / registers / 32 * 32);
+    return 0;
+  case 3: // LOCAL_SIZE_BYTES
+    *value = local;
+    return 0;
+  case 4: // NUM_REGS
+    *value = registers;
+    return 0;
+  default: // SHARED_SIZE_BYTES and the rest
+    *value = 0;
+    return 0;
+  }
 }
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   if (attribute != 8 || value < 0 || value > 227 * 1024) // MAX_DYNAMIC_SHARED_SIZE_BYTES

@@ -91,6 +91,16 @@ TEST(EmuBackend, CannotTimeAndSaysSo) {
                                  {"emu backend: cannot time"});
 }
 
+TEST(EmuBackend, LeavesKernelResourcesToTheCodeObject) {
+  auto B = createEmuBackend();
+  KernelHandle K;
+  K.Symbol = "moe_sort_e8_k2_bm32";
+  emu::test::expectErrorContains(B->kernelResources(K).takeError(),
+                                 {"emu backend: does not report the resources of kernel "
+                                  "'moe_sort_e8_k2_bm32'",
+                                  "code object's metadata"});
+}
+
 TEST(EmuBackend, HasNoGraphsAndSaysSo) {
   auto B = createEmuBackend();
   bool Recorded = false;
