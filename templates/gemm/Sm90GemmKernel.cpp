@@ -687,6 +687,31 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return out;
   }
 
+  /// The 8 e2m1 codes of `word` times `scale2` (the block's scale as bf16x2),
+  /// as 4 bf16x2 fragment words, mostly off the integer pipe: one byte
+  /// permute per fragment word puts code 2p's magnitude at bits 4-6 and its
+  /// sign at bit 7 (byte p of the word shifted left by 4), the sign again in
+  /// every bit of byte 1 (sign-replicate mode), code 2p + 1 likewise in
+  /// bytes 2 and 3 (byte p of the word); shifted left by 2 and masked, each
+  /// half is the bf16 whose value is the code's times 2^-126 (the subnormal
+  /// 0.5 included), and two exact bf16 products give the code times the
+  /// scale with the one rounding the table's entries make.
+  std::array<Value, 4> dequantWordArith(Value word, Value scale2) {
+    Value shifted = arith::ShLIOp::create(b, word, a.i32(4));
+    std::array<Value, 4> out;
+    for (uint32_t p = 0; p < 4; ++p) {
+      Value bits =
+          arith::ShLIOp::create(b, permute(shifted, word, sm90::arithmeticSelect(p)), a.i32(2));
+      bits = arith::AndIOp::create(b, bits, a.i32(static_cast<int32_t>(sm90::kE2m1PlacedBits)));
+      Value v = arith::MulFOp::create(b, asBf16x2(bits),
+                                      asBf16x2(a.i32(static_cast<int32_t>(sm90::kBf16x2Two126))));
+      v = arith::MulFOp::create(b, v, asBf16x2(scale2));
+      out[p] = vector::ExtractOp::create(
+          b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), v), ArrayRef<int64_t>{0});
+    }
+    return out;
+  }
+
   /// The number of row tiles of the M tile the MMAs go over: 16-row tiles,
   /// or 8-row tiles with swapped operands.
   int64_t rowTiles() const { return l.swapAB ? 2 * l.mTiles : l.mTiles; }
@@ -704,10 +729,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
     SmallVector<Value> codes;
-    SmallVector<E2m1Table> tables;
+    SmallVector<std::optional<E2m1Table>> tables; // none: the arithmetic route
+    SmallVector<Value> scales;
     for (size_t r = 0; r < raw.size(); r += 2) {
       codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[r]));
-      tables.push_back(e2m1Table(e8m0ToBf16x2(raw[r + 1])));
+      scales.push_back(e8m0ToBf16x2(raw[r + 1]));
+      tables.push_back(Sm90GemmLayout::decodesArithmetically(static_cast<int64_t>(r / 2))
+                           ? std::nullopt
+                           : std::optional(e2m1Table(scales.back())));
     }
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
     // The lane's group w of staged A row `row`.
@@ -721,8 +750,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     };
     for (int64_t w = 0; w < words; ++w) {
       SmallVector<std::array<Value, 4>> decoded; // per weight row: its 4 fragment words of word w
-      for (auto [c, table] : llvm::zip(codes, tables))
-        decoded.push_back(dequantWord(word(c, w), table));
+      for (auto [c, table, scale] : llvm::zip(codes, tables, scales))
+        decoded.push_back(table ? dequantWord(word(c, w), *table)
+                                : dequantWordArith(word(c, w), scale));
       auto rowWords = [&](int64_t half, int64_t nt) { return decoded[half * l.nTiles + nt]; };
       if (l.swapAB) {
         // A: rows g and g + 8 of a 16-column block are the lane's rows of its

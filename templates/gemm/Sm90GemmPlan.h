@@ -93,6 +93,14 @@ struct Sm90GemmLayout {
   /// routed rows). The epilogue gets the accumulators back in the plain
   /// layout through warp shuffles. Needs an even nTiles.
   bool swapAB = false;
+  /// Register weights (mma.sync): a lane's weight rows of a step with an odd
+  /// index decode their e2m1 codes by placing the code bits as bf16 and two
+  /// bf16 products (Sm90GemmKernel::dequantWordArith: 2 integer operations a
+  /// fragment word, the rest on the FMA pipe), the others through the
+  /// block's byte table (4 byte permutes and logic operations a fragment word,
+  /// all on the integer pipe, which bounds the main loop at small M). Half and
+  /// half balanced the two pipes best on the H200 (docs/sm90a.md).
+  static bool decodesArithmetically(int64_t row) { return row % 2 == 1; }
   /// Register weights on warpgroup MMAs (M tiles of at least kWgmmaMinRows
   /// rows, tile_n a multiple of 64, one K-group): each warp decodes 16 weight
   /// columns, a warpgroup's 4 warps form the 64 rows of wgmma's register A

@@ -38,6 +38,19 @@ inline constexpr uint32_t kInterleaveBytes23 = 0x7362u;
 /// Bit 7 of every byte: the signs OR-ed into the high bytes.
 inline constexpr uint32_t kByteSignBits = 0x80808080u;
 
+/// The arithmetic route (Sm90GemmKernel::dequantWordArith). Fragment word p
+/// of a word of codes: the permute of (word << 4, word) that gives bytes
+/// [byte p of word << 4 (code 2p at bits 4-7), its sign in every bit, byte p
+/// of word (code 2p + 1 at bits 4-7), its sign in every bit].
+constexpr uint32_t arithmeticSelect(uint32_t p) {
+  return p | (8 | p) << 4 | (4 + p) << 8 | (12 + p) << 12;
+}
+/// After that permute and a shift by 2: the bits of each half that hold a
+/// code's magnitude (6-8) and sign (15), and the bf16x2 of 2^126 that brings
+/// the placed value (the code's times 2^-126) to the code's.
+inline constexpr uint32_t kE2m1PlacedBits = 0x81C081C0u;
+inline constexpr uint32_t kBf16x2Two126 = 0x7E807E80u;
+
 } // namespace moegen::sm90
 
 #endif // MOEGEN_TEMPLATES_SM90_E2M1TABLE_H

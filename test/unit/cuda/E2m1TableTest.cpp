@@ -5,7 +5,8 @@
 // same constants and PTX's prmt and mul.rn.bf16x2 semantics, against
 // runtime/numerics' decoding: every code in every position of a word, for
 // every e8m0 scale (subnormal 2^-127 and NaN included), gives the bf16 of
-// code x scale.
+// code x scale; so does the arithmetic route (dequantWordArith: placed bits
+// and two bf16 products).
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,7 +80,22 @@ std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t scale2) {
   return out;
 }
 
-TEST(E2m1Table, EveryCodeAtEveryPositionForEveryScale) {
+/// dequantWordArith, on the host.
+std::array<uint32_t, 4> decodeWordArith(uint32_t word, uint32_t scale2) {
+  std::array<uint32_t, 4> out;
+  for (uint32_t p = 0; p < 4; ++p) {
+    uint32_t bits = (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
+    out[p] = mulBf16x2(mulBf16x2(bits, kBf16x2Two126), scale2);
+  }
+  return out;
+}
+
+using WordDecoder = std::array<uint32_t, 4> (*)(uint32_t, uint32_t);
+
+class E2m1Route : public ::testing::TestWithParam<WordDecoder> {};
+
+TEST_P(E2m1Route, EveryCodeAtEveryPositionForEveryScale) {
+  WordDecoder decodeWord = GetParam();
   std::mt19937 rng(7);
   int64_t checked = 0;
   for (uint32_t e = 0; e < 256; ++e)
@@ -105,6 +121,9 @@ TEST(E2m1Table, EveryCodeAtEveryPositionForEveryScale) {
       }
   EXPECT_EQ(checked, 256 * 8 * 16 * 8);
 }
+
+INSTANTIATE_TEST_SUITE_P(TableAndArithmetic, E2m1Route,
+                         ::testing::Values(&decodeWord, &decodeWordArith));
 
 TEST(E2m1Table, PrmtModelFollowsThePtxDefinition) {
   // Selector 0x3210 is the identity on a, 0x7654 on b; bit 3 replicates the sign.
