@@ -6,9 +6,10 @@
 // permutes into pools of their high bytes and of their low bytes; a word of
 // 8 codes then becomes 4 bf16x2 fragment words by byte permutes (PTX prmt,
 // default mode: selector nibble i picks byte i of the result from the 8
-// bytes of {a, b}, a's bytes 0-3 and b's 4-7). MLIR-free: a host model of
-// the same permutes proves the decoding exact for every code and scale
-// (test/unit/cuda/E2m1TableTest.cpp).
+// bytes of {a, b}, a's bytes 0-3 and b's 4-7). Half the weight rows take the
+// arithmetic route instead (its constants at the end). MLIR-free: a host
+// model of the same permutes and products proves both routes exact for every
+// code and scale (test/unit/cuda/E2m1TableTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_SM90_E2M1TABLE_H
