@@ -38,6 +38,14 @@ CodeBundle ptxCode(llvm::StringRef ptx, const char *name) {
   return code;
 }
 
+/// kPtx's kernel, loaded on `b`.
+llvm::Expected<KernelHandle> quantKernel(Backend &b) {
+  auto m = b.loadCode(ptxCode(kPtx, "quant"));
+  if (!m)
+    return m.takeError();
+  return b.getKernel(*m, "moe_quant_mxfp4_c256");
+}
+
 struct FakeDriver {
   FakeDriver() { ::setenv("MOEGEN_CUDA_LIB", MOEGEN_FAKE_CUDA, 1); }
   ~FakeDriver() {
@@ -153,9 +161,7 @@ TEST(CudaFake, KernelsOptInToDynamicSharedMemoryAbove48KiB) {
   FakeDriver fake;
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  auto m = (*b)->loadCode(ptxCode(kPtx, "quant"));
-  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
+  auto k = quantKernel(**b);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   KernargPacker args;
   args.add(uint64_t(1)).add(uint64_t(2)).add(uint64_t(3)).add(int32_t(4));
@@ -184,9 +190,7 @@ TEST(CudaFake, KernelResourcesAreTheDriversFigures) {
   ::setenv("FAKE_CUDA_RESOURCES", "stage1=200:8,quant=128:40", 1);
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  auto m = (*b)->loadCode(ptxCode(kPtx, "quant"));
-  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
-  auto k = (*b)->getKernel(*m, "moe_quant_mxfp4_c256");
+  auto k = quantKernel(**b);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   auto r = (*b)->kernelResources(*k);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
