@@ -95,6 +95,15 @@ std::string LayerCheckResult::table() const {
   return out;
 }
 
+runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options) {
+  runtime::LayerOptions layer;
+  layer.cuNum = options.cuNum;
+  layer.target = options.target;
+  layer.families = options.families;
+  layer.tunedTables = options.tunedTables;
+  return layer;
+}
+
 std::string kernelResourceTable(llvm::ArrayRef<runtime::TierKernel> kernels) {
   std::string out;
   llvm::raw_string_ostream os(out);
@@ -326,12 +335,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
       return pair.takeError();
     events = *pair;
   }
-  runtime::LayerOptions layerOptions;
-  layerOptions.cuNum = options.cuNum;
-  layerOptions.target = options.target;
-  layerOptions.families = options.families;
-  layerOptions.tunedTables = options.tunedTables;
-  auto layer = runtime::MoeLayer::create(options.kernels, backend, layerSpec, layerOptions);
+  auto layer =
+      runtime::MoeLayer::create(options.kernels, backend, layerSpec, layerOptionsOf(options));
   if (!layer)
     return layer.takeError();
   auto dispatch = (*layer)->dispatch(T);

@@ -209,6 +209,10 @@ struct LayerCheckResult {
   std::string table() const;
 };
 
+/// The options of the layer a check runs (its cu_num, target, families and
+/// tuned tables).
+runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options);
+
 /// One line per kernel: family, registers, local bytes a thread, static and
 /// dynamic shared bytes, block size, symbol; headed by where the figures come
 /// from.

@@ -28,8 +28,8 @@
 // more local memory a thread than N (0: no spills at all). --load-only
 // resolves each token count's tier and loads its kernels without running or
 // checking anything: with --resources, an audit of a whole table's kernels in
-// seconds. Exits 1 when a
-// stage fails, a kernel is over --max-local-bytes, or the layer cannot run.
+// seconds. Exits 1 when a stage fails, a kernel is over --max-local-bytes, or
+// the layer cannot run.
 //
 // MLIR-free and without the compiler: tools/layer-check/build-static.sh links
 // it without libLLVM.so, to be copied to a GPU machine with the cache.
@@ -188,39 +188,38 @@ int main(int argc, char **argv) {
 #endif
   }
 
+  bool ok = true;
+  // A failure of one token count: reported, and the exit status is 1.
+  auto failAt = [&](int64_t tokens, const llvm::Twine &what) {
+    fail(spec->name + ", " + llvm::Twine(tokens) + " tokens: " + what);
+    ok = false;
+  };
   // Kernels over --max-local-bytes fail the layer, named.
   auto checkLocalBytes = [&](int64_t tokens, llvm::ArrayRef<runtime::TierKernel> kernels) {
-    bool within = true;
     for (const runtime::TierKernel &k : kernels)
-      if (maxLocalArg >= 0 && k.resources.localBytes > maxLocalArg) {
-        fail(spec->name + ", " + llvm::Twine(tokens) + " tokens: " + toString(k.family) +
-             " kernel " + k.symbol + " uses " + llvm::Twine(k.resources.localBytes) +
-             " bytes of local memory a thread (register spills or a stack frame; " +
-             llvm::Twine(k.resources.registers) + " registers), over --max-local-bytes " +
-             llvm::Twine(maxLocalArg));
-        within = false;
-      }
-    return within;
+      if (maxLocalArg >= 0 && k.resources.localBytes > maxLocalArg)
+        failAt(tokens, toString(k.family) + " kernel " + k.symbol + " uses " +
+                           llvm::Twine(k.resources.localBytes) +
+                           " bytes of local memory a thread (register spills or a stack frame; " +
+                           llvm::Twine(k.resources.registers) +
+                           " registers), over --max-local-bytes " + llvm::Twine(maxLocalArg));
   };
 
-  bool ok = true;
   if (loadOnlyArg) {
-    runtime::LayerOptions layerOptions;
-    layerOptions.cuNum = options.cuNum;
-    layerOptions.target = options.target;
-    layerOptions.families = options.families;
-    layerOptions.tunedTables = options.tunedTables;
-    auto layer = runtime::MoeLayer::create(options.kernels, *backend, *spec, layerOptions);
+    auto layer =
+        runtime::MoeLayer::create(options.kernels, *backend, *spec, layerOptionsOf(options));
     if (!layer)
       return fail(llvm::toString(layer.takeError()));
     for (int64_t tokens : tokenCounts) {
-      auto dispatch = (*layer)->dispatch(tokens);
-      auto used = dispatch ? (*layer)->kernelResources(tokens)
-                           : llvm::Expected<std::vector<runtime::TierKernel>>(dispatch.takeError());
+      // Resolving the tier loads its kernels; the dispatch names its schedules.
+      auto used = (*layer)->kernelResources(tokens);
       if (!used) {
-        fail(spec->name + ", " + llvm::Twine(tokens) +
-             " tokens: " + llvm::toString(used.takeError()));
-        ok = false;
+        failAt(tokens, llvm::toString(used.takeError()));
+        continue;
+      }
+      auto dispatch = (*layer)->dispatch(tokens);
+      if (!dispatch) {
+        failAt(tokens, llvm::toString(dispatch.takeError()));
         continue;
       }
       llvm::outs() << spec->name << " on " << backendName << " (" << options.target.chip << "), "
@@ -228,7 +227,7 @@ int main(int argc, char **argv) {
                    << "schedules: " << dispatch->origin << "\n";
       if (options.kernelResources)
         llvm::outs() << kernelResourceTable(*used);
-      ok = checkLocalBytes(tokens, *used) && ok;
+      checkLocalBytes(tokens, *used);
     }
     return ok ? 0 : 1;
   }
@@ -236,9 +235,7 @@ int main(int argc, char **argv) {
     options.tokens = tokens;
     auto result = runLayerCheck(*spec, *backend, options);
     if (!result) {
-      fail(spec->name + ", " + llvm::Twine(tokens) +
-           " tokens: " + llvm::toString(result.takeError()));
-      ok = false;
+      failAt(tokens, llvm::toString(result.takeError()));
       continue;
     }
     llvm::outs() << spec->name << " on " << backendName << " (" << options.target.chip << "), "
@@ -260,7 +257,7 @@ int main(int argc, char **argv) {
     }
     if (options.kernelResources)
       llvm::outs() << kernelResourceTable(result->kernels);
-    ok = checkLocalBytes(tokens, result->kernels) && ok;
+    checkLocalBytes(tokens, result->kernels);
     if (result->timing) {
       const LayerTiming &t = *result->timing;
       llvm::outs() << llvm::format("time: %zu runs over %d copies of %.1f MB: median %.4f ms, "
