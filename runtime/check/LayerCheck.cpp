@@ -262,11 +262,12 @@ DeviceWeightsCache::get(Backend &b, llvm::StringRef wanted, size_t index,
 
 /// What generated inputs depend on (num::generateInputs reads the problem
 /// and the formats), with the token count and the seed.
-static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint64_t seed) {
+static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint64_t seed,
+                                      double weightScale) {
   const Problem &p = spec.problem;
-  return llvm::formatv("{0} {1} {2} {3} {4} {5} {6} {7} {8}", p.modelDim, p.interDim, p.experts,
+  return llvm::formatv("{0} {1} {2} {3} {4} {5} {6} {7} {8} {9}", p.modelDim, p.interDim, p.experts,
                        p.topk, static_cast<int>(p.gateUp), toString(spec.formats.activation),
-                       toString(spec.formats.weight), tokens, seed)
+                       toString(spec.formats.weight), tokens, seed, weightScale)
       .str();
 }
 
@@ -279,17 +280,25 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
   if (options.inputsDir.empty())
     if (llvm::Error e = checkTokenCount(options.tokens, "tokens"))
       return std::move(e);
+  if (!(options.weightScale > 0.0 && options.weightScale <= kMaxWeightScale))
+    return makeError(llvm::formatv("weight scale {0} is not in (0, {1}]: it multiplies the "
+                                   "generated weights' standard deviations",
+                                   options.weightScale, kMaxWeightScale));
   std::shared_ptr<const num::LayerInputs> in;
   // Generated inputs are named by what they depend on (read ones are not
   // kept anywhere).
   const std::string inputsKey =
-      options.inputsDir.empty() ? generatedInputsKey(layerSpec, options.tokens, options.seed) : "";
+      options.inputsDir.empty()
+          ? generatedInputsKey(layerSpec, options.tokens, options.seed, options.weightScale)
+          : "";
   if (options.inputsDir.empty()) {
     if (options.inputsCache)
       in = options.inputsCache->find(inputsKey);
     if (!in) {
       num::GenOptions gen;
       gen.seed = options.seed;
+      gen.w1Scale *= options.weightScale;
+      gen.w2Scale *= options.weightScale;
       gen.onlyRoutedExperts = true; // the kernels and the reference read no other expert
       gen.compactExperts = true;
       auto generated = num::generateInputs(layerSpec, options.tokens, gen);

@@ -106,9 +106,18 @@ private:
   int64_t found = 0;
 };
 
+/// The largest LayerCheckOptions::weightScale (2^16: weights up to about
+/// 2^20, outputs still far inside bf16 and f32).
+inline constexpr double kMaxWeightScale = 65536.0;
+
 struct LayerCheckOptions {
   int64_t tokens = 16;
   uint64_t seed = 0;
+  /// Generated weights' standard deviations (num::GenOptions: w1 0.1, w2 1)
+  /// times this, in (0, kMaxWeightScale]: from about 16 on, MX weight
+  /// blocks get e8m0 scales above 2 (exponents from 129), which weights of
+  /// the default magnitude never reach.
+  double weightScale = 1.0;
   /// When set, the inputs are read from this directory as `moegen ref`
   /// writes them (hidden, a1, topk_ids, topk_weights, w1, w2) instead of
   /// being generated; the token count comes from the files.

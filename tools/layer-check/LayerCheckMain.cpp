@@ -2,6 +2,7 @@
 //
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
 //                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
+//                      [--weight-scale F]
 //                      [--check-tokens N] [--resources] [--max-local-bytes N]
 //                      [--load-only]
 //                      [--set key=value ...] [--table CSV ...]
@@ -49,6 +50,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -86,6 +88,11 @@ static cl::opt<unsigned long long> rotateArg("rotate-bytes",
                                              cl::init(50ull << 20));
 static cl::opt<unsigned long long> seedArg("seed", cl::desc("seed of the inputs (default 0)"),
                                            cl::init(0));
+static cl::opt<double> weightScaleArg("weight-scale",
+                                      cl::desc("multiply the generated weights' standard "
+                                               "deviations by this (default 1; 64 gives MX "
+                                               "scales above 2)"),
+                                      cl::init(1.0));
 static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("the device's CU/SM count the layer launches for "
                                             "(default 256)"),
@@ -138,6 +145,7 @@ int main(int argc, char **argv) {
 
   LayerCheckOptions options;
   options.seed = seedArg;
+  options.weightScale = weightScaleArg;
   options.cuNum = cuNumArg;
   options.timedRuns = static_cast<int>(timeArg);
   if (timeStepsArg && timeArg == 0)
@@ -242,7 +250,10 @@ int main(int argc, char **argv) {
                  << result->tokens << " tokens";
     if (result->checkedTokens < result->tokens)
       llvm::outs() << " (" << result->checkedTokens << " compared)";
-    llvm::outs() << ", seed " << options.seed << ", kernels from " << cacheArg << "\n";
+    llvm::outs() << ", seed " << options.seed;
+    if (options.weightScale != 1.0)
+      llvm::outs() << ", weights x" << llvm::formatv("{0}", options.weightScale);
+    llvm::outs() << ", kernels from " << cacheArg << "\n";
     if (!options.tunedTables.empty())
       llvm::outs() << "schedules: " << result->schedules << "\n";
     if (!result->stages.empty())

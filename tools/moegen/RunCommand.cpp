@@ -21,6 +21,7 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/jit/Compiler.h"
 
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
@@ -40,6 +41,11 @@ static cl::opt<long long, false, PositiveParser>
 static cl::opt<unsigned long long, false, UnsignedParser>
     seedArg("seed", cl::desc("seed of the generated inputs (default 0)"),
             cl::init(LayerCheckOptions().seed), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<double> weightScaleArg(
+    "weight-scale",
+    cl::desc("multiply the generated weights' standard deviations by this (default 1; 64 "
+             "gives MX weight scales above 2)"),
+    cl::init(LayerCheckOptions().weightScale), cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<std::string> inputsArg("inputs",
                                       cl::desc("read the inputs `moegen ref` wrote into dir "
                                                "instead of generating them"),
@@ -59,6 +65,7 @@ static int runRun() {
   LayerCheckOptions options;
   options.tokens = tokensArg;
   options.seed = seedArg;
+  options.weightScale = weightScaleArg;
   options.inputsDir = inputsArg;
   if (path.empty())
     return usageError("run", "no spec given; usage: moegen run SPEC.moe --tokens N --backend emu "
@@ -115,8 +122,10 @@ static int runRun() {
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
                << ", " << result->tokens << " tokens, "
                << (options.inputsDir.empty() ? "seed " + std::to_string(options.seed)
-                                             : "inputs from " + options.inputsDir)
-               << "\n"
+                                             : "inputs from " + options.inputsDir);
+  if (options.inputsDir.empty() && options.weightScale != 1.0)
+    llvm::outs() << ", weights x" << llvm::formatv("{0}", options.weightScale);
+  llvm::outs() << "\n"
                << result->table();
   return result->passed() ? 0 : 1;
 }

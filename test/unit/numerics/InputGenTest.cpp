@@ -129,3 +129,24 @@ TEST(InputGen, BadProblemIsAnError) {
   msg = llvm::toString(q.takeError());
   EXPECT_NE(msg.find("multiple of 32"), std::string::npos) << msg;
 }
+
+// moegen run / moegen-layer-check --weight-scale multiply the weights'
+// standard deviations: at 64, MX blocks get e8m0 scales above 2 (exponent
+// 129 and up), which the default magnitudes never reach.
+TEST(InputGen, WeightScaleReachesLargeMxScales) {
+  MoeSpec spec = genSpec(DType::MXFP4);
+  auto largestScale = [](const HostTensor &t) {
+    return *std::max_element(t.scales.begin(), t.scales.end());
+  };
+  GenOptions plain;
+  plain.seed = 5;
+  LayerInputs a = unwrap(generateInputs(spec, 4, plain));
+  EXPECT_LE(largestScale(a.w1), 128);
+  EXPECT_LE(largestScale(a.w2), 128);
+  GenOptions large = plain;
+  large.w1Scale *= 64;
+  large.w2Scale *= 64;
+  LayerInputs b = unwrap(generateInputs(spec, 4, large));
+  EXPECT_GT(largestScale(b.w1), 128);
+  EXPECT_GT(largestScale(b.w2), 128);
+}
