@@ -11,6 +11,7 @@
 #include "runtime/numerics/Reference.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -261,13 +262,15 @@ DeviceWeightsCache::get(Backend &b, llvm::StringRef wanted, size_t index,
 }
 
 /// What generated inputs depend on (num::generateInputs reads the problem
-/// and the formats), with the token count and the seed.
+/// and the formats), with the token count, the seed and the weight scale
+/// (its bits: no two scales share a key).
 static std::string generatedInputsKey(const MoeSpec &spec, int64_t tokens, uint64_t seed,
                                       double weightScale) {
   const Problem &p = spec.problem;
   return llvm::formatv("{0} {1} {2} {3} {4} {5} {6} {7} {8} {9}", p.modelDim, p.interDim, p.experts,
                        p.topk, static_cast<int>(p.gateUp), toString(spec.formats.activation),
-                       toString(spec.formats.weight), tokens, seed, weightScale)
+                       toString(spec.formats.weight), tokens, seed,
+                       llvm::bit_cast<uint64_t>(weightScale))
       .str();
 }
 
@@ -284,6 +287,10 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
     return makeError(llvm::formatv("weight scale {0} is not in (0, {1}]: it multiplies the "
                                    "generated weights' standard deviations",
                                    options.weightScale, kMaxWeightScale));
+  if (!options.inputsDir.empty() && options.weightScale != 1.0)
+    return makeError("weight scale " + llvm::formatv("{0}", options.weightScale).str() +
+                     ": the inputs are read from " + options.inputsDir +
+                     ", not generated; scale them where they are written");
   std::shared_ptr<const num::LayerInputs> in;
   // Generated inputs are named by what they depend on (read ones are not
   // kept anywhere).

@@ -92,7 +92,7 @@ static cl::opt<double> weightScaleArg("weight-scale",
                                       cl::desc("multiply the generated weights' standard "
                                                "deviations by this (default 1; 64 gives MX "
                                                "scales above 2)"),
-                                      cl::init(1.0));
+                                      cl::value_desc("F"), cl::init(1.0));
 static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("the device's CU/SM count the layer launches for "
                                             "(default 256)"),

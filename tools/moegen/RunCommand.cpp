@@ -45,7 +45,8 @@ static cl::opt<double> weightScaleArg(
     "weight-scale",
     cl::desc("multiply the generated weights' standard deviations by this (default 1; 64 "
              "gives MX weight scales above 2)"),
-    cl::init(LayerCheckOptions().weightScale), cl::sub(command), cl::cat(moegenCategory()));
+    cl::value_desc("F"), cl::init(LayerCheckOptions().weightScale), cl::sub(command),
+    cl::cat(moegenCategory()));
 static cl::opt<std::string> inputsArg("inputs",
                                       cl::desc("read the inputs `moegen ref` wrote into dir "
                                                "instead of generating them"),
@@ -125,8 +126,7 @@ static int runRun() {
                                              : "inputs from " + options.inputsDir);
   if (options.inputsDir.empty() && options.weightScale != 1.0)
     llvm::outs() << ", weights x" << llvm::formatv("{0}", options.weightScale);
-  llvm::outs() << "\n"
-               << result->table();
+  llvm::outs() << "\n" << result->table();
   return result->passed() ? 0 : 1;
 }
 
