@@ -96,6 +96,13 @@ std::string LayerCheckResult::table() const {
   return out;
 }
 
+std::string generatedInputsOf(const LayerCheckOptions &options) {
+  std::string out = "seed " + std::to_string(options.seed);
+  if (options.weightScale != 1.0)
+    out += llvm::formatv(", weights x{0}", options.weightScale).str();
+  return out;
+}
+
 runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options) {
   runtime::LayerOptions layer;
   layer.cuNum = options.cuNum;

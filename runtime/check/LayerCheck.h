@@ -218,6 +218,10 @@ struct LayerCheckResult {
   std::string table() const;
 };
 
+/// Generated inputs as a check's header names them: "seed S", with
+/// ", weights xF" where the weights are scaled.
+std::string generatedInputsOf(const LayerCheckOptions &options);
+
 /// The options of the layer a check runs (its cu_num, target, families and
 /// tuned tables).
 runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options);

@@ -50,7 +50,6 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -250,10 +249,7 @@ int main(int argc, char **argv) {
                  << result->tokens << " tokens";
     if (result->checkedTokens < result->tokens)
       llvm::outs() << " (" << result->checkedTokens << " compared)";
-    llvm::outs() << ", seed " << options.seed;
-    if (options.weightScale != 1.0)
-      llvm::outs() << ", weights x" << llvm::formatv("{0}", options.weightScale);
-    llvm::outs() << ", kernels from " << cacheArg << "\n";
+    llvm::outs() << ", " << generatedInputsOf(options) << ", kernels from " << cacheArg << "\n";
     if (!options.tunedTables.empty())
       llvm::outs() << "schedules: " << result->schedules << "\n";
     if (!result->stages.empty())

@@ -21,7 +21,6 @@
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/jit/Compiler.h"
 
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
@@ -122,11 +121,10 @@ static int runRun() {
     return fail(result.takeError());
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
                << ", " << result->tokens << " tokens, "
-               << (options.inputsDir.empty() ? "seed " + std::to_string(options.seed)
-                                             : "inputs from " + options.inputsDir);
-  if (options.inputsDir.empty() && options.weightScale != 1.0)
-    llvm::outs() << ", weights x" << llvm::formatv("{0}", options.weightScale);
-  llvm::outs() << "\n" << result->table();
+               << (options.inputsDir.empty() ? generatedInputsOf(options)
+                                             : "inputs from " + options.inputsDir)
+               << "\n"
+               << result->table();
   return result->passed() ? 0 : 1;
 }
 
