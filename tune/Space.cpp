@@ -80,17 +80,19 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
         for (int64_t kb : space.kBatch1)
           for (int64_t kw : space.kWave1)
             for (int64_t w : space.wavesPerEU1)
-              for (FusedQuant q : fused) {
-                MoeSpec layer = base;
-                StageSchedule &s = layer.stage1;
-                s.tileN = n;
-                s.tileK = k;
-                s.kBatch = kb;
-                s.kWave = kw;
-                s.wavesPerEU = w;
-                s.fusedQuant = q;
-                fn(std::move(layer));
-              }
+              for (FusedQuant q : fused)
+                for (WeightDecode d : space.weightDecode1) {
+                  MoeSpec layer = base;
+                  StageSchedule &s = layer.stage1;
+                  s.tileN = n;
+                  s.tileK = k;
+                  s.kBatch = kb;
+                  s.kWave = kw;
+                  s.wavesPerEU = w;
+                  s.fusedQuant = q;
+                  s.weightDecode = d;
+                  fn(std::move(layer));
+                }
     return;
   }
   std::vector<int64_t> tileM2 = space.tileM2;
@@ -100,16 +102,18 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
     for (int64_t n : space.tileN2)
       for (int64_t k : space.tileK2)
         for (int64_t w : space.wavesPerEU2)
-          for (ReduceMode r : space.reduce2) {
-            MoeSpec layer = base;
-            StageSchedule &s = layer.stage2;
-            s.tileM = m;
-            s.tileN = n;
-            s.tileK = k;
-            s.wavesPerEU = w;
-            s.reduce = r;
-            fn(std::move(layer));
-          }
+          for (ReduceMode r : space.reduce2)
+            for (WeightDecode d : space.weightDecode2) {
+              MoeSpec layer = base;
+              StageSchedule &s = layer.stage2;
+              s.tileM = m;
+              s.tileN = n;
+              s.tileK = k;
+              s.wavesPerEU = w;
+              s.reduce = r;
+              s.weightDecode = d;
+              fn(std::move(layer));
+            }
 }
 
 /// `base` (the spec's partner schedules), then `base` with the partner
@@ -120,6 +124,8 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
   std::vector<MoeSpec> options = {base};
   SearchSpace own = space;
   own.reduce2 = {base.stage2.reduce};
+  own.weightDecode1 = {base.stage1.weightDecode};
+  own.weightDecode2 = {base.stage2.weightDecode};
   forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
     layer.stage1.wavesPerEU = std::max<int64_t>(layer.stage1.wavesPerEU, 1);
     options.push_back(std::move(layer));
@@ -131,15 +137,18 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
 
 SearchSpace SearchSpace::defaultsFor(const TargetInfo &target) {
   SearchSpace space;
-  if (target.isNvptx())
+  if (target.isNvptx()) {
     space.blockM = {32, 48, 64, 80, 128};
+    space.weightDecode1 = space.weightDecode2 = {WeightDecode::Mixed, WeightDecode::Arithmetic};
+  }
   return space;
 }
 
 std::vector<std::string> SearchSpace::axisKeys() {
-  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",       "stage1.k_batch",
-          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant",  "stage2.tile_m",
-          "stage2.tile_n", "stage2.tile_k",       "stage2.waves_per_eu", "stage2.reduce"};
+  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",      "stage1.k_batch",
+          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant", "stage1.weight_decode",
+          "stage2.tile_m", "stage2.tile_n",       "stage2.tile_k",      "stage2.waves_per_eu",
+          "stage2.reduce", "stage2.weight_decode"};
 }
 
 llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
@@ -163,6 +172,10 @@ llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
     return parseList(assignment, values, wavesPerEU1, positive);
   if (key == "stage1.fused_quant")
     return parseList(assignment, values, fusedQuant1, parseFusedQuant);
+  if (key == "stage1.weight_decode")
+    return parseList(assignment, values, weightDecode1, parseWeightDecode);
+  if (key == "stage2.weight_decode")
+    return parseList(assignment, values, weightDecode2, parseWeightDecode);
   if (key == "stage2.tile_m")
     return parseList(assignment, values, tileM2, positive);
   if (key == "stage2.tile_n")
@@ -203,10 +216,16 @@ std::string candidateId(const MoeSpec &layer, StageId stage) {
                                  layer.stage1.tileM, s.tileM, s.tileN, s.tileK)
                        .str();
   if (stage == StageId::Stage1)
-    return id + llvm::formatv(" kb{0} kw{1} w{2} {3}", s.kBatch, s.kWave, s.wavesPerEU,
-                              toString(s.fusedQuant))
-                    .str();
-  return id + llvm::formatv(" w{0} {1}", s.wavesPerEU, toString(s.reduce)).str();
+    id += llvm::formatv(" kb{0} kw{1} w{2} {3}", s.kBatch, s.kWave, s.wavesPerEU,
+                        toString(s.fusedQuant))
+              .str();
+  else
+    id += llvm::formatv(" w{0} {1}", s.wavesPerEU, toString(s.reduce)).str();
+  // Only where chosen, so that the ids of mixed-decoding candidates stay
+  // those the journals already hold.
+  if (s.weightDecode != WeightDecode::Mixed)
+    id += " " + toString(s.weightDecode).str();
+  return id;
 }
 
 std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpace &space,
@@ -240,7 +259,7 @@ std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpac
     const StageSchedule &s = layer.stage(stage), &r = back->schedule;
     if (r.tileM != s.tileM || r.tileN != s.tileN || r.tileK != s.tileK || r.kBatch != s.kBatch ||
         r.kWave != s.kWave || r.wavesPerEU != s.wavesPerEU || r.fusedQuant != s.fusedQuant ||
-        (stage == StageId::Stage2 && r.reduce != s.reduce)) {
+        r.weightDecode != s.weightDecode || (stage == StageId::Stage2 && r.reduce != s.reduce)) {
       ++report.rejected["name (does not read back)"];
       return;
     }

@@ -43,16 +43,19 @@ struct SearchSpace {
   /// wgmma stage 1 on 128-row blocks with stage 2 on 64-row tiles).
   std::vector<int64_t> tileM2;
   std::vector<ReduceMode> reduce2{ReduceMode::Atomic, ReduceMode::Reduce};
+  /// How sm_90a decodes the MXFP4 weights (gfx950 takes only `mixed`).
+  std::vector<WeightDecode> weightDecode1{WeightDecode::Mixed}, weightDecode2{WeightDecode::Mixed};
 
   /// The defaults for `target`: aiter's, and on sm_90a also sorting blocks
   /// of 48 and 80 rows (the H200 tables' 1024-16384-token rows take them:
-  /// they pad an expert's 35-80 rows to one block; docs/sm90a.md).
+  /// they pad an expert's 35-80 rows to one block; docs/sm90a.md) and both
+  /// weight decodings (which is faster depends on the token count).
   static SearchSpace defaultsFor(const TargetInfo &target);
 
   /// Applies "key=v1,v2,..." (keys: block_m, stage1.tile_n, stage1.tile_k,
   /// stage1.k_batch, stage1.k_wave, stage1.waves_per_eu, stage1.fused_quant,
-  /// stage2.tile_m, stage2.tile_n, stage2.tile_k, stage2.waves_per_eu,
-  /// stage2.reduce).
+  /// stage1.weight_decode, stage2.tile_m, stage2.tile_n, stage2.tile_k,
+  /// stage2.waves_per_eu, stage2.reduce, stage2.weight_decode).
   llvm::Error setAxis(llvm::StringRef assignment);
   /// The axis keys setAxis accepts.
   static std::vector<std::string> axisKeys();

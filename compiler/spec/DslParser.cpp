@@ -365,9 +365,16 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     s.reduce = *m;
     return true;
   }
+  if (k == "weight_decode") {
+    auto d = enumValue<WeightDecode>(v, parseWeightDecode);
+    if (!d)
+      return enumFail(v, "mixed, arithmetic");
+    s.weightDecode = *d;
+    return true;
+  }
   return fail(key.loc(), "unknown key '" + k + "' in " + stageName +
                              "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
-                             "waves_per_eu, fused_quant (stage1), reduce (stage2)");
+                             "waves_per_eu, weight_decode, fused_quant (stage1), reduce (stage2)");
 }
 
 bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {

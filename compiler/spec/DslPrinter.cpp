@@ -40,6 +40,9 @@ static void printStage(std::ostringstream &os, const char *name, const StageSche
   os << "    k_batch_mode = " << toString(s.kBatchMode).str() << "\n";
   os << "    k_wave = " << s.kWave << "\n";
   os << "    waves_per_eu = " << s.wavesPerEU << "\n";
+  // Only where chosen: a gfx950 spec never has it.
+  if (s.weightDecode != WeightDecode::Mixed)
+    os << "    weight_decode = " << toString(s.weightDecode).str() << "\n";
   if (id == StageId::Stage1)
     os << "    fused_quant = " << toString(s.fusedQuant).str() << "\n";
   else

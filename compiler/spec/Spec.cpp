@@ -52,6 +52,10 @@ llvm::StringRef toString(KBatchMode m) {
   return m == KBatchMode::Atomic ? "atomic" : "deterministic";
 }
 
+llvm::StringRef toString(WeightDecode d) {
+  return d == WeightDecode::Mixed ? "mixed" : "arithmetic";
+}
+
 llvm::StringRef toString(StageId s) { return s == StageId::Stage1 ? "stage1" : "stage2"; }
 
 std::optional<DType> parseDType(llvm::StringRef s) {
@@ -89,6 +93,13 @@ std::optional<KBatchMode> parseKBatchMode(llvm::StringRef s) {
   return llvm::StringSwitch<std::optional<KBatchMode>>(s)
       .Case("atomic", KBatchMode::Atomic)
       .Case("deterministic", KBatchMode::Deterministic)
+      .Default(std::nullopt);
+}
+
+std::optional<WeightDecode> parseWeightDecode(llvm::StringRef s) {
+  return llvm::StringSwitch<std::optional<WeightDecode>>(s)
+      .Case("mixed", WeightDecode::Mixed)
+      .Case("arithmetic", WeightDecode::Arithmetic)
       .Default(std::nullopt);
 }
 
@@ -131,7 +142,7 @@ llvm::hash_code hashExpr(const ExprNode &n) {
 
 auto scheduleFields(const StageSchedule &s) {
   return std::make_tuple(s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU, s.fusedQuant,
-                         s.kBatchMode, s.reduce);
+                         s.kBatchMode, s.reduce, s.weightDecode);
 }
 
 auto problemFields(const MoeSpec &s) {

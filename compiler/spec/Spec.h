@@ -43,6 +43,14 @@ enum class KBatchMode : uint8_t {
   Deterministic, // per-split workspace, then an ordered reduction
 };
 
+/// How an sm_90a register-weight GEMM decodes its MXFP4 weights to bf16
+/// (Hopper has no fp4 MMA; gfx950 multiplies e2m1 natively and takes only
+/// the default).
+enum class WeightDecode : uint8_t {
+  Mixed,      // half the rows through byte tables (integer pipe), half by two bf16 products
+  Arithmetic, // every row by one bf16 product (FMA pipe); blocks with scales above 2 re-run
+};
+
 struct Problem {
   int64_t modelDim = 0; // hidden size: K of stage 1, N of stage 2
   int64_t interDim = 0; // per-expert intermediate size: N of stage 1, K of stage 2
@@ -70,6 +78,7 @@ struct StageSchedule {
   FusedQuant fusedQuant = FusedQuant::None; // stage 1 only
   KBatchMode kBatchMode = KBatchMode::Atomic;
   ReduceMode reduce = ReduceMode::Atomic; // stage 2 only
+  WeightDecode weightDecode = WeightDecode::Mixed;
 };
 
 /// Where a part of a spec was written: "file:line:col" of a .moe key, or
@@ -111,11 +120,13 @@ llvm::StringRef toString(FusedQuant q);
 llvm::StringRef toString(ReduceMode m);
 llvm::StringRef toString(KBatchMode m);
 llvm::StringRef toString(StageId s);
+llvm::StringRef toString(WeightDecode d);
 std::optional<DType> parseDType(llvm::StringRef s);
 std::optional<GateUpLayout> parseGateUpLayout(llvm::StringRef s);
 std::optional<FusedQuant> parseFusedQuant(llvm::StringRef s);
 std::optional<ReduceMode> parseReduceMode(llvm::StringRef s);
 std::optional<KBatchMode> parseKBatchMode(llvm::StringRef s);
+std::optional<WeightDecode> parseWeightDecode(llvm::StringRef s);
 
 /// Structural equality and hash of everything that shapes the kernels (the
 /// source locations are not part of it). Cheap: no printing.

@@ -99,7 +99,7 @@ moegen::ActivationExpr ActivationAttr::getExpr() const {
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t tileM,
                                    int64_t tileN, int64_t tileK, int64_t kBatch, int64_t kWave,
                                    int64_t wavesPerEU, KBatchModeKind, FusedQuantKind,
-                                   ReduceModeKind) {
+                                   ReduceModeKind, WeightDecodeKind) {
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)
     return emitError() << "tile sizes must be positive, got " << tileM << "x" << tileN << "x"
                        << tileK;

@@ -32,6 +32,12 @@ def Moe_KBatchMode : I32EnumAttr<"KBatchModeKind", "combination of split-K parti
   let genSpecializedAttr = 0;
 }
 
+def Moe_WeightDecode : I32EnumAttr<"WeightDecodeKind", "sm_90a MXFP4 weight decoding", [
+    I32EnumAttrCase<"mixed", 0>, I32EnumAttrCase<"arithmetic", 1>]> {
+  let cppNamespace = "::moegen::moe";
+  let genSpecializedAttr = 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -60,6 +66,13 @@ def Moe_MXType : Moe_Type<"MX", "mx"> {
 //===----------------------------------------------------------------------===//
 // Attributes
 //===----------------------------------------------------------------------===//
+
+/// An enum parameter that may be left out (then `default`) and is printed
+/// only where it differs from it.
+class Moe_DefaultedEnumParameter<EnumAttrInfo info, string default>
+    : EnumParameter<info> {
+  let defaultValue = default;
+}
 
 class Moe_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Moe_Dialect, name, traits> {
@@ -109,7 +122,10 @@ def Moe_ScheduleAttr : Moe_Attr<"Schedule", "schedule"> {
                         "int64_t":$k_batch, "int64_t":$k_wave, "int64_t":$waves_per_eu,
                         EnumParameter<Moe_KBatchMode>:$k_batch_mode,
                         EnumParameter<Moe_FusedQuant>:$fused_quant,
-                        EnumParameter<Moe_ReduceMode>:$reduce);
+                        EnumParameter<Moe_ReduceMode>:$reduce,
+                        Moe_DefaultedEnumParameter<Moe_WeightDecode,
+                            "::moegen::moe::WeightDecodeKind::mixed">:$weight_decode);
+  // weight_decode is printed only where it is not `mixed` (sm_90a only).
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -34,10 +34,10 @@ DType fromType(Type t) {
 /// the schedule is invalid.
 static ScheduleAttr checkedAttr(llvm::function_ref<InFlightDiagnostic()> emitError,
                                 MLIRContext *ctx, const StageSchedule &s) {
-  return ScheduleAttr::getChecked(emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave,
-                                  s.wavesPerEU, static_cast<KBatchModeKind>(s.kBatchMode),
-                                  static_cast<FusedQuantKind>(s.fusedQuant),
-                                  static_cast<ReduceModeKind>(s.reduce));
+  return ScheduleAttr::getChecked(
+      emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU,
+      static_cast<KBatchModeKind>(s.kBatchMode), static_cast<FusedQuantKind>(s.fusedQuant),
+      static_cast<ReduceModeKind>(s.reduce), static_cast<WeightDecodeKind>(s.weightDecode));
 }
 
 ScheduleAttr toAttr(MLIRContext *ctx, const StageSchedule &s) {
@@ -55,6 +55,7 @@ StageSchedule fromAttr(ScheduleAttr a) {
   s.kBatchMode = static_cast<KBatchMode>(a.getKBatchMode());
   s.fusedQuant = static_cast<FusedQuant>(a.getFusedQuant());
   s.reduce = static_cast<ReduceMode>(a.getReduce());
+  s.weightDecode = static_cast<WeightDecode>(a.getWeightDecode());
   return s;
 }
 

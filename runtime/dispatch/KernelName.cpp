@@ -200,6 +200,8 @@ llvm::Expected<KernelNameInfo> parseKernelName(llvm::StringRef name) {
       info.nonTemporal = true;
     else if (s == "bf16lds" && !stage1)
       info.bf16Lds = true;
+    else if (s == "dqa" && !mx)
+      info.arithmeticDecode = true;
     else if (setInt("cumul", info.cuMul))
       key = "cumul";
     else if (setInt("bnt", info.bNt))
@@ -268,6 +270,8 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
   if (s.kBatch == 0)
     s.kBatch = 1;
   s.kBatchMode = KBatchMode::Atomic; // aiter's split-K is always atomic
+  if (info.arithmeticDecode)
+    s.weightDecode = WeightDecode::Arithmetic;
   if (stage1) {
     s.fusedQuant = info.kind == AiterKernelKind::MxMoeG1 ? FusedQuant::FP4 : info.fusedQuant;
     m.gateUp = info.gateUpInterleave ? GateUpLayout::Interleaved : GateUpLayout::Separated;
@@ -348,6 +352,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
       os << "_kw" << s.kWave;
     if (s.fusedQuant != FusedQuant::None)
       os << "_" << (s.fusedQuant == FusedQuant::FP4 ? "fp4" : "fp8");
+    if (s.weightDecode == WeightDecode::Arithmetic)
+      os << "_dqa";
     return name;
   }
   if (s.kBatch != 1 || s.kWave != 1)
@@ -357,6 +363,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
   if (s.wavesPerEU != 0)
     os << "_w" << s.wavesPerEU;
   os << "_sbm" << spec.stage1.tileM;
+  if (s.weightDecode == WeightDecode::Arithmetic)
+    os << "_dqa";
   return name;
 }
 
@@ -366,6 +374,8 @@ std::string describe(const MappedSchedule &m) {
   const StageSchedule &s = m.schedule;
   os << toString(m.stage) << ": tile=" << s.tileM << "x" << s.tileN << "x" << s.tileK
      << " k_batch=" << s.kBatch << " k_wave=" << s.kWave << " waves_per_eu=" << s.wavesPerEU;
+  if (s.weightDecode != WeightDecode::Mixed)
+    os << " weight_decode=" << toString(s.weightDecode);
   if (m.stage == StageId::Stage1) {
     os << " fused_quant=" << toString(s.fusedQuant);
     if (m.gateUp)

@@ -249,6 +249,10 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("waves_per_eu",
            "waves_per_eu=" + str(s.wavesPerEU) + " exceeds " + str(target.maxWavesPerEU));
 
+  if (!target.isNvptx() && s.weightDecode != WeightDecode::Mixed)
+    r.fail("weight_decode", "weight_decode=" + toString(s.weightDecode).str() +
+                                " chooses how sm_90a decodes MXFP4 weights; " + target.chip +
+                                " multiplies them natively (leave it out)");
   if (target.isNvptx()) {
     p.clearsLayerOutput = stage == StageId::Stage1 && spec.stage2.reduce == ReduceMode::Atomic;
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
@@ -291,6 +295,8 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_" + toString(s.fusedQuant).str();
   if (p.stage == StageId::Stage2)
     name += "_" + toString(s.reduce).str();
+  if (s.weightDecode != WeightDecode::Mixed)
+    name += "_dqa";
   if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)
     h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
   char hex[17];

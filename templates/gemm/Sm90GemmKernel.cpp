@@ -55,7 +55,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
   Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
   Value gridN, firstN; // loopN: the step to a workgroup's next N tile, and its first
-  Value usedTiles; // the M tiles with sorted rows in use (num_valid_ids)
+  Value usedTiles;     // the M tiles with sorted rows in use (num_valid_ids)
   /// The current M tile's row tiles up to its last routed row (null: all);
   /// registerMainLoopLive's, for the epilogue.
   Value liveRowTiles;
@@ -382,8 +382,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   SmallVector<Value>
   emitKLoop(int64_t trips, ArrayRef<Value> carried,
             function_ref<void(Value, SmallVectorImpl<Value> &, ArrayRef<Value>)> body,
-            SmallVectorImpl<Value> *after = nullptr) {
+            SmallVectorImpl<Value> *after = nullptr, ArrayRef<Value> accIn = {}) {
     SmallVector<Value> init(l.accRegs, a.f32(0.0f));
+    if (!accIn.empty())
+      init.assign(accIn.begin(), accIn.end());
     llvm::append_range(init, carried);
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(trips), a.idx(1), init);
     disableUnroll(loop);
@@ -626,6 +628,33 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return a.select(isSpecial, special, plain);
   }
 
+  /// The arithmetic rows' one product: 2^126 x the e8m0 scale as bf16x2,
+  /// 2^(e - 1) (exponent field e + 126), for e at most
+  /// kE2m1OneProductMaxScale; zero above (those rows' codes then contribute
+  /// nothing, and largeScaleStep adds them).
+  Value oneProductMultiplier(Value e) {
+    Value m = a.add(a.mul(e, a.i32(0x00800080)),
+                    a.i32(static_cast<int32_t>(sm90::kBf16x2OneProductBias)));
+    return a.select(largeScale(e), a.i32(0), m);
+  }
+  Value largeScale(Value e) {
+    return a.cmp(CmpIPredicate::ugt, e, a.i32(sm90::kE2m1OneProductMaxScale));
+  }
+  Value scaleOf(ArrayRef<Value> raw, size_t row) {
+    return arith::ExtUIOp::create(b, i32(), raw[2 * row + 1]);
+  }
+
+  /// The largest scale byte of a lane's arithmetic rows in a step, with
+  /// `sofar`'s: the main loop carries it, and a tile whose warps saw one
+  /// above kE2m1OneProductMaxScale runs its K loop again for those blocks
+  /// (registerMainLoop).
+  Value largestArithmeticScale(ArrayRef<Value> raw, Value sofar) {
+    for (size_t r = 0; 2 * r < raw.size(); ++r)
+      if (l.decodesArithmetically(static_cast<int64_t>(r)))
+        sofar = arith::MaxUIOp::create(b, sofar, scaleOf(raw, r));
+    return sofar;
+  }
+
   Value asBf16x2(Value i32Word) {
     Value v = vector::BroadcastOp::create(b, VectorType::get({1}, i32()), i32Word);
     return vector::BitCastOp::create(b, VectorType::get({2}, b.getBF16Type()), v);
@@ -696,15 +725,18 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// half is the bf16 whose value is the code's times 2^-126 (the subnormal
   /// 0.5 included), and two exact bf16 products give the code times the
   /// scale with the one rounding the table's entries make.
-  std::array<Value, 4> dequantWordArith(Value word, Value scale2) {
+  /// With `scaled126` (oneProductMultiplier: 2^126 x the scale in one
+  /// bf16) one product instead of two.
+  std::array<Value, 4> dequantWordArith(Value word, Value scale2, bool scaled126) {
     Value shifted = arith::ShLIOp::create(b, word, a.i32(4));
     std::array<Value, 4> out;
     for (uint32_t p = 0; p < 4; ++p) {
       Value bits =
           arith::ShLIOp::create(b, permute(shifted, word, sm90::arithmeticSelect(p)), a.i32(2));
       bits = arith::AndIOp::create(b, bits, a.i32(static_cast<int32_t>(sm90::kE2m1PlacedBits)));
-      Value v = arith::MulFOp::create(b, asBf16x2(bits),
-                                      asBf16x2(a.i32(static_cast<int32_t>(sm90::kBf16x2Two126))));
+      Value v = asBf16x2(bits);
+      if (!scaled126)
+        v = arith::MulFOp::create(b, v, asBf16x2(a.i32(static_cast<int32_t>(sm90::kBf16x2Two126))));
       v = arith::MulFOp::create(b, v, asBf16x2(scale2));
       out[p] = vector::ExtractOp::create(
           b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), v), ArrayRef<int64_t>{0});
@@ -723,20 +755,38 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return static_cast<int>(((half * rowTiles() + tt) * (l.nTiles / 2) + i) * 4 + r);
   }
 
+  /// How a step's weight rows are decoded: the arithmetic rows with two
+  /// products (every scale), with one (scales above 2 give zero fragments),
+  /// or only those rows' large-scale blocks with two products and every
+  /// other fragment zero (the rare second K loop of registerMainLoop).
+  enum class StepRows { TwoProducts, OneProduct, LargeScalesOnly };
+
   /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
   /// rows from the staging at `base`, weights from `raw` (loadLaneWeights).
-  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles) {
+  void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles,
+               StepRows mode) {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
     SmallVector<Value> codes;
     SmallVector<std::optional<E2m1Table>> tables; // none: the arithmetic route
-    SmallVector<Value> scales;
-    for (size_t r = 0; r < raw.size(); r += 2) {
-      codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[r]));
-      scales.push_back(e8m0ToBf16x2(raw[r + 1]));
-      tables.push_back(Sm90GemmLayout::decodesArithmetically(static_cast<int64_t>(r / 2))
-                           ? std::nullopt
-                           : std::optional(e2m1Table(scales.back())));
+    SmallVector<Value> scales;                    // none: zero fragments
+    for (size_t r = 0; 2 * r < raw.size(); ++r) {
+      codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[2 * r]));
+      bool arithmetic = l.decodesArithmetically(static_cast<int64_t>(r));
+      Value e = scaleOf(raw, r);
+      if (!arithmetic) {
+        scales.push_back(mode == StepRows::LargeScalesOnly ? Value()
+                                                           : e8m0ToBf16x2(raw[2 * r + 1]));
+        tables.push_back(scales.back() ? std::optional(e2m1Table(scales.back())) : std::nullopt);
+        continue;
+      }
+      tables.push_back(std::nullopt);
+      if (mode == StepRows::OneProduct)
+        scales.push_back(oneProductMultiplier(e));
+      else if (mode == StepRows::LargeScalesOnly)
+        scales.push_back(a.select(largeScale(e), e8m0ToBf16x2(raw[2 * r + 1]), a.i32(0)));
+      else
+        scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
     }
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
     // The lane's group w of staged A row `row`.
@@ -750,9 +800,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     };
     for (int64_t w = 0; w < words; ++w) {
       SmallVector<std::array<Value, 4>> decoded; // per weight row: its 4 fragment words of word w
-      for (auto [c, table, scale] : llvm::zip(codes, tables, scales))
+      for (auto [c, table, scale] : llvm::zip(codes, tables, scales)) {
+        if (!scale) {
+          Value zero = a.i32(0);
+          decoded.push_back({zero, zero, zero, zero});
+          continue;
+        }
         decoded.push_back(table ? dequantWord(word(c, w), *table)
-                                : dequantWordArith(word(c, w), scale));
+                                : dequantWordArith(word(c, w), scale,
+                                                   /*scaled126=*/mode == StepRows::OneProduct));
+      }
       auto rowWords = [&](int64_t half, int64_t nt) { return decoded[half * l.nTiles + nt]; };
       if (l.swapAB) {
         // A: rows g and g + 8 of a 16-column block are the lane's rows of its
@@ -1272,30 +1329,81 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return loadLaneWeights(rows, step, a.select(beyond, nextDelta, a.idx(0)));
     };
     size_t perStep = 2 * rows.size();
+    // The arithmetic rows decode with one product (StepRows::OneProduct)
+    // and the loop carries the largest scale byte they saw; where a warp saw
+    // a scale above 2, the tile's K loop runs again, adding only those
+    // blocks' products (StepRows::LargeScalesOnly, weights loaded again).
+    // The common loop thus has no branch, and the other has no carried
+    // weights to keep.
+    bool fixUp = l.allRowsArithmetic;
+    auto kLoop = [&](StepRows mode, SmallVector<Value> carried, ArrayRef<Value> accIn,
+                     SmallVectorImpl<Value> *after) {
+      bool scan = mode == StepRows::OneProduct && fixUp;
+      if (scan)
+        carried.push_back(a.i32(0));
+      return emitKLoop(
+          steps, carried,
+          [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
+            Value base = bufferOf(i);
+            if (staging && l.buffers == 1) {
+              gpu::BarrierOp::create(b); // step i - 1's reads are done
+              copyAStep(aUnits, stepOf(i), base);
+            }
+            if (staging) {
+              NVVM::CpAsyncWaitGroupOp::create(b, 0);
+              gpu::BarrierOp::create(b);
+            }
+            if (staging && l.buffers == 2) {
+              Value next = a.add(i, a.idx(1));
+              ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
+                     [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
+            }
+            SmallVector<Value> nextW =
+                mode == StepRows::LargeScalesOnly
+                    ? loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))))
+                    : loadAhead(i);
+            ArrayRef<Value> step = weights.take_front(perStep);
+            mmaStep(base, step, acc, tiles, fixUp ? mode : StepRows::TwoProducts);
+            llvm::append_range(acc, weights.slice(perStep, weights.size() - perStep - scan));
+            llvm::append_range(acc, nextW);
+            if (scan)
+              acc.push_back(largestArithmeticScale(step, weights.back()));
+          },
+          after, accIn);
+    };
     SmallVector<Value> after;
-    SmallVector<Value> acc = emitKLoop(
-        steps, ahead,
-        [&](Value i, SmallVectorImpl<Value> &acc, ArrayRef<Value> weights) {
-          Value base = bufferOf(i);
-          if (staging && l.buffers == 1) {
-            gpu::BarrierOp::create(b); // step i - 1's reads are done
-            copyAStep(aUnits, stepOf(i), base);
-          }
-          if (staging) {
-            NVVM::CpAsyncWaitGroupOp::create(b, 0);
-            gpu::BarrierOp::create(b);
-          }
-          if (staging && l.buffers == 2) {
-            Value next = a.add(i, a.idx(1));
-            ifThen(a.cmp(CmpIPredicate::ult, next, a.idx(steps)),
-                   [&] { copyAStep(aUnits, stepOf(next), bufferOf(next)); });
-          }
-          SmallVector<Value> nextW = loadAhead(i);
-          mmaStep(base, weights.take_front(perStep), acc, tiles);
-          llvm::append_range(acc, weights.drop_front(perStep));
-          llvm::append_range(acc, nextW);
-        },
-        &after);
+    SmallVector<Value> acc = kLoop(StepRows::OneProduct, ahead, {}, &after);
+    if (fixUp) {
+      Value large =
+          a.cmp(CmpIPredicate::ugt, after.pop_back_val(), a.i32(sm90::kE2m1OneProductMaxScale));
+      // Staged A: the loop again has barriers, so the whole workgroup
+      // decides (a barrier with an OR, after every warp's last reads);
+      // loopN: one warp, no barrier, so the warps stay apart.
+      Value again =
+          staging ? a.cmp(CmpIPredicate::ne,
+                          NVVM::BarrierOp::create(b, TypeRange{i32()}, Value(), Value(),
+                                                  NVVM::BarrierReductionAttr::get(
+                                                      b.getContext(), NVVM::BarrierReduction::OR),
+                                                  arith::ExtUIOp::create(b, i32(), large))
+                              .getRes(),
+                          a.i32(0))
+                  : NVVM::VoteSyncOp::create(b, b.getI1Type(), a.i32(-1), large,
+                                             NVVM::VoteSyncKind::any)
+                        .getResult();
+      auto op = scf::IfOp::create(b, TypeRange(ValueRange(acc)), again, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(op.thenBlock());
+      if (staging && l.buffers == 2)
+        copyAStep(aUnits, step0, groupBase);
+      SmallVector<Value> fixedAcc =
+          kLoop(StepRows::LargeScalesOnly, loadFirstSteps(), acc, nullptr);
+      fixedAcc.resize(l.accRegs);
+      scf::YieldOp::create(b, fixedAcc);
+      b.setInsertionPointToStart(op.elseBlock());
+      scf::YieldOp::create(b, acc);
+      acc.assign(op.getResults().begin(), op.getResults().end());
+    }
+    acc.resize(l.accRegs);
     // carryWeights: the next tile's first steps, loaded by the last trips.
     if (l.carryWeights) {
       llvm::append_range(acc, after);

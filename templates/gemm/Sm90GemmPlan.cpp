@@ -101,6 +101,16 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
   l.swapAB = l.registerWeights && l.nTiles % 2 == 0;
+  l.allRowsArithmetic = s.weightDecode == WeightDecode::Arithmetic;
+  if (l.allRowsArithmetic && (!l.registerWeights || l.wgmma))
+    fail("weight_decode",
+         "weight_decode=arithmetic decodes MXFP4 weights in the registers of mma.sync warps; "
+         "this stage's " +
+             std::string(!l.registerWeights ? "weights are not MXFP4"
+                                            : "tile (" + str(s.tileM) +
+                                                  " rows, tile_n a multiple of 64, k_wave 1) "
+                                                  "runs on warpgroup MMAs") +
+             " (use weight_decode=mixed)");
   const int64_t limit = target.staticLdsBytes;
   // One f32 amax per row and warp of a quantizing pair.
   l.quantScratchBytes = l.quantPairs ? s.tileM * l.warpsN * 4 : 0;

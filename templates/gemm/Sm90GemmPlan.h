@@ -73,16 +73,16 @@ struct Sm90GemmLayout {
   static constexpr int64_t kBaseRegs = 32;
   static constexpr int64_t kRegsPerWeightRow = 16;
 
-  int64_t warpsN = 0;         // warps splitting tile_n in a K-group
+  int64_t warpsN = 0; // warps splitting tile_n in a K-group
   /// A fused MX quantization whose 32-column blocks span two warps of 16
   /// columns: each block's amax meets through quantScratchBytes of shared
   /// memory (after the staging and the reduction) and a barrier of the pair.
   bool quantPairs = false;
   int64_t quantScratchBytes = 0;
-  int64_t nPerWarp = 0;       // output columns of one warp (per stage-1 half)
-  int64_t mTiles = 0;         // 16-row MMA tiles per warp
-  int64_t nTiles = 0;         // 8-column MMA tiles per warp and half
-  int64_t accRegs = 0;        // f32 accumulators per thread
+  int64_t nPerWarp = 0; // output columns of one warp (per stage-1 half)
+  int64_t mTiles = 0;   // 16-row MMA tiles per warp
+  int64_t nTiles = 0;   // 8-column MMA tiles per warp and half
+  int64_t accRegs = 0;  // f32 accumulators per thread
   /// MXFP4 weights dequantized in registers (no weight staging).
   bool registerWeights = false;
   /// Register weights with swapped operands: the dequantized weights are
@@ -93,14 +93,20 @@ struct Sm90GemmLayout {
   /// routed rows). The epilogue gets the accumulators back in the plain
   /// layout through warp shuffles. Needs an even nTiles.
   bool swapAB = false;
-  /// Register weights (mma.sync): a lane's weight rows of a step with an odd
-  /// index decode their e2m1 codes by placing the code bits as bf16 and two
-  /// bf16 products (Sm90GemmKernel::dequantWordArith: 2 integer operations a
-  /// fragment word, the rest on the FMA pipe), the others through the
-  /// block's byte table (4 byte permutes and logic operations a fragment word,
-  /// all on the integer pipe, which bounds the main loop at small M). Half and
-  /// half balanced the two pipes best on the H200 (docs/sm90a.md).
-  static bool decodesArithmetically(int64_t row) { return row % 2 == 1; }
+  /// Register weights (mma.sync): which of a lane's weight rows of a step
+  /// decode their e2m1 codes by placing the code bits as bf16 and bf16
+  /// products (Sm90GemmKernel::dequantWordArith: 2 integer operations a
+  /// fragment word, the rest on the FMA pipe) rather than through the
+  /// block's byte table (4 byte permutes and logic operations a fragment
+  /// word, all on the integer pipe, which bounds the main loop at small M).
+  /// weight_decode=mixed: the odd rows, with two products (every scale);
+  /// weight_decode=arithmetic (allRowsArithmetic): every row, with one
+  /// product (2^126 x the scale, exact for scales up to 2; a tile whose warps
+  /// meet a larger one runs its K loop again for those blocks). Which is
+  /// faster depends on the tile and the token count (docs/sm90a.md), so the
+  /// tuner picks it per row.
+  bool allRowsArithmetic = false;
+  bool decodesArithmetically(int64_t row) const { return allRowsArithmetic || row % 2 == 1; }
   /// Register weights on warpgroup MMAs (M tiles of at least kWgmmaMinRows
   /// rows, tile_n a multiple of 64, one K-group): each warp decodes 16 weight
   /// columns, a warpgroup's 4 warps form the 64 rows of wgmma's register A
@@ -115,8 +121,8 @@ struct Sm90GemmLayout {
   static constexpr int64_t kWgmmaMinRows = 128;
   static constexpr int64_t kMaxStages = 4;
   bool wgmma = false;
-  int64_t superK = 0;         // register weights: K per main-loop step (128, 64 or 32)
-  int64_t prefetch = 0;       // register weights: super blocks of weight bytes in flight
+  int64_t superK = 0;   // register weights: K per main-loop step (128, 64 or 32)
+  int64_t prefetch = 0; // register weights: super blocks of weight bytes in flight
   /// Register weights over at most kMaxCarrySteps steps per K-group (stage 2
   /// of the examples): a tile's last trips load the first `prefetch` steps of
   /// the workgroup's next M tile, carried through the persistent loop, so

@@ -51,6 +51,13 @@ constexpr uint32_t arithmeticSelect(uint32_t p) {
 /// the placed value (the code's times 2^-126) to the code's.
 inline constexpr uint32_t kE2m1PlacedBits = 0x81C081C0u;
 inline constexpr uint32_t kBf16x2Two126 = 0x7E807E80u;
+/// The one-product form: for e8m0 scales e <= 128 (scale at most 2), 2^126 x
+/// the scale is 2^(e - 1), a bf16 of exponent field e + 126 (e x 0x00800080
+/// plus this bias in both halves), and the placed bits times it are the
+/// code times the scale exactly (in [2^-128, 12]): the same bf16 as the two
+/// products give. Larger scales (and NaN, 255) take the two products.
+inline constexpr uint32_t kBf16x2OneProductBias = 0x3F003F00u;
+inline constexpr uint32_t kE2m1OneProductMaxScale = 128;
 
 } // namespace moegen::sm90
 

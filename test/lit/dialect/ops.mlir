@@ -21,6 +21,8 @@ module attributes {moe.target = #moe.target<chip = "gfx950", abi = 5>} {
   // CHECK-SAME: activation = !moe.mx<f8E4M3FN>, weight = !moe.mx<f4E2M1FN>
   // CHECK-SAME: activation = <"act(g, u; b = 2.0) = g * sigmoid(b * g) * u">
   moe.layer @custom problem = #moe.problem<model_dim = 256, inter_dim = 128, experts = 8, topk = 2, gate_up = interleaved, doweight_stage1 = true> formats = #moe.formats<activation = !moe.mx<f8E4M3FN>, weight = !moe.mx<f4E2M1FN>, output = bf16> activation = #moe.activation<"act(g, u; b = 2.0) = g * sigmoid(b * g) * u"> {
-    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 16, tile_n = 64, tile_k = 128, k_batch = 2, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = fp8, reduce = atomic>
+    // weight_decode is printed where it is not the default (mixed).
+    // CHECK: moe.stage1 @stage1 schedule = <tile_m = 16, tile_n = 64, tile_k = 128, k_batch = 2, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = fp8, reduce = atomic, weight_decode = arithmetic>
+    moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 16, tile_n = 64, tile_k = 128, k_batch = 2, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = fp8, reduce = atomic, weight_decode = arithmetic>
   }
 }

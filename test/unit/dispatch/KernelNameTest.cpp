@@ -75,6 +75,29 @@ TEST(KernelName, Stage2) {
   EXPECT_EQ(e.schedule.reduce, ReduceMode::Atomic);
 }
 
+// `_dqa` (moegen's sm_90a tables): weight_decode = arithmetic, on either
+// stage, in any position; not on the mxmoe kernels, and not twice.
+TEST(KernelName, ArithmeticWeightDecode) {
+  MappedSchedule a = mapOk("flydsl_moe1_abf16_wfp4_bf16_t32x64x256_w3_kw2_dqa");
+  EXPECT_EQ(a.schedule.weightDecode, WeightDecode::Arithmetic);
+  EXPECT_EQ(a.schedule.kWave, 2);
+  MappedSchedule b = mapOk("flydsl_moe2_abf16_wfp4_bf16_t32x256x128_atomic_dqa_sbm32");
+  EXPECT_EQ(b.schedule.weightDecode, WeightDecode::Arithmetic);
+  EXPECT_EQ(b.sortBlockM, 32);
+  EXPECT_EQ(mapOk("flydsl_moe1_abf16_wfp4_bf16_t32x64x256_w3").schedule.weightDecode,
+            WeightDecode::Mixed);
+  EXPECT_NE(describe(a).find(" weight_decode=arithmetic"), std::string::npos) << describe(a);
+  EXPECT_EQ(describe(mapOk("flydsl_moe1_abf16_wfp4_bf16_t32x64x256_w3")).find("weight_decode"),
+            std::string::npos);
+  for (llvm::StringRef bad :
+       {"flydsl_mxmoe_g1_a4w4_16x256x256_dqa", "flydsl_moe1_abf16_wfp4_bf16_t32x64x256_dqa_dqa"}) {
+    auto m = kernelNameToSchedule(bad);
+    ASSERT_FALSE(!!m) << bad.str();
+    std::string msg = llvm::toString(m.takeError());
+    EXPECT_NE(msg.find("dqa"), std::string::npos) << msg;
+  }
+}
+
 TEST(KernelName, UnmappableNamesAreReported) {
   auto expectError = [](llvm::StringRef name, llvm::StringRef fragment) {
     auto m = kernelNameToSchedule(name);

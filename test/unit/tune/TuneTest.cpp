@@ -84,6 +84,17 @@ TEST(TuneSpace, KernelNameForMatchesAiter) {
   auto n2 = dispatch::kernelNameFor(spec, StageId::Stage2);
   ASSERT_TRUE(!!n2) << llvm::toString(n2.takeError());
   EXPECT_EQ(*n2, "flydsl_moe2_afp4_wfp4_bf16_t32x128x128_atomic_sbm32");
+  // weight_decode = arithmetic (sm_90a) is moegen's own _dqa, read back.
+  MoeSpec arith = spec;
+  arith.stage1.weightDecode = arith.stage2.weightDecode = WeightDecode::Arithmetic;
+  for (StageId stage : {StageId::Stage1, StageId::Stage2}) {
+    auto name = dispatch::kernelNameFor(arith, stage);
+    ASSERT_TRUE(!!name) << llvm::toString(name.takeError());
+    EXPECT_EQ(*name, (stage == StageId::Stage1 ? *n1 : *n2) + "_dqa");
+    auto back = dispatch::kernelNameToSchedule(*name);
+    ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->schedule.weightDecode, WeightDecode::Arithmetic);
+  }
   // What the grammar cannot spell is an error naming the parameter.
   spec.stage2.kBatch = 2;
   auto bad = dispatch::kernelNameFor(spec, StageId::Stage2);
@@ -131,6 +142,52 @@ TEST(TuneSpace, DefaultSortingBlocksPerTarget) {
               std::string::npos)
         << c.kernelName;
   }
+}
+
+// On sm_90a both weight decodings are searched by default; the arithmetic
+// one only where the tile runs on mma.sync (128-row tiles with tile_n a
+// multiple of 64 run on warpgroup MMAs: rejected by rule). gfx950 searches
+// the default only, and refuses the other by rule.
+TEST(TuneSpace, WeightDecodeAxis) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(TargetInfo::defaultTarget()).weightDecode1,
+            (std::vector<WeightDecode>{WeightDecode::Mixed}));
+  tune::SearchSpace defaults = tune::SearchSpace::defaultsFor(sm90);
+  EXPECT_EQ(defaults.weightDecode1,
+            (std::vector<WeightDecode>{WeightDecode::Mixed, WeightDecode::Arithmetic}));
+  EXPECT_EQ(defaults.weightDecode2, defaults.weightDecode1);
+  MoeSpec spec = example("kimi_k3_tp8_a16w4.moe");
+  spec.stage1.kWave = 1;
+  tune::SearchSpace space = singleValued(64, 256);
+  space.blockM = {32, 128};
+  space.weightDecode1 = space.weightDecode2 = defaults.weightDecode1;
+  tune::SpaceReport report;
+  std::vector<tune::Candidate> candidates = tune::enumerateCandidates(spec, space, sm90, report);
+  // Per block and stage both decodings, but at 128 rows (both stages on wgmma).
+  EXPECT_EQ(candidates.size(), 6u) << report.summary();
+  EXPECT_EQ(report.rejected["stage1 weight_decode"], 1) << report.summary();
+  EXPECT_EQ(report.rejected["stage2 weight_decode"], 1) << report.summary();
+  for (const tune::Candidate &c : candidates) {
+    const StageSchedule &s = c.layer.stage(c.stage);
+    bool arith = s.weightDecode == WeightDecode::Arithmetic;
+    EXPECT_EQ(llvm::StringRef(c.kernelName).ends_with("_dqa"), arith) << c.kernelName;
+    EXPECT_EQ(llvm::StringRef(c.id).ends_with(" arithmetic"), arith) << c.id;
+    // The partner stage keeps the spec's decoding.
+    StageId partner = c.stage == StageId::Stage1 ? StageId::Stage2 : StageId::Stage1;
+    EXPECT_EQ(c.layer.stage(partner).weightDecode, WeightDecode::Mixed) << c.id;
+  }
+  tune::SpaceReport gfx;
+  for (const tune::Candidate &c :
+       tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), gfx))
+    EXPECT_EQ(c.layer.stage(c.stage).weightDecode, WeightDecode::Mixed) << c.id;
+  EXPECT_EQ(gfx.rejected["stage1 weight_decode"], 2) << gfx.summary();
+  tune::SearchSpace parsed;
+  ASSERT_FALSE(!!parsed.setAxis("stage2.weight_decode=arithmetic,mixed"));
+  EXPECT_EQ(parsed.weightDecode2,
+            (std::vector<WeightDecode>{WeightDecode::Arithmetic, WeightDecode::Mixed}));
+  llvm::Error bad = parsed.setAxis("stage1.weight_decode=tables");
+  ASSERT_TRUE(!!bad);
+  EXPECT_NE(llvm::toString(std::move(bad)).find("'tables' is not a value"), std::string::npos);
 }
 
 // A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
