@@ -6,7 +6,8 @@
 // runtime/numerics' decoding: every code in every position of a word, for
 // every e8m0 scale (subnormal 2^-127 and NaN included), gives the bf16 of
 // code x scale; so does the arithmetic route (dequantWordArith: placed bits
-// and two bf16 products).
+// and two bf16 products), and weight_decode = arithmetic's (one product up to
+// scale 2, the two products of the K loop's second run above).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,7 +61,8 @@ uint32_t scaleBf16x2(uint32_t e) {
 }
 
 /// e2m1Table and dequantWord, on the host.
-std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t scale2) {
+std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t e) {
+  uint32_t scale2 = scaleBf16x2(e);
   uint32_t w[4];
   for (int i = 0; i < 4; ++i)
     w[i] = mulBf16x2(kE2m1MagnitudePairs[i], scale2);
@@ -81,11 +83,32 @@ std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t scale2) {
 }
 
 /// dequantWordArith, on the host.
-std::array<uint32_t, 4> decodeWordArith(uint32_t word, uint32_t scale2) {
+std::array<uint32_t, 4> decodeWordArith(uint32_t word, uint32_t e) {
+  uint32_t scale2 = scaleBf16x2(e);
   std::array<uint32_t, 4> out;
   for (uint32_t p = 0; p < 4; ++p) {
     uint32_t bits = (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
     out[p] = mulBf16x2(mulBf16x2(bits, kBf16x2Two126), scale2);
+  }
+  return out;
+}
+
+/// Sm90GemmKernel's oneProductMultiplier: 2^126 x the scale (2^(e - 1)) as
+/// bf16x2 for e up to kE2m1OneProductMaxScale, else 0.
+uint32_t oneProductMultiplier(uint32_t e) {
+  return e > kE2m1OneProductMaxScale ? 0u : e * 0x00800080u + kBf16x2OneProductBias;
+}
+
+/// weight_decode = arithmetic, on the host: the main loop's one product,
+/// where the scale is at most 2; above, that product is zero and the K loop's
+/// second run (StepRows::LargeScalesOnly) adds the two products.
+std::array<uint32_t, 4> decodeWordOneProduct(uint32_t word, uint32_t e) {
+  if (e > kE2m1OneProductMaxScale)
+    return decodeWordArith(word, e);
+  std::array<uint32_t, 4> out;
+  for (uint32_t p = 0; p < 4; ++p) {
+    uint32_t bits = (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
+    out[p] = mulBf16x2(bits, oneProductMultiplier(e));
   }
   return out;
 }
@@ -104,7 +127,7 @@ TEST_P(E2m1Route, EveryCodeAtEveryPositionForEveryScale) {
         // The other codes random: a decoding must not mix positions.
         uint32_t word = rng() & ~(0xFu << (4 * position));
         word |= code << (4 * position);
-        std::array<uint32_t, 4> frags = decodeWord(word, scaleBf16x2(e));
+        std::array<uint32_t, 4> frags = decodeWord(word, e);
         for (int i = 0; i < 8; ++i) {
           uint8_t c = (word >> (4 * i)) & 0xF;
           uint16_t got = uint16_t(frags[i / 2] >> (16 * (i % 2)));
@@ -123,7 +146,23 @@ TEST_P(E2m1Route, EveryCodeAtEveryPositionForEveryScale) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TableAndArithmetic, E2m1Route,
-                         ::testing::Values(&decodeWord, &decodeWordArith));
+                         ::testing::Values(&decodeWord, &decodeWordArith, &decodeWordOneProduct));
+
+// The main loop's products of a block with a scale above 2 are zeros (so
+// that the second run's products are the block's whole contribution), and
+// the one-product multiplier is exactly 2^126 x the scale below.
+TEST(E2m1Table, OneProductMultiplier) {
+  for (uint32_t e = 0; e < 256; ++e) {
+    uint32_t m = oneProductMultiplier(e);
+    EXPECT_EQ(m >> 16, m & 0xFFFFu) << "e=" << e;
+    if (e > kE2m1OneProductMaxScale) {
+      EXPECT_EQ(m, 0u) << "e=" << e;
+      continue;
+    }
+    EXPECT_EQ(num::decodeBf16(uint16_t(m)), std::ldexp(num::decodeE8M0(uint8_t(e)), 126))
+        << "e=" << e;
+  }
+}
 
 TEST(E2m1Table, PrmtModelFollowsThePtxDefinition) {
   // Selector 0x3210 is the identity on a, 0x7654 on b; bit 3 replicates the sign.
