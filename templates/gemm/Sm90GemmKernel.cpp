@@ -628,10 +628,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return a.select(isSpecial, special, plain);
   }
 
-  /// The arithmetic rows' one product: 2^126 x the e8m0 scale as bf16x2,
-  /// 2^(e - 1) (exponent field e + 126), for e at most
-  /// kE2m1OneProductMaxScale; zero above (those rows' codes then contribute
-  /// nothing, and largeScaleStep adds them).
+  /// weight_decode = arithmetic's one product: 2^126 x the e8m0 scale as
+  /// bf16x2, 2^(e - 1) (exponent field e + 126), for e at most
+  /// kE2m1OneProductMaxScale; zero above (those blocks then contribute
+  /// nothing, and the K loop's second run, StepRows::LargeScalesOnly, adds
+  /// them).
   Value oneProductMultiplier(Value e) {
     Value m = a.add(a.mul(e, a.i32(0x00800080)),
                     a.i32(static_cast<int32_t>(sm90::kBf16x2OneProductBias)));
@@ -755,10 +756,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return static_cast<int>(((half * rowTiles() + tt) * (l.nTiles / 2) + i) * 4 + r);
   }
 
-  /// How a step's weight rows are decoded: the arithmetic rows with two
-  /// products (every scale), with one (scales above 2 give zero fragments),
-  /// or only those rows' large-scale blocks with two products and every
-  /// other fragment zero (the rare second K loop of registerMainLoop).
+  /// How a step's weight rows are decoded: weight_decode = mixed's arithmetic
+  /// rows with two products (every scale); weight_decode = arithmetic's rows
+  /// with one (scales above 2 give zero fragments), or only their large-scale
+  /// blocks with two products and every other fragment zero (the rare second
+  /// K loop of registerMainLoop).
   enum class StepRows { TwoProducts, OneProduct, LargeScalesOnly };
 
   /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
@@ -772,15 +774,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     SmallVector<Value> scales;                    // none: zero fragments
     for (size_t r = 0; 2 * r < raw.size(); ++r) {
       codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[2 * r]));
-      bool arithmetic = l.decodesArithmetically(static_cast<int64_t>(r));
-      Value e = scaleOf(raw, r);
-      if (!arithmetic) {
+      if (!l.decodesArithmetically(static_cast<int64_t>(r))) {
         scales.push_back(mode == StepRows::LargeScalesOnly ? Value()
                                                            : e8m0ToBf16x2(raw[2 * r + 1]));
         tables.push_back(scales.back() ? std::optional(e2m1Table(scales.back())) : std::nullopt);
         continue;
       }
       tables.push_back(std::nullopt);
+      Value e = scaleOf(raw, r);
       if (mode == StepRows::OneProduct)
         scales.push_back(oneProductMultiplier(e));
       else if (mode == StepRows::LargeScalesOnly)
@@ -1329,16 +1330,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return loadLaneWeights(rows, step, a.select(beyond, nextDelta, a.idx(0)));
     };
     size_t perStep = 2 * rows.size();
-    // The arithmetic rows decode with one product (StepRows::OneProduct)
-    // and the loop carries the largest scale byte they saw; where a warp saw
-    // a scale above 2, the tile's K loop runs again, adding only those
-    // blocks' products (StepRows::LargeScalesOnly, weights loaded again).
-    // The common loop thus has no branch, and the other has no carried
-    // weights to keep.
-    bool fixUp = l.allRowsArithmetic;
+    // weight_decode = arithmetic: every row decodes with one product
+    // (StepRows::OneProduct) and the loop carries the largest scale byte it
+    // saw; where a warp saw a scale above 2, the tile's K loop runs again,
+    // adding only those blocks' products (StepRows::LargeScalesOnly, weights
+    // loaded again). The common loop thus has no branch, and the other has no
+    // carried weights to keep.
+    const bool oneProduct = l.allRowsArithmetic;
     auto kLoop = [&](StepRows mode, SmallVector<Value> carried, ArrayRef<Value> accIn,
                      SmallVectorImpl<Value> *after) {
-      bool scan = mode == StepRows::OneProduct && fixUp;
+      bool scan = mode == StepRows::OneProduct;
       if (scan)
         carried.push_back(a.i32(0));
       return emitKLoop(
@@ -1363,7 +1364,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                     ? loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))))
                     : loadAhead(i);
             ArrayRef<Value> step = weights.take_front(perStep);
-            mmaStep(base, step, acc, tiles, fixUp ? mode : StepRows::TwoProducts);
+            mmaStep(base, step, acc, tiles, mode);
             llvm::append_range(acc, weights.slice(perStep, weights.size() - perStep - scan));
             llvm::append_range(acc, nextW);
             if (scan)
@@ -1372,8 +1373,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           after, accIn);
     };
     SmallVector<Value> after;
-    SmallVector<Value> acc = kLoop(StepRows::OneProduct, ahead, {}, &after);
-    if (fixUp) {
+    SmallVector<Value> acc =
+        kLoop(oneProduct ? StepRows::OneProduct : StepRows::TwoProducts, ahead, {}, &after);
+    if (oneProduct) {
       Value large =
           a.cmp(CmpIPredicate::ugt, after.pop_back_val(), a.i32(sm90::kE2m1OneProductMaxScale));
       // Staged A: the loop again has barriers, so the whole workgroup
