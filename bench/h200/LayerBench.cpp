@@ -38,8 +38,8 @@ llvm::Expected<std::vector<float>> timeReplays(runtime::Backend &backend,
   return ms;
 }
 
-/// "bm32 t32x64x256 kw1 w3 / t32x128x128": block_m and each stage's tile,
-/// with k_batch, k_wave and waves_per_eu where they are not 1, 1, 0.
+} // namespace
+
 std::string describeSchedules(const MoeSpec &spec) {
   auto stage = [](const StageSchedule &s) {
     std::string d = "t" + std::to_string(s.tileM) + "x" + std::to_string(s.tileN) + "x" +
@@ -50,13 +50,13 @@ std::string describeSchedules(const MoeSpec &spec) {
       d += " kw" + std::to_string(s.kWave);
     if (s.wavesPerEU > 0)
       d += " w" + std::to_string(s.wavesPerEU);
+    if (s.weightDecode == WeightDecode::Arithmetic)
+      d += " dqa";
     return d;
   };
   return "bm" + std::to_string(spec.stage1.tileM) + " " + stage(spec.stage1) + " / " +
          stage(spec.stage2);
 }
-
-} // namespace
 
 double BenchRow::medianUs() const {
   if (callMs.empty())

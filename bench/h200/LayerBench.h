@@ -55,6 +55,12 @@ struct BenchRow {
   bool passed() const { return error.empty() && (!check || check->passed()); }
 };
 
+/// "bm32 t32x64x256 kw2 w3 / t32x128x128 dqa": block_m and each stage's
+/// tile, with k_batch, k_wave and waves_per_eu where they are not 1, 1, 0,
+/// and `dqa` where the stage decodes its weights with weight_decode =
+/// arithmetic.
+std::string describeSchedules(const MoeSpec &spec);
+
 /// Runs `spec` from `kernels` on `backend` (which must have graphs and
 /// events: cuda) for each of options.tokens; progress goes to `log`. An
 /// error of one token count is kept in its row and the next count runs.

@@ -8,6 +8,7 @@
 
 #include "bench/h200/Baseline.h"
 #include "bench/h200/Floor.h"
+#include "bench/h200/LayerBench.h"
 #include "bench/h200/Peers.h"
 #include "bench/h200/Plan.h"
 #include "bench/h200/Report.h"
@@ -173,6 +174,20 @@ TEST(H200RotatedInputs, TheCheckedTokensRowsInTheActivationFormat) {
   auto outside = stage1Input(spec, in, {10});
   ASSERT_FALSE(bool(outside));
   EXPECT_EQ(llvm::toString(outside.takeError()), "stage1Input: token 10 of 10");
+}
+
+// The schedules column names each stage's tile and what is not the default,
+// the weight decoding included.
+TEST(H200LayerBench, SchedulesNameTheWeightDecoding) {
+  MoeSpec spec;
+  spec.problem = shapeA();
+  spec.stage1 = {32, 64, 256, 1, 2, 3};
+  spec.stage2 = {32, 256, 128, 1, 1, 0};
+  EXPECT_EQ(describeSchedules(spec), "bm32 t32x64x256 kw2 w3 / t32x256x128");
+  spec.stage2.weightDecode = WeightDecode::Arithmetic;
+  EXPECT_EQ(describeSchedules(spec), "bm32 t32x64x256 kw2 w3 / t32x256x128 dqa");
+  spec.stage1.weightDecode = WeightDecode::Arithmetic;
+  EXPECT_EQ(describeSchedules(spec), "bm32 t32x64x256 kw2 w3 dqa / t32x256x128 dqa");
 }
 
 TEST(H200Report, RowsAgainstPeersTorchAndTheFloor) {
