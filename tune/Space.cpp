@@ -118,14 +118,14 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
 
 /// `base` (the spec's partner schedules), then `base` with the partner
 /// stage's schedule from each combination of its axis values (the spec's
-/// fused quantization and reduction; stage 1 nameable, as partnerSchedule).
+/// fused quantization and reduction, the mixed weight decoding, which every
+/// tile takes; stage 1 nameable, as partnerSchedule).
 std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &space,
                                     StageId partner) {
   std::vector<MoeSpec> options = {base};
   SearchSpace own = space;
   own.reduce2 = {base.stage2.reduce};
-  own.weightDecode1 = {base.stage1.weightDecode};
-  own.weightDecode2 = {base.stage2.weightDecode};
+  own.weightDecode1 = own.weightDecode2 = {WeightDecode::Mixed};
   forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
     layer.stage1.wavesPerEU = std::max<int64_t>(layer.stage1.wavesPerEU, 1);
     options.push_back(std::move(layer));

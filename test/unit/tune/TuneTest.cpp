@@ -176,6 +176,21 @@ TEST(TuneSpace, WeightDecodeAxis) {
     StageId partner = c.stage == StageId::Stage1 ? StageId::Stage2 : StageId::Stage1;
     EXPECT_EQ(c.layer.stage(partner).weightDecode, WeightDecode::Mixed) << c.id;
   }
+  // A spec whose stage 2 decodes arithmetically is its own partner where the
+  // tile allows it; on 128-row tiles (wgmma) the mixed decoding stands in.
+  MoeSpec arith = spec;
+  arith.stage2.weightDecode = WeightDecode::Arithmetic;
+  tune::SpaceReport partners;
+  for (const tune::Candidate &c : tune::enumerateCandidates(arith, space, sm90, partners))
+    if (c.stage == StageId::Stage1)
+      EXPECT_EQ(c.layer.stage2.weightDecode,
+                c.blockM == 128 ? WeightDecode::Mixed : WeightDecode::Arithmetic)
+          << c.id;
+  EXPECT_TRUE(partners.skipped.empty());
+  ASSERT_EQ(partners.partners.size(), 1u) << partners.summary();
+  EXPECT_NE(partners.partners[0].find("block_m=128: stage1 with the partner s2 bm128"),
+            std::string::npos)
+      << partners.partners[0];
   tune::SpaceReport gfx;
   for (const tune::Candidate &c :
        tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), gfx))
