@@ -758,9 +758,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// How a step's weight rows are decoded: weight_decode = mixed's arithmetic
   /// rows with two products (every scale); weight_decode = arithmetic's rows
-  /// with one (scales above 2 give zero fragments), or only their large-scale
-  /// blocks with two products and every other fragment zero (the rare second
-  /// K loop of registerMainLoop).
+  /// (every row of the step) with one (scales above 2 give zero fragments),
+  /// or only their large-scale blocks with two products and every other
+  /// fragment zero (the rare second K loop of registerMainLoop).
   enum class StepRows { TwoProducts, OneProduct, LargeScalesOnly };
 
   /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
@@ -771,13 +771,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     VectorType v4i32 = VectorType::get({4}, i32());
     SmallVector<Value> codes;
     SmallVector<std::optional<E2m1Table>> tables; // none: the arithmetic route
-    SmallVector<Value> scales;                    // none: zero fragments
+    SmallVector<Value> scales;
     for (size_t r = 0; 2 * r < raw.size(); ++r) {
       codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[2 * r]));
       if (!l.decodesArithmetically(static_cast<int64_t>(r))) {
-        scales.push_back(mode == StepRows::LargeScalesOnly ? Value()
-                                                           : e8m0ToBf16x2(raw[2 * r + 1]));
-        tables.push_back(scales.back() ? std::optional(e2m1Table(scales.back())) : std::nullopt);
+        scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
+        tables.push_back(e2m1Table(scales.back()));
         continue;
       }
       tables.push_back(std::nullopt);
@@ -801,16 +800,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     };
     for (int64_t w = 0; w < words; ++w) {
       SmallVector<std::array<Value, 4>> decoded; // per weight row: its 4 fragment words of word w
-      for (auto [c, table, scale] : llvm::zip(codes, tables, scales)) {
-        if (!scale) {
-          Value zero = a.i32(0);
-          decoded.push_back({zero, zero, zero, zero});
-          continue;
-        }
+      for (auto [c, table, scale] : llvm::zip(codes, tables, scales))
         decoded.push_back(table ? dequantWord(word(c, w), *table)
                                 : dequantWordArith(word(c, w), scale,
                                                    /*scaled126=*/mode == StepRows::OneProduct));
-      }
       auto rowWords = [&](int64_t half, int64_t nt) { return decoded[half * l.nTiles + nt]; };
       if (l.swapAB) {
         // A: rows g and g + 8 of a 16-column block are the lane's rows of its
