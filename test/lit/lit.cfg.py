@@ -23,3 +23,9 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 # The stand-in libcuda (test/unit/cuda/FakeCuda.cpp): runs no kernel.
 config.substitutions.append(
     ("%fakecuda", os.path.join(config.moegen_obj_root, "test", "unit", "cuda", "libmoegen_fake_cuda.so")))
+# Scripts of tools/layer-check that drive the device tools.
+config.substitutions.append(("%layer_check_scripts", os.path.join(config.moegen_src_root, "tools", "layer-check")))
+# CUDA's assembler, where CMake found one.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))

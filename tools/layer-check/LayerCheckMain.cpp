@@ -2,7 +2,7 @@
 //
 //   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
 //                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
-//                      [--weight-scale F]
+//                      [--weight-scale F] [--poison]
 //                      [--check-tokens N] [--resources] [--max-local-bytes N]
 //                      [--load-only]
 //                      [--set key=value ...] [--table CSV ...]
@@ -13,7 +13,8 @@
 // the backend (cuda: the first sm_90a GPU; emu: the gfx950 emulator), and
 // every stage is compared with the reference exactly as `moegen run` does
 // (runtime/check/LayerCheck.h), on every token or, with --check-tokens N, on N
-// evenly spaced ones (the sorting is always compared whole). --kernels runs
+// evenly spaced ones (the sorting is always compared whole); --poison fills
+// the output and the workspace with NaN bytes first. --kernels runs
 // only those families (a target
 // that has templates for some families only); the stages of the others are
 // listed as not run. --time N then times N runs of the whole layer between
@@ -92,6 +93,11 @@ static cl::opt<double> weightScaleArg("weight-scale",
                                                "deviations by this (default 1; 64 gives MX "
                                                "scales above 2)"),
                                       cl::value_desc("F"), cl::init(1.0));
+static cl::opt<bool> poisonArg("poison",
+                               cl::desc("fill the output and the workspace with 0xff bytes (NaN) "
+                                        "before the checked run, so that a value a kernel should "
+                                        "write but does not fails"),
+                               cl::init(false));
 static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("the device's CU/SM count the layer launches for "
                                             "(default 256)"),
@@ -145,6 +151,7 @@ int main(int argc, char **argv) {
   LayerCheckOptions options;
   options.seed = seedArg;
   options.weightScale = weightScaleArg;
+  options.poison = poisonArg;
   options.cuNum = cuNumArg;
   options.timedRuns = static_cast<int>(timeArg);
   if (timeStepsArg && timeArg == 0)

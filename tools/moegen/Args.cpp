@@ -5,6 +5,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -163,6 +164,27 @@ void printError(llvm::Error error) {
   llvm::errs() << text;
   if (text.empty() || text.back() != '\n')
     llvm::errs() << "\n";
+}
+
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char> bytes) {
+  llvm::SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+    return llvm::createStringError(ec, "cannot create '" + path + "': " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(bytes.data(), bytes.size());
+    os.flush();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(tmp);
+      return llvm::createStringError(os.error(), "cannot write '" + path + "'");
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return llvm::createStringError(ec, "cannot write '" + path + "': " + ec.message());
+  }
+  return llvm::Error::success();
 }
 
 } // namespace moegen::cli

@@ -9,6 +9,7 @@
 #ifndef MOEGEN_TOOLS_MOEGEN_ARGS_H
 #define MOEGEN_TOOLS_MOEGEN_ARGS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
@@ -52,6 +53,10 @@ int usageError(llvm::StringRef command, const llvm::Twine &msg);
 /// Prints an error (a diagnostic that already names its file:line:col, or a
 /// plain message) to stderr, ending with one newline.
 void printError(llvm::Error error);
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so a reader never sees a half-written file.
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char> bytes);
 
 /// A parser of integers for cl::opt<T, false, IntParser<T, Min>>: `N` in
 /// the help; a value that is not an integer (decimal, or 0x hexadecimal) or

@@ -25,29 +25,6 @@ namespace moegen::cli {
 
 static int runCompile();
 
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so a reader never sees a half-written code object.
-static llvm::Error writeFileAtomically(llvm::StringRef path, llvm::ArrayRef<char> bytes) {
-  llvm::SmallString<256> tmp;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return llvm::createStringError(ec, "cannot create '" + path + "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os.write(bytes.data(), bytes.size());
-    os.flush();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(tmp);
-      return llvm::createStringError(os.error(), "cannot write '" + path + "'");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return llvm::createStringError(ec, "cannot write '" + path + "': " + ec.message());
-  }
-  return llvm::Error::success();
-}
-
 namespace cl = llvm::cl;
 
 static cl::SubCommand
