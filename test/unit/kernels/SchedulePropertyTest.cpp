@@ -116,4 +116,39 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shards, ScheduleProperty, ::testing::Range(0, kShards));
 
+// sm_90a, which has no emulator: the rules and the compiler's verifier judge
+// every draw alike, and the first accepted layers compile to PTX (`moegen
+// draw` writes such layers for a GPU; tools/layer-check/check-draws.sh).
+TEST(ScheduleProperty, Sm90aRulesAndVerifierAgreeAndAcceptedLayersCompile) {
+  const TargetInfo target = *TargetInfo::get("sm_90a");
+  LayerSampler sampler(static_cast<uint64_t>(envInt("MOEGEN_PROPERTY_SEED", 1)), /*nvptx=*/true);
+  CompileOptions options;
+  options.chip = "sm_90a";
+  int64_t accepted = 0, compiled = 0;
+  for (int drawn = 0; drawn < 600; ++drawn) {
+    SampledLayer d = sampler.next();
+    auto spec = parseMoeSpec(d.text, "draw.moe");
+    ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError()) << "\n" << d.text;
+    bool rulesAccept = checkLayer(*spec, target).empty();
+    llvm::Error verified = verifyLayer(*spec, options);
+    bool verifierAccepts = !verified;
+    std::string why = verified ? llvm::toString(std::move(verified)) : "";
+    ASSERT_EQ(rulesAccept, verifierAccepts) << why << "\n" << d.text;
+    if (!rulesAccept)
+      continue;
+    ++accepted;
+    if (compiled < 3) {
+      auto layer = compileLayer(*spec, options);
+      ASSERT_TRUE(static_cast<bool>(layer))
+          << "accepted, but does not compile: " << llvm::toString(layer.takeError()) << "\n"
+          << d.text;
+      for (const CompiledKernel &k : layer->kernels)
+        EXPECT_NE(k.code.hsaco.size(), 0u) << k.signature.symbol;
+      ++compiled;
+    }
+  }
+  EXPECT_GE(accepted, 10);
+  EXPECT_EQ(compiled, 3);
+}
+
 } // namespace
