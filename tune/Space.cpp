@@ -81,18 +81,20 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
           for (int64_t kw : space.kWave1)
             for (int64_t w : space.wavesPerEU1)
               for (FusedQuant q : fused)
-                for (WeightDecode d : space.weightDecode1) {
-                  MoeSpec layer = base;
-                  StageSchedule &s = layer.stage1;
-                  s.tileN = n;
-                  s.tileK = k;
-                  s.kBatch = kb;
-                  s.kWave = kw;
-                  s.wavesPerEU = w;
-                  s.fusedQuant = q;
-                  s.weightDecode = d;
-                  fn(std::move(layer));
-                }
+                for (WeightDecode d : space.weightDecode1)
+                  for (int64_t x : space.xcdSwizzle1) {
+                    MoeSpec layer = base;
+                    StageSchedule &s = layer.stage1;
+                    s.tileN = n;
+                    s.tileK = k;
+                    s.kBatch = kb;
+                    s.kWave = kw;
+                    s.wavesPerEU = w;
+                    s.fusedQuant = q;
+                    s.weightDecode = d;
+                    s.xcdSwizzle = x;
+                    fn(std::move(layer));
+                  }
     return;
   }
   std::vector<int64_t> tileM2 = space.tileM2;
@@ -103,29 +105,33 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
       for (int64_t k : space.tileK2)
         for (int64_t w : space.wavesPerEU2)
           for (ReduceMode r : space.reduce2)
-            for (WeightDecode d : space.weightDecode2) {
-              MoeSpec layer = base;
-              StageSchedule &s = layer.stage2;
-              s.tileM = m;
-              s.tileN = n;
-              s.tileK = k;
-              s.wavesPerEU = w;
-              s.reduce = r;
-              s.weightDecode = d;
-              fn(std::move(layer));
-            }
+            for (WeightDecode d : space.weightDecode2)
+              for (int64_t x : space.xcdSwizzle2) {
+                MoeSpec layer = base;
+                StageSchedule &s = layer.stage2;
+                s.tileM = m;
+                s.tileN = n;
+                s.tileK = k;
+                s.wavesPerEU = w;
+                s.reduce = r;
+                s.weightDecode = d;
+                s.xcdSwizzle = x;
+                fn(std::move(layer));
+              }
 }
 
 /// `base` (the spec's partner schedules), then `base` with the partner
 /// stage's schedule from each combination of its axis values (the spec's
-/// fused quantization and reduction, the mixed weight decoding, which every
-/// tile takes; stage 1 nameable, as partnerSchedule).
+/// fused quantization, reduction and workgroup regrouping, the mixed weight
+/// decoding, which every tile takes; stage 1 nameable, as partnerSchedule).
 std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &space,
                                     StageId partner) {
   std::vector<MoeSpec> options = {base};
   SearchSpace own = space;
   own.reduce2 = {base.stage2.reduce};
   own.weightDecode1 = own.weightDecode2 = {WeightDecode::Mixed};
+  own.xcdSwizzle1 = {base.stage1.xcdSwizzle};
+  own.xcdSwizzle2 = {base.stage2.xcdSwizzle};
   forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
     layer.stage1.wavesPerEU = std::max<int64_t>(layer.stage1.wavesPerEU, 1);
     options.push_back(std::move(layer));
@@ -145,10 +151,22 @@ SearchSpace SearchSpace::defaultsFor(const TargetInfo &target) {
 }
 
 std::vector<std::string> SearchSpace::axisKeys() {
-  return {"block_m",       "stage1.tile_n",       "stage1.tile_k",      "stage1.k_batch",
-          "stage1.k_wave", "stage1.waves_per_eu", "stage1.fused_quant", "stage1.weight_decode",
-          "stage2.tile_m", "stage2.tile_n",       "stage2.tile_k",      "stage2.waves_per_eu",
-          "stage2.reduce", "stage2.weight_decode"};
+  return {"block_m",
+          "stage1.tile_n",
+          "stage1.tile_k",
+          "stage1.k_batch",
+          "stage1.k_wave",
+          "stage1.waves_per_eu",
+          "stage1.fused_quant",
+          "stage1.weight_decode",
+          "stage1.xcd_swizzle",
+          "stage2.tile_m",
+          "stage2.tile_n",
+          "stage2.tile_k",
+          "stage2.waves_per_eu",
+          "stage2.reduce",
+          "stage2.weight_decode",
+          "stage2.xcd_swizzle"};
 }
 
 llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
@@ -176,6 +194,10 @@ llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
     return parseList(assignment, values, weightDecode1, parseWeightDecode);
   if (key == "stage2.weight_decode")
     return parseList(assignment, values, weightDecode2, parseWeightDecode);
+  if (key == "stage1.xcd_swizzle")
+    return parseList(assignment, values, xcdSwizzle1, positive);
+  if (key == "stage2.xcd_swizzle")
+    return parseList(assignment, values, xcdSwizzle2, positive);
   if (key == "stage2.tile_m")
     return parseList(assignment, values, tileM2, positive);
   if (key == "stage2.tile_n")
@@ -225,6 +247,8 @@ std::string candidateId(const MoeSpec &layer, StageId stage) {
   // those the journals already hold.
   if (s.weightDecode != WeightDecode::Mixed)
     id += " " + toString(s.weightDecode).str();
+  if (s.xcdSwizzle != 1)
+    id += " xcd" + std::to_string(s.xcdSwizzle);
   return id;
 }
 
@@ -259,7 +283,8 @@ std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpac
     const StageSchedule &s = layer.stage(stage), &r = back->schedule;
     if (r.tileM != s.tileM || r.tileN != s.tileN || r.tileK != s.tileK || r.kBatch != s.kBatch ||
         r.kWave != s.kWave || r.wavesPerEU != s.wavesPerEU || r.fusedQuant != s.fusedQuant ||
-        r.weightDecode != s.weightDecode || (stage == StageId::Stage2 && r.reduce != s.reduce)) {
+        r.weightDecode != s.weightDecode || r.xcdSwizzle != s.xcdSwizzle ||
+        (stage == StageId::Stage2 && r.reduce != s.reduce)) {
       ++report.rejected["name (does not read back)"];
       return;
     }

@@ -331,6 +331,8 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     return parseInt(v, k, s.kBatch);
   if (k == "k_wave")
     return parseInt(v, k, s.kWave);
+  if (k == "xcd_swizzle")
+    return parseInt(v, k, s.xcdSwizzle);
   if (k == "waves_per_eu") {
     if (v.kind == TokenKind::Number && v.text == "0") {
       s.wavesPerEU = 0;
@@ -372,9 +374,11 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     s.weightDecode = *d;
     return true;
   }
-  return fail(key.loc(), "unknown key '" + k + "' in " + stageName +
-                             "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
-                             "waves_per_eu, weight_decode, fused_quant (stage1), reduce (stage2)");
+  return fail(key.loc(),
+              "unknown key '" + k + "' in " + stageName +
+                  "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
+                  "waves_per_eu, weight_decode, xcd_swizzle, fused_quant (stage1), reduce "
+                  "(stage2)");
 }
 
 bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {

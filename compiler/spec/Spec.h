@@ -79,6 +79,11 @@ struct StageSchedule {
   KBatchMode kBatchMode = KBatchMode::Atomic;
   ReduceMode reduce = ReduceMode::Atomic; // stage 2 only
   WeightDecode weightDecode = WeightDecode::Mixed;
+  /// gfx950: the launch's workgroups regrouped in this many groups so that
+  /// each group (the workgroups one XCD receives, dispatch being round-robin
+  /// over the XCDs) computes consecutive tiles (GemmPlan::xcdSwizzledId); 1:
+  /// dispatch order.
+  int64_t xcdSwizzle = 1;
 };
 
 /// Where a part of a spec was written: "file:line:col" of a .moe key, or

@@ -124,8 +124,10 @@ def Moe_ScheduleAttr : Moe_Attr<"Schedule", "schedule"> {
                         EnumParameter<Moe_FusedQuant>:$fused_quant,
                         EnumParameter<Moe_ReduceMode>:$reduce,
                         Moe_DefaultedEnumParameter<Moe_WeightDecode,
-                            "::moegen::moe::WeightDecodeKind::mixed">:$weight_decode);
-  // weight_decode is printed only where it is not `mixed` (sm_90a only).
+                            "::moegen::moe::WeightDecodeKind::mixed">:$weight_decode,
+                        DefaultValuedParameter<"int64_t", "1">:$xcd_swizzle);
+  // weight_decode is printed only where it is not `mixed` (sm_90a only),
+  // xcd_swizzle only where it is not 1 (gfx950 only).
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

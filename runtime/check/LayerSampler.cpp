@@ -30,9 +30,12 @@ std::string LayerSampler::stage(int64_t tileM, int64_t n, int64_t k, int64_t kAl
   s += std::string("    k_batch_mode = ") + (coin() ? "atomic" : "deterministic") + "\n";
   s += "    k_wave = " + std::to_string(kWave) + "\n";
   s += "    waves_per_eu = " + std::to_string(range(0, 4)) + "\n";
-  // sm_90a: every MXFP4 register-weight tile may decode by one product.
+  // sm_90a: every MXFP4 register-weight tile may decode by one product;
+  // gfx950: the workgroups may be regrouped over the XCDs.
   if (nvptx && coin(0.35))
     s += "    weight_decode = arithmetic\n";
+  if (!nvptx && coin(0.25))
+    s += "    xcd_swizzle = " + std::to_string(pick<int64_t>({2, 3, 4, 8})) + "\n";
   return s;
 }
 

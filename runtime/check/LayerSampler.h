@@ -9,11 +9,11 @@
 // edges are crossed from both sides; the rules alone judge (checkLayer).
 //
 // A seed gives the same draws wherever the same C++ standard library draws
-// them (its distributions are its own). For sm_90a the schedules also draw the parameters only
-// that target has (weight_decode), and the launch's SM counts are the H200's
-// or a few, so that persistent grids loop. Used by the emulator's property
-// test (test/unit/kernels) and by `moegen draw`, which writes draws for the
-// cuda backend to check on a GPU. MLIR-free.
+// them (its distributions are its own). Each target's schedules also draw
+// the parameters only it has (sm_90a: weight_decode; gfx950: xcd_swizzle),
+// and the launch's CU counts are the chip's or a few, so that persistent
+// grids loop. Used by the emulator's property test (test/unit/kernels) and
+// by `moegen draw`, which writes draws for a GPU to check. MLIR-free.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_CHECK_LAYERSAMPLER_H
@@ -36,7 +36,8 @@ struct SampledLayer {
 
 class LayerSampler {
 public:
-  /// `nvptx`: draws for sm_90a (weight_decode, the H200's 132 SMs).
+  /// `nvptx`: draws for sm_90a (weight_decode, the H200's 132 SMs), else for
+  /// gfx950 (xcd_swizzle, 256 CUs).
   LayerSampler(uint64_t seed, bool nvptx) : rng(seed), nvptx(nvptx) {}
 
   SampledLayer next();

@@ -2,6 +2,8 @@
 
 #include "runtime/dispatch/KernelName.h"
 
+#include "compiler/spec/SpecLimits.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -272,6 +274,13 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
   s.kBatchMode = KBatchMode::Atomic; // aiter's split-K is always atomic
   if (info.arithmeticDecode)
     s.weightDecode = WeightDecode::Arithmetic;
+  if (info.xcd) {
+    // xcd0 and xcd1 keep the dispatch order.
+    if (*info.xcd > limits::kMaxXcdSwizzle)
+      return unmappable("xcd" + llvm::Twine(*info.xcd) + ": gfx950 has " +
+                        llvm::Twine(limits::kMaxXcdSwizzle) + " XCDs");
+    s.xcdSwizzle = std::max<int64_t>(1, *info.xcd);
+  }
   if (stage1) {
     s.fusedQuant = info.kind == AiterKernelKind::MxMoeG1 ? FusedQuant::FP4 : info.fusedQuant;
     m.gateUp = info.gateUpInterleave ? GateUpLayout::Interleaved : GateUpLayout::Separated;
@@ -289,7 +298,6 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
   hint(info.kind == AiterKernelKind::MxMoeG1 || info.kind == AiterKernelKind::MxMoeG2,
        "mxmoe: aiter's mxfp4 a4w4 port");
   hint(info.bNt.has_value(), "bnt" + num(info.bNt) + ": B-load cache policy");
-  hint(info.xcd.has_value(), "xcd" + num(info.xcd) + ": XCD swizzle group");
   hint(info.spatial.has_value(), "sp" + num(info.spatial) + ": spatial partition");
   hint(info.cuMul.has_value(), "cumul" + num(info.cuMul) + ": persistent grid multiplier");
   hint(info.persist, "persist: persistent grid");
@@ -348,6 +356,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
       os << "_kb" << s.kBatch;
     if (spec.problem.gateUp == GateUpLayout::Interleaved)
       os << "_gui";
+    if (s.xcdSwizzle != 1)
+      os << "_xcd" << s.xcdSwizzle;
     if (s.kWave != 1)
       os << "_kw" << s.kWave;
     if (s.fusedQuant != FusedQuant::None)
@@ -360,6 +370,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
     return unnamable("k_batch=" + llvm::Twine(s.kBatch) + " k_wave=" + llvm::Twine(s.kWave) +
                      " (moe2 names carry no split)");
   os << "_" << toString(s.reduce);
+  if (s.xcdSwizzle != 1)
+    os << "_xcd" << s.xcdSwizzle;
   if (s.wavesPerEU != 0)
     os << "_w" << s.wavesPerEU;
   os << "_sbm" << spec.stage1.tileM;
@@ -376,6 +388,8 @@ std::string describe(const MappedSchedule &m) {
      << " k_batch=" << s.kBatch << " k_wave=" << s.kWave << " waves_per_eu=" << s.wavesPerEU;
   if (s.weightDecode != WeightDecode::Mixed)
     os << " weight_decode=" << toString(s.weightDecode);
+  if (s.xcdSwizzle != 1)
+    os << " xcd_swizzle=" << s.xcdSwizzle;
   if (m.stage == StageId::Stage1) {
     os << " fused_quant=" << toString(s.fusedQuant);
     if (m.gateUp)

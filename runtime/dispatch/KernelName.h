@@ -11,8 +11,9 @@
 //   flydsl_mxmoe_g2_a4w4_{BM}x{N}x{K} [_atomic[_nt]|_f4out|_cshuffle]
 //       [_sk{N}] [_xcd{N}]
 // Absent tokens take aiter's defaults (stage 1: waves_per_eu 1, k_batch 1,
-// k_wave 1). `_dqa` is moegen's own (its sm_90a tables): weight_decode =
-// arithmetic. Names of other families (CK, CK-Tile, Opus, asm) and features
+// k_wave 1). `_xcd{n}` is the schedule's xcd_swizzle (n groups of
+// workgroups; 0 and 1: none). `_dqa` is moegen's own (its sm_90a tables):
+// weight_decode = arithmetic. Names of other families (CK, CK-Tile, Opus, asm) and features
 // moegen has no equivalent for are reported as errors, never guessed.
 //
 //===----------------------------------------------------------------------===//
@@ -61,7 +62,7 @@ struct MappedSchedule {
   /// stage 1's tile_m (aiter's block_m).
   std::optional<int64_t> sortBlockM;
   /// Performance hints of the name that moegen's schedule does not carry
-  /// (b_nt, xcd swizzle, persist, ...), as "token: meaning".
+  /// (b_nt, persist, ...), as "token: meaning".
   std::vector<std::string> droppedHints;
 };
 

@@ -673,12 +673,15 @@ struct GemmBuilder : GemmKernelArgs {
     } else {
       waveK = a.divu(wave, a.idx(p.nWaves));
     }
-    bidN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-    bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+    std::array<Value, 3> grid = {workgroupCount(b, gpu::Dimension::x),
+                                 workgroupCount(b, gpu::Dimension::y),
+                                 workgroupCount(b, gpu::Dimension::z)};
+    auto [n, firstRow, k] = emitWorkgroupTile(a, s.xcdSwizzle, grid);
+    bidN = n;
+    bidK = k;
 
     emitPersistentMTiles(
-        a, p, spec.problem.experts, numValid, sortedExperts, workgroupCount(b, gpu::Dimension::y),
-        waveK,
+        a, p, spec.problem.experts, numValid, sortedExperts, firstRow, grid[1], waveK,
         [&](Value m, Value e) {
           bidM = m;
           expert = e;

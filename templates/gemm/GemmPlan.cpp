@@ -253,6 +253,10 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("weight_decode", "weight_decode=" + toString(s.weightDecode).str() +
                                 " chooses how sm_90a decodes MXFP4 weights; " + target.chip +
                                 " multiplies them natively (leave it out)");
+  if (target.isNvptx() && s.xcdSwizzle != 1)
+    r.fail("xcd_swizzle", "xcd_swizzle=" + str(s.xcdSwizzle) +
+                              " regroups workgroups over gfx950's XCDs; " + target.chip +
+                              " has none (leave it out)");
   if (target.isNvptx()) {
     p.clearsLayerOutput = stage == StageId::Stage1 && spec.stage2.reduce == ReduceMode::Atomic;
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
@@ -297,6 +301,8 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_" + toString(s.reduce).str();
   if (s.weightDecode != WeightDecode::Mixed)
     name += "_dqa";
+  if (s.xcdSwizzle != 1)
+    name += "_xcd" + std::to_string(s.xcdSwizzle);
   if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)
     h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
   char hex[17];

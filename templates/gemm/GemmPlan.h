@@ -18,6 +18,7 @@
 #include "templates/ScheduleIssue.h"
 #include "templates/gemm/Sm90GemmPlan.h"
 
+#include <algorithm>
 #include <array>
 
 namespace moegen {
@@ -94,6 +95,20 @@ struct GemmPlan {
   /// `experts` experts (0 for no tokens).
   int64_t expectedMTiles(int64_t tokens, int64_t experts, int64_t topk) const;
 };
+
+/// xcd_swizzle = `groups` (gfx950): the tile index that the workgroup of
+/// dispatch index `id` (x + grid.x (y + grid.y z)) of `count` computes.
+/// gfx950 hands workgroup i to XCD i mod 8, each XCD with its own L2; the
+/// workgroups of one residue mod `groups` get consecutive tile indices (with
+/// 8 groups, each XCD its own run of them). The GEMM kernels read a tile
+/// index t as M row t mod grid.y, N tile (t / grid.y) mod grid.x and K split
+/// t / (grid.x grid.y): an XCD's workgroups walk the M tiles of few N tiles,
+/// whose weights its L2 then keeps. A bijection of [0, count) for any count
+/// and groups >= 1 (the first count mod groups residues get one index more).
+inline int64_t xcdSwizzledId(int64_t id, int64_t count, int64_t groups) {
+  int64_t group = id % groups, perGroup = count / groups, longer = count % groups;
+  return group * perGroup + std::min(group, longer) + id / groups;
+}
 
 /// Workgroups per CU of a persistent GEMM grid: enough to keep a CU busy
 /// while one of them waits on memory (aiter's persistent kernels launch 1-4 x

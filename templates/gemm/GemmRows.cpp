@@ -66,12 +66,42 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
   return elems;
 }
 
+std::array<Value, 3> emitWorkgroupTile(Arith &a, int64_t xcdSwizzle, std::array<Value, 3> grid) {
+  ImplicitLocOpBuilder &b = a.b;
+  auto blockId = [&](gpu::Dimension d) { return gpu::BlockIdOp::create(b, d).getResult(); };
+  if (xcdSwizzle <= 1)
+    return {blockId(gpu::Dimension::x), blockId(gpu::Dimension::y), blockId(gpu::Dimension::z)};
+  // xcdSwizzledId in i32: one division each by the constant group count and
+  // by the grid's sizes, once per workgroup.
+  Type i32 = b.getI32Type();
+  auto u32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v).getResult(); };
+  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, i32, v).getResult(); };
+  auto add = [&](Value x, Value y) { return arith::AddIOp::create(b, x, y).getResult(); };
+  auto mul = [&](Value x, Value y) { return arith::MulIOp::create(b, x, y).getResult(); };
+  auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, x, y).getResult(); };
+  auto rem = [&](Value x, Value y) { return arith::RemUIOp::create(b, x, y).getResult(); };
+  Value gx = u32(grid[0]), gy = u32(grid[1]), gz = u32(grid[2]);
+  Value id =
+      add(u32(blockId(gpu::Dimension::x)),
+          mul(gx, add(u32(blockId(gpu::Dimension::y)), mul(gy, u32(blockId(gpu::Dimension::z))))));
+  Value count = mul(mul(gx, gy), gz), groups = c(xcdSwizzle);
+  Value group = rem(id, groups);
+  Value tile = add(add(mul(group, div(count, groups)),
+                       arith::MinUIOp::create(b, group, rem(count, groups)).getResult()),
+                   div(id, groups));
+  Value rest = div(tile, gy);
+  auto index = [&](Value v) { return a.toIndex(v); };
+  return {index(rem(rest, gx)), index(rem(tile, gy)), index(div(rest, gx))};
+}
+
 void emitPersistentMTiles(
-    Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts, Value gridM,
-    Value waveK, llvm::function_ref<SmallVector<Value>(Value bidM, Value expert)> accumulate,
+    Arith &a, const GemmPlan &p, int64_t experts, Value numValid, Value sortedExperts,
+    Value firstRow, Value gridM, Value waveK,
+    llvm::function_ref<SmallVector<Value>(Value bidM, Value expert)> accumulate,
     llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
   emitPersistentMTilesCarrying(
-      a, p, experts, emitUsedMTiles(a, p, numValid), sortedExperts, gridM, waveK, ValueRange{},
+      a, p, experts, emitUsedMTiles(a, p, numValid), sortedExperts, firstRow, gridM, waveK,
+      ValueRange{},
       [&](Value bidM, Value expert, ValueRange, SmallVectorImpl<Value> &) {
         return accumulate(bidM, expert);
       },
@@ -84,8 +114,8 @@ Value emitUsedMTiles(Arith &a, const GemmPlan &p, Value numValid) {
 }
 
 void emitPersistentMTilesCarrying(
-    Arith &a, const GemmPlan &p, int64_t experts, Value usedTiles, Value sortedExperts, Value gridM,
-    Value waveK, ValueRange init,
+    Arith &a, const GemmPlan &p, int64_t experts, Value usedTiles, Value sortedExperts,
+    Value firstRow, Value gridM, Value waveK, ValueRange init,
     llvm::function_ref<SmallVector<Value>(Value bidM, Value expert, ValueRange carried,
                                           SmallVectorImpl<Value> &next)>
         accumulate,
@@ -94,8 +124,7 @@ void emitPersistentMTilesCarrying(
   bool carrying = !init.empty();
   // (Without carried values the builder adds the loop's and the if's
   // terminators; with them, they are yielded below.)
-  auto tiles =
-      scf::ForOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y), usedTiles, gridM, init);
+  auto tiles = scf::ForOp::create(b, firstRow, usedTiles, gridM, init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(tiles.getBody());
   Value bidM = tiles.getInductionVar();

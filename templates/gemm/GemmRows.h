@@ -58,9 +58,17 @@ struct GemmKernelArgs {
 /// (fused quantization) or bf16.
 llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPlan &plan);
 
-/// The persistent loop over M: workgroup row y takes the M tiles y, y + gridM,
-/// ... of the sorted rows in use (num_valid_ids), so any grid.y from 1 to the
-/// worst case computes the layer. For each tile whose sort block has an
+/// The workgroup's tile coordinates {N tile, first M row, K split}: its block
+/// ids x, y, z, or with xcd_swizzle = G > 1 those of tile index
+/// xcdSwizzledId(dispatch index, grid size, G) (GemmPlan.h), in 32-bit
+/// arithmetic on the grid's sizes `grid`.
+std::array<mlir::Value, 3> emitWorkgroupTile(Arith &a, int64_t xcdSwizzle,
+                                             std::array<mlir::Value, 3> grid);
+
+/// The persistent loop over M: workgroup row `firstRow` (of gridM rows)
+/// takes the M tiles firstRow, firstRow + gridM, ... of the sorted rows in
+/// use (num_valid_ids), so any grid.y from 1 to the worst case computes the
+/// layer. For each tile whose sort block has an
 /// expert (padding blocks have none), `accumulate(bidM, expert)` emits the
 /// main loop and the k_wave reduction and returns the accumulators;
 /// `epilogue` stores them, run by K-group 0 only when k_wave > 1 (`waveK`:
@@ -69,7 +77,7 @@ llvm::SmallVector<mlir::Type> gemmArgElementTypes(mlir::Builder &b, const GemmPl
 /// read.
 void emitPersistentMTiles(
     Arith &a, const GemmPlan &p, int64_t experts, mlir::Value numValid, mlir::Value sortedExperts,
-    mlir::Value gridM, mlir::Value waveK,
+    mlir::Value firstRow, mlir::Value gridM, mlir::Value waveK,
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value bidM, mlir::Value expert)>
         accumulate,
     llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue);
@@ -83,7 +91,7 @@ mlir::Value emitUsedMTiles(Arith &a, const GemmPlan &p, mlir::Value numValid);
 /// an expert passes them on as they are.
 void emitPersistentMTilesCarrying(
     Arith &a, const GemmPlan &p, int64_t experts, mlir::Value usedTiles, mlir::Value sortedExperts,
-    mlir::Value gridM, mlir::Value waveK, mlir::ValueRange init,
+    mlir::Value firstRow, mlir::Value gridM, mlir::Value waveK, mlir::ValueRange init,
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value bidM, mlir::Value expert,
                                                       mlir::ValueRange carried,
                                                       llvm::SmallVectorImpl<mlir::Value> &next)>

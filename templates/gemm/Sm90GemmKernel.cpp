@@ -1707,7 +1707,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (l.carryWeights)
       init = initialCarriedWeights();
     emitPersistentMTilesCarrying(
-        a, p, spec.problem.experts, usedTiles, sortedExperts, gridM, waveK, init,
+        a, p, spec.problem.experts, usedTiles, sortedExperts,
+        gpu::BlockIdOp::create(b, gpu::Dimension::y), gridM, waveK, init,
         [&](Value m, Value e, ValueRange carried, SmallVectorImpl<Value> &next) {
           bidM = m;
           expert = e;

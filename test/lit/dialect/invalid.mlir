@@ -60,6 +60,11 @@ module attributes {p = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_b
 
 // -----
 
+// expected-error @below {{xcd_swizzle must be in [1, 8] (1 = dispatch order), got 0}}
+module attributes {p = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = atomic, fused_quant = none, reduce = atomic, xcd_swizzle = 0>} {}
+
+// -----
+
 // expected-error @below {{unsupported target chip 'gfx942'; moegen generates gfx950, sm_90a}}
 module attributes {moe.target = #moe.target<chip = "gfx942">} {}
 

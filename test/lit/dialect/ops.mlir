@@ -12,8 +12,9 @@ module attributes {moe.target = #moe.target<chip = "gfx950", abi = 5>} {
     moe.sort @sort block_m = 32
     // CHECK-NEXT: moe.stage1 @stage1 schedule = <tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 2, waves_per_eu = 4, k_batch_mode = atomic, fused_quant = fp4, reduce = atomic>
     moe.stage1 @stage1 schedule = #moe.schedule<tile_m = 32, tile_n = 32, tile_k = 256, k_batch = 1, k_wave = 2, waves_per_eu = 4, k_batch_mode = atomic, fused_quant = fp4, reduce = atomic>
-    // CHECK-NEXT: moe.stage2 @stage2 schedule = <tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = none, reduce = reduce>
-    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = none, reduce = reduce>
+    // xcd_swizzle is printed where it is not the default (1).
+    // CHECK-NEXT: moe.stage2 @stage2 schedule = <tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = none, reduce = reduce, xcd_swizzle = 4>
+    moe.stage2 @stage2 schedule = #moe.schedule<tile_m = 32, tile_n = 128, tile_k = 128, k_batch = 1, k_wave = 1, waves_per_eu = 0, k_batch_mode = deterministic, fused_quant = none, reduce = reduce, xcd_swizzle = 4>
   }
   // A user-written activation is kept in canonical form; mxfp8 x mxfp4, interleaved gate/up.
   // CHECK: moe.layer @custom

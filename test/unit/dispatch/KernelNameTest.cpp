@@ -52,7 +52,8 @@ TEST(KernelName, Stage1Defaults) {
   EXPECT_EQ(g.schedule.kBatch, 2);
   EXPECT_EQ(g.schedule.kBatchMode, KBatchMode::Atomic);
   EXPECT_EQ(g.schedule.fusedQuant, FusedQuant::FP8);
-  EXPECT_EQ(g.droppedHints.size(), 2u); // bnt0, xcd4
+  EXPECT_EQ(g.schedule.xcdSwizzle, 4);
+  EXPECT_EQ(g.droppedHints.size(), 1u); // bnt0
 }
 
 TEST(KernelName, Stage2) {
@@ -96,6 +97,23 @@ TEST(KernelName, ArithmeticWeightDecode) {
     std::string msg = llvm::toString(m.takeError());
     EXPECT_NE(msg.find("dqa"), std::string::npos) << msg;
   }
+}
+
+TEST(KernelName, XcdSwizzle) {
+  EXPECT_EQ(mapOk("flydsl_moe2_afp4_wfp4_bf16_t64x256x256_reduce_xcd4_sbm128").schedule.xcdSwizzle,
+            4);
+  EXPECT_EQ(mapOk("flydsl_mxmoe_g1_a4w4_16x256x256_nt_xcd8").schedule.xcdSwizzle, 8);
+  // xcd1 (and xcd0) keep the dispatch order, as no token does.
+  EXPECT_EQ(mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_xcd1_kw2_fp4").schedule.xcdSwizzle, 1);
+  EXPECT_EQ(mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_xcd0").schedule.xcdSwizzle, 1);
+  EXPECT_EQ(mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3").schedule.xcdSwizzle, 1);
+  MappedSchedule m = mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_xcd4_kw2_fp4");
+  EXPECT_NE(describe(m).find(" xcd_swizzle=4"), std::string::npos) << describe(m);
+  EXPECT_EQ(describe(mapOk("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3")).find("xcd"),
+            std::string::npos);
+  auto over = kernelNameToSchedule("flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w3_xcd16");
+  ASSERT_FALSE(!!over);
+  EXPECT_NE(llvm::toString(over.takeError()).find("xcd16: gfx950 has 8 XCDs"), std::string::npos);
 }
 
 TEST(KernelName, UnmappableNamesAreReported) {

@@ -25,6 +25,7 @@ struct Case {
   const char *fusedQuant; // stage1.fused_quant
   std::vector<std::string> sets;
   int64_t tokens;
+  int64_t cuNum = 256; // 1 or 2: persistent grids loop over M tiles
 };
 
 // gtest prints the case by name.
@@ -50,6 +51,7 @@ TEST_P(LayerMatrix, MatchesReference) {
   LayerCheckOptions options;
   options.tokens = c.tokens;
   options.seed = 7;
+  options.cuNum = c.cuNum;
   runtime::CompilerOptions jit;
   jit.diskCache = false; // memory only
   options.kernels = std::make_shared<runtime::Compiler>(jit);
@@ -181,6 +183,23 @@ std::vector<Case> cases() {
       {"a4w4_reduce", "mxfp4", "fp4", {"stage2.reduce=reduce"}, 13},
       {"a16w4_reduce_doweight1", "bf16", "none", {"stage2.reduce=reduce", "doweight=stage1"}, 13},
       {"a8w4_doweight1", "mxfp8", "fp8", {"doweight=stage1"}, 13},
+      // xcd_swizzle: the workgroups regrouped (any group count, dividing the
+      // grid or not; persistent grids looping over M tiles; split K).
+      {"a4w4_xcd8", "mxfp4", "fp4", {"stage1.xcd_swizzle=8", "stage2.xcd_swizzle=8"}, 37},
+      {"a4w4_xcd4_kb2_cu1",
+       "mxfp4",
+       "fp4",
+       {"stage1.tile=32x32x128", "stage1.k_batch=2", "stage1.xcd_swizzle=4",
+        "stage2.xcd_swizzle=3"},
+       37,
+       1},
+      {"a16w4_xcd_tm64_reduce_cu2",
+       "bf16",
+       "none",
+       {"stage1.tile=64x32x128", "stage1.xcd_swizzle=8", "stage2.tile=64x64x128",
+        "stage2.xcd_swizzle=5", "stage2.reduce=reduce"},
+       70,
+       2},
   };
 }
 

@@ -124,3 +124,45 @@ TEST(GemmPlan, WavesSplitTileMWhenAccumulatorsExceedTheBudget) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(GemmPlan, XcdSwizzleGivesEachResidueAConsecutiveRun) {
+  for (int64_t groups = 1; groups <= 8; ++groups)
+    for (int64_t count = 1; count <= 300; ++count) {
+      std::vector<int> hits(count, 0);
+      for (int64_t g = 0; g < groups; ++g) {
+        int64_t previous = -1;
+        for (int64_t id = g; id < count; id += groups) {
+          int64_t t = xcdSwizzledId(id, count, groups);
+          ASSERT_GE(t, 0);
+          ASSERT_LT(t, count);
+          ++hits[t];
+          // One XCD's workgroups (one residue) compute consecutive tiles.
+          if (previous >= 0)
+            EXPECT_EQ(t, previous + 1) << count << " workgroups, " << groups << " groups";
+          previous = t;
+        }
+      }
+      for (int64_t t = 0; t < count; ++t)
+        ASSERT_EQ(hits[t], 1) << "tile " << t << " of " << count << ", " << groups << " groups";
+    }
+  EXPECT_EQ(xcdSwizzledId(5, 16, 1), 5); // one group: the dispatch order
+}
+
+TEST(GemmPlan, XcdSwizzleIsForGfx950Only) {
+  MoeSpec spec = kimiLike();
+  spec.stage2.xcdSwizzle = 4;
+  ScheduleIssues issues;
+  planGemm(spec, StageId::Stage2, TargetInfo::defaultTarget(), issues);
+  EXPECT_TRUE(issues.empty()) << issues.front().str();
+  spec.formats.activation = DType::BF16;
+  planGemm(spec, StageId::Stage2, *TargetInfo::get("sm_90a"), issues);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues.back().parameter, "xcd_swizzle");
+  EXPECT_NE(issues.back().message.find("xcd_swizzle=4 regroups workgroups over gfx950's XCDs"),
+            std::string::npos)
+      << issues.back().message;
+}
+
+} // namespace

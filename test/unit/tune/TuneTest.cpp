@@ -95,6 +95,20 @@ TEST(TuneSpace, KernelNameForMatchesAiter) {
     ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
     EXPECT_EQ(back->schedule.weightDecode, WeightDecode::Arithmetic);
   }
+  // xcd_swizzle (gfx950) is aiter's _xcd{n}, at its place in either grammar.
+  MoeSpec xcd = spec;
+  xcd.stage1.xcdSwizzle = 4;
+  xcd.stage2.xcdSwizzle = 8;
+  auto x1 = dispatch::kernelNameFor(xcd, StageId::Stage1);
+  auto x2 = dispatch::kernelNameFor(xcd, StageId::Stage2);
+  ASSERT_TRUE(x1 && x2);
+  EXPECT_EQ(*x1, "flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w4_xcd4_kw2_fp4");
+  EXPECT_EQ(*x2, "flydsl_moe2_afp4_wfp4_bf16_t32x128x128_atomic_xcd8_sbm32");
+  for (const std::string &name : {*x1, *x2}) {
+    auto back = dispatch::kernelNameToSchedule(name);
+    ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->schedule.xcdSwizzle, name == *x1 ? 4 : 8);
+  }
   // What the grammar cannot spell is an error naming the parameter.
   spec.stage2.kBatch = 2;
   auto bad = dispatch::kernelNameFor(spec, StageId::Stage2);
@@ -203,6 +217,38 @@ TEST(TuneSpace, WeightDecodeAxis) {
   llvm::Error bad = parsed.setAxis("stage1.weight_decode=tables");
   ASSERT_TRUE(!!bad);
   EXPECT_NE(llvm::toString(std::move(bad)).find("'tables' is not a value"), std::string::npos);
+}
+
+// gfx950's workgroup regrouping: searched only where asked for (the model
+// cannot rank it), named _xcd{n} and read back; sm_90a refuses it.
+TEST(TuneSpace, XcdSwizzleAxis) {
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(TargetInfo::defaultTarget()).xcdSwizzle1,
+            (std::vector<int64_t>{1}));
+  MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
+  tune::SearchSpace space = singleValued(32, 128);
+  space.blockM = {32};
+  ASSERT_FALSE(!!space.setAxis("stage2.xcd_swizzle=1,8"));
+  EXPECT_EQ(space.xcdSwizzle2, (std::vector<int64_t>{1, 8}));
+  tune::SpaceReport report;
+  std::vector<tune::Candidate> candidates =
+      tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), report);
+  int swizzled = 0;
+  for (const tune::Candidate &c : candidates) {
+    const StageSchedule &s = c.layer.stage(c.stage);
+    bool xcd = s.xcdSwizzle == 8;
+    swizzled += xcd;
+    EXPECT_EQ(llvm::StringRef(c.kernelName).contains("_xcd8_"), xcd) << c.kernelName;
+    EXPECT_EQ(llvm::StringRef(c.id).ends_with(" xcd8"), xcd) << c.id;
+    if (c.stage == StageId::Stage1)
+      EXPECT_EQ(s.xcdSwizzle, 1) << c.id;
+  }
+  EXPECT_EQ(swizzled, 1) << report.summary();
+  tune::SpaceReport nv;
+  tune::enumerateCandidates(spec, space, *TargetInfo::forChip("sm_90a"), nv);
+  EXPECT_GE(nv.rejected["stage2 xcd_swizzle"], 1) << nv.summary();
+  llvm::Error zero = space.setAxis("stage1.xcd_swizzle=0");
+  ASSERT_TRUE(!!zero);
+  llvm::consumeError(std::move(zero));
 }
 
 // A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
