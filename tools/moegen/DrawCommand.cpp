@@ -11,7 +11,7 @@
 // moegen-layer-check on each). This is the emulator's schedule property test
 // (every layer the rules accept computes the reference's answer) carried to
 // a GPU: on sm_90a there is no emulator. Prints one line per accepted layer
-// and a summary of the rejected draws by rule.
+// and a summary of the rules the rejected draws broke.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +24,6 @@
 #include "templates/LayerRules.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
@@ -39,7 +38,8 @@ namespace cl = llvm::cl;
 
 /// The most layers one call writes (each is a compile of every kernel).
 constexpr long long kMaxDraws = 10000;
-/// Draws tried per wanted layer before giving up (most draws are accepted).
+/// Draws tried per wanted layer before giving up (about 1 in 15 is accepted
+/// on gfx950, 1 in 33 on sm_90a).
 constexpr long long kDrawsPerLayer = 200;
 
 int runDraw();
@@ -95,7 +95,7 @@ int runDraw() {
   // its position so that the files sort in drawing order.
   LayerSampler sampler(seed, target.isNvptx());
   std::vector<Accepted> accepted;
-  std::map<std::string, int64_t> rejectedBy; // "stage1.k_wave" -> draws
+  std::map<std::string, int64_t> rejectedBy; // "stage1.k_wave" -> broken rules
   long long drawn = 0;
   while (static_cast<long long>(accepted.size()) < count && drawn < count * kDrawsPerLayer) {
     SampledLayer d = sampler.next();
@@ -174,7 +174,7 @@ int runDraw() {
       return fail(llvm::toString(std::move(e)));
   llvm::outs() << "draw: " << accepted.size() << " layer(s) for " << target.chip << " from "
                << drawn << " draws (seed " << seed << "), " << drawn - accepted.size()
-               << " rejected:";
+               << " rejected; broken rules:";
   for (const auto &[rule, n] : rejectedBy)
     llvm::outs() << " " << rule << "=" << n;
   llvm::outs() << "\n";
