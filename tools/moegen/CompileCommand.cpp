@@ -2,11 +2,14 @@
 //
 //   moegen compile SPEC.moe [--target gfx950|sm_90a] [--code-object-version 5|6]
 //                  [--kernels quant_input,...] [--set stage1.k_batch=2 ...] [-o DIR]
-//                  [--dump-ir DIR] [-j N]
+//                  [--dump-ir DIR] [-j N] [--table CSV... --tokens N [--cu-num N]]
 //
 // Writes one .hsaco (gfx950) or .ptx (sm_90a) per kernel into DIR (default:
 // the current directory) and prints the resource report. An invalid spec or schedule exits non-zero
-// with its diagnostics and writes nothing.
+// with its diagnostics and writes nothing. With --table and --tokens it compiles
+// the schedules MoeLayer runs at that token count (runtime/api/LayerSchedule.h:
+// the tier's tuned row, else aiter's heuristic, else the spec's own; the first
+// that verifies) and says which.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +18,8 @@
 
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/SpecLimits.h"
+#include "runtime/api/LayerSchedule.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -65,6 +70,42 @@ static cl::opt<long long, false, PositiveParser>
     jobsArg("j", cl::desc("kernels compiled at once (default: one per hardware thread)"),
             cl::sub(command), cl::cat(moegenCategory()));
 
+static cl::list<std::string>
+    tableArgs("table",
+              cl::desc("an aiter tuned CSV (repeatable): compile the schedules a layer runs at "
+                       "--tokens (its tier's row, else aiter's heuristic, else the spec's)"),
+              cl::value_desc("csv"), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    tokensArg("tokens", cl::desc("with --table: the token count whose schedules are compiled"),
+              cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser>
+    cuNumArg("cu-num", cl::desc("with --table: the tables' cu_num column (default 256)"),
+             cl::init(256), cl::sub(command), cl::cat(moegenCategory()));
+
+/// The schedules a layer of `spec` runs at `tokens` tokens with `tables`
+/// (the first candidate that verifies), with where they come from.
+static llvm::Expected<std::pair<MoeSpec, std::string>>
+tierSchedules(const MoeSpec &spec, const std::vector<std::string> &tables, int64_t tokens,
+              int64_t cuNum, const CompileOptions &options) {
+  runtime::LayerOptions lo;
+  lo.tunedTables = tables;
+  lo.cuNum = cuNum;
+  lo.target.chip = options.chip;
+  auto scheduler = runtime::LayerScheduler::create(spec, lo);
+  if (!scheduler)
+    return scheduler.takeError();
+  std::string refused;
+  for (runtime::LayerScheduler::Candidate &c : (*scheduler)->candidates(tokens)) {
+    if (llvm::Error e = verifyLayer(c.spec, options)) {
+      refused += "\n  " + c.origin + ": " + llvm::toString(std::move(e));
+      continue;
+    }
+    return std::make_pair(std::move(c.spec), c.origin);
+  }
+  return llvm::createStringError("no schedule of the tables or the spec verifies at " +
+                                 std::to_string(tokens) + " tokens:" + refused);
+}
+
 static int runCompile() {
   std::string specPath = specArg, outDir = outDirArg;
   std::vector<std::string> overrides = setArgs.values();
@@ -84,10 +125,29 @@ static int runCompile() {
     return usageError("compile",
                       "no spec given; usage: moegen compile SPEC.moe [--set key=value] [-o DIR]");
 
+  std::vector<std::string> tables(tableArgs.begin(), tableArgs.end());
+  if (tables.empty() != (tokensArg.getNumOccurrences() == 0))
+    return usageError("compile", "--table and --tokens go together: the tables' row of a token "
+                                 "count");
+  if (tokensArg.getNumOccurrences())
+    if (llvm::Error e = checkTokenCount(tokensArg, "--tokens"))
+      return usageError("compile", llvm::toString(std::move(e)));
+
   auto spec = loadMoeSpec(specPath, overrides);
   if (!spec) {
     printError(spec.takeError());
     return 1;
+  }
+  if (!tables.empty()) {
+    auto tier = tierSchedules(*spec, tables, tokensArg, cuNumArg, options);
+    if (!tier) {
+      llvm::WithColor::error(llvm::errs(), "moegen compile")
+          << llvm::toString(tier.takeError()) << "\n";
+      return 1;
+    }
+    llvm::WithColor::note(llvm::errs(), "moegen compile")
+        << tokensArg << " tokens: the schedules of " << tier->second << "\n";
+    *spec = std::move(tier->first);
   }
   // Verify first: an invalid schedule must not leave any file behind, not
   // even the --dump-ir directory.
