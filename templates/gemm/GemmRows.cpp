@@ -9,6 +9,18 @@ using arith::CmpIPredicate;
 
 namespace moegen {
 
+namespace {
+
+/// The workgroup's index in dispatch order, x + grid.x (y + grid.y z).
+Value dispatchIndex(Arith &a, std::array<Value, 3> grid) {
+  auto blockId = [&](gpu::Dimension d) { return gpu::BlockIdOp::create(a.b, d).getResult(); };
+  return a.add(blockId(gpu::Dimension::x),
+               a.mul(grid[0], a.add(blockId(gpu::Dimension::y),
+                                    a.mul(grid[1], blockId(gpu::Dimension::z)))));
+}
+
+} // namespace
+
 void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1, bool clears) {
   Block &entry = func.getBody().front();
   aBuf = entry.getArgument(0);
@@ -30,10 +42,7 @@ void GemmKernelArgs::emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t bl
   if (!clearOut)
     return;
   ImplicitLocOpBuilder &b = a.b;
-  auto blockId = [&](gpu::Dimension d) { return gpu::BlockIdOp::create(b, d).getResult(); };
-  Value block = a.add(blockId(gpu::Dimension::x),
-                      a.mul(grid[0], a.add(blockId(gpu::Dimension::y),
-                                           a.mul(grid[1], blockId(gpu::Dimension::z)))));
+  Value block = dispatchIndex(a, grid);
   Value first =
       a.add(a.mul(block, a.idx(blockSize)), gpu::ThreadIdOp::create(b, gpu::Dimension::x));
   Value stride = a.mul(a.mul(a.idx(blockSize), grid[0]), a.mul(grid[1], grid[2]));
@@ -81,9 +90,7 @@ std::array<Value, 3> emitWorkgroupTile(Arith &a, int64_t xcdSwizzle, std::array<
   auto div = [&](Value x, Value y) { return arith::DivUIOp::create(b, x, y).getResult(); };
   auto rem = [&](Value x, Value y) { return arith::RemUIOp::create(b, x, y).getResult(); };
   Value gx = u32(grid[0]), gy = u32(grid[1]), gz = u32(grid[2]);
-  Value id =
-      add(u32(blockId(gpu::Dimension::x)),
-          mul(gx, add(u32(blockId(gpu::Dimension::y)), mul(gy, u32(blockId(gpu::Dimension::z))))));
+  Value id = u32(dispatchIndex(a, grid));
   Value count = mul(mul(gx, gy), gz), groups = c(xcdSwizzle);
   Value group = rem(id, groups);
   Value tile = add(add(mul(group, div(count, groups)),

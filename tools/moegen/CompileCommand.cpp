@@ -148,10 +148,9 @@ static int runCompile() {
     llvm::WithColor::note(llvm::errs(), "moegen compile")
         << tokensArg << " tokens: the schedules of " << tier->second << "\n";
     *spec = std::move(tier->first);
-  }
-  // Verify first: an invalid schedule must not leave any file behind, not
-  // even the --dump-ir directory.
-  if (llvm::Error e = verifyLayer(*spec, options)) {
+  } else if (llvm::Error e = verifyLayer(*spec, options)) {
+    // Verify first (the tiers' schedules were): an invalid schedule must not
+    // leave any file behind, not even the --dump-ir directory.
     llvm::errs() << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
