@@ -82,12 +82,18 @@ std::array<uint32_t, 4> decodeWord(uint32_t word, uint32_t e) {
   return out;
 }
 
+/// The arithmetic route's placed bits of fragment word p: codes 2p and 2p + 1
+/// as bf16s 2^-126 x their values.
+uint32_t placedBits(uint32_t word, uint32_t p) {
+  return (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
+}
+
 /// dequantWordArith, on the host.
 std::array<uint32_t, 4> decodeWordArith(uint32_t word, uint32_t e) {
   uint32_t scale2 = scaleBf16x2(e);
   std::array<uint32_t, 4> out;
   for (uint32_t p = 0; p < 4; ++p) {
-    uint32_t bits = (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
+    uint32_t bits = placedBits(word, p);
     out[p] = mulBf16x2(mulBf16x2(bits, kBf16x2Two126), scale2);
   }
   return out;
@@ -106,10 +112,8 @@ std::array<uint32_t, 4> decodeWordOneProduct(uint32_t word, uint32_t e) {
   if (e > kE2m1OneProductMaxScale)
     return decodeWordArith(word, e);
   std::array<uint32_t, 4> out;
-  for (uint32_t p = 0; p < 4; ++p) {
-    uint32_t bits = (prmt(word << 4, word, arithmeticSelect(p)) << 2) & kE2m1PlacedBits;
-    out[p] = mulBf16x2(bits, oneProductMultiplier(e));
-  }
+  for (uint32_t p = 0; p < 4; ++p)
+    out[p] = mulBf16x2(placedBits(word, p), oneProductMultiplier(e));
   return out;
 }
 
