@@ -29,7 +29,7 @@ mlir::gpu::GPUFuncOp buildLayerKernel(mlir::ImplicitLocOpBuilder &b, mlir::gpu::
   case KernelFamily::SortCount:
     return buildSortCountKernel(b, module, symbol, planSort(spec, target, issues));
   case KernelFamily::SortScan:
-    return buildSortScanKernel(b, module, symbol, planSort(spec, target, issues));
+    return buildSortScanKernel(b, module, symbol, planSort(spec, target, issues), target);
   case KernelFamily::Sort:
     return buildSortKernel(b, module, symbol, planSort(spec, target, issues), target);
   case KernelFamily::QuantInput:

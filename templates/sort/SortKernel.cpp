@@ -40,7 +40,7 @@ struct ScatterArgs {
   Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
   Value tokensI32;
   // LDS: segment starts, per-wave histograms (then next rows), per-wave
-  // lowest pending lane of each expert, scan buffer.
+  // lowest pending lane of each expert, the waves' totals of the scan.
   Value seg, hist, owner, buf;
 };
 
@@ -127,7 +127,8 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const T
     padded.push_back(a.mul(blocks, bmI32));
     local = a.add(local, padded.back());
   }
-  auto [inclusive, used] = sort::workgroupInclusiveSum(b, a, s.buf, tid, local, plan.threads);
+  auto [inclusive, used] =
+      sort::workgroupInclusiveSum(b, a, s.buf, tid, local, plan.threads, target);
   ifThen(b,
          arith::AndIOp::create(b, a.cmp(CmpIPredicate::eq, chunk, a.idx(0)),
                                a.cmp(CmpIPredicate::eq, tid, a.idx(0))),
@@ -291,11 +292,11 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
   const int64_t waves = plan.waves();
   KernelSignature sig = sortKernelSignature(symbol, plan);
-  // Segment starts, a histogram and an owner row per wave, the scan buffer:
+  // Segment starts, a histogram and an owner row per wave, the waves' totals:
   // declared statically, or dynamic shared memory (SortPlan::dynamicShared).
   SmallVector<MemRefType> lds = {
       ldsBufferType(ctx, i32, plan.experts), ldsBufferType(ctx, i32, plan.histRow() * waves),
-      ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, plan.threads)};
+      ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, waves)};
   gpu::GPUFuncOp func =
       createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
                    plan.dynamicShared ? ArrayRef<MemRefType>() : ArrayRef<MemRefType>(lds));

@@ -63,10 +63,10 @@ namespace moegen {
 mlir::gpu::GPUFuncOp buildSortCountKernel(mlir::ImplicitLocOpBuilder &b,
                                           mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
                                           const SortPlan &plan);
-/// Adds the sort_scan kernel to `module`.
+/// Adds the sort_scan kernel to `module` (its wave sum as `target` has it).
 mlir::gpu::GPUFuncOp buildSortScanKernel(mlir::ImplicitLocOpBuilder &b,
                                          mlir::gpu::GPUModuleOp module, llvm::StringRef symbol,
-                                         const SortPlan &plan);
+                                         const SortPlan &plan, const TargetInfo &target);
 /// Adds the sort (layout and scatter) kernel to `module`; its placing step
 /// synchronizes the wave as `target` needs (a ballot, and warp barriers on
 /// sm_90a).

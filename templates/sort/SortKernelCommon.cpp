@@ -2,6 +2,8 @@
 
 #include "templates/sort/SortKernelCommon.h"
 
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+
 using namespace mlir;
 using arith::CmpIPredicate;
 
@@ -44,31 +46,70 @@ void countEntries(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, Value
   }
 }
 
-std::pair<Value, Value> workgroupInclusiveSum(ImplicitLocOpBuilder &b, Arith &a, Value buf,
-                                              Value tid, Value value, int64_t threads) {
-  // Hillis-Steele: log2(threads) steps, each reading before any thread
-  // writes (a barrier between the two).
-  memref::StoreOp::create(b, value, buf, tid);
-  gpu::BarrierOp::create(b);
+Value waveInclusiveSum(ImplicitLocOpBuilder &b, Arith &a, Value value, const TargetInfo &target) {
   Value sum = value;
-  for (int64_t d = 1; d < threads; d *= 2) {
-    Value has = a.cmp(CmpIPredicate::uge, tid, a.idx(d));
-    auto read = scf::IfOp::create(b, TypeRange{b.getI32Type()}, has, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(read.thenBlock());
-      scf::YieldOp::create(b, ValueRange{memref::LoadOp::create(b, buf, a.sub(tid, a.idx(d)))});
-      b.setInsertionPointToStart(read.elseBlock());
-      scf::YieldOp::create(b, ValueRange{a.i32(0)});
+  if (target.isNvptx()) {
+    // log2(32) shuffles up; lanes below the distance add nothing.
+    Value width = a.i32(target.waveSize);
+    for (int64_t d = 1; d < target.waveSize; d *= 2) {
+      auto up = gpu::ShuffleOp::create(b, sum, a.i32(d), width, gpu::ShuffleMode::UP);
+      sum = a.add(sum, a.select(up.getValid(), up.getShuffleResult(), a.i32(0)));
     }
-    gpu::BarrierOp::create(b);
-    sum = a.add(sum, read.getResult(0));
-    memref::StoreOp::create(b, sum, buf, tid);
-    gpu::BarrierOp::create(b);
+    return sum;
   }
-  Value total = memref::LoadOp::create(b, buf, a.idx(threads - 1));
-  gpu::BarrierOp::create(b); // every thread has read the total before reuse
-  return {sum, total};
+  // gfx950 DPP (VALU latency, no LDS): row_shr 1, 2, 4, 8 sum each row of
+  // 16 lanes; row_bcast15 adds row 0's total to row 1 and row 2's to row 3
+  // (row mask 0b1010), row_bcast31 lane 31's to rows 2 and 3 (0b1100). Lanes
+  // whose source is outside the row, and masked rows, take `old` (0).
+  Type i32 = b.getI32Type();
+  Value zero = a.i32(0);
+  auto addDpp = [&](unsigned ctrl, unsigned rowMask) {
+    Value moved = ROCDL::DPPUpdateOp::create(b, i32, zero, sum, ctrl, rowMask, /*bankMask=*/0xf,
+                                             /*boundCtrl=*/false);
+    sum = a.add(sum, moved);
+  };
+  for (unsigned d = 1; d < 16; d *= 2)
+    addDpp(0x110 + d, 0xf); // row_shr:d
+  addDpp(0x142, 0xa);       // row_bcast:15
+  addDpp(0x143, 0xc);       // row_bcast:31
+  return sum;
+}
+
+std::pair<Value, Value> workgroupInclusiveSum(ImplicitLocOpBuilder &b, Arith &a, Value buf,
+                                              Value tid, Value value, int64_t threads,
+                                              const TargetInfo &target) {
+  const int64_t waveSize = target.waveSize;
+  assert(threads % waveSize == 0 && "whole waves");
+  Value sum = waveInclusiveSum(b, a, value, target);
+  const int64_t waves = threads / waveSize;
+  if (waves == 1) {
+    Value last = a.i32(waveSize - 1);
+    Value total = target.isNvptx()
+                      ? gpu::ShuffleOp::create(b, sum, last, a.i32(waveSize), gpu::ShuffleMode::IDX)
+                            .getShuffleResult()
+                      : ROCDL::ReadlaneOp::create(b, b.getI32Type(), sum, last).getResult();
+    return {sum, total};
+  }
+  // Across waves: each wave's last lane posts the wave's total, every thread
+  // adds those of the waves before its own (the loads issue together).
+  Value wave = a.divu(tid, a.idx(waveSize));
+  Value lastLane = a.cmp(CmpIPredicate::eq, a.remu(tid, a.idx(waveSize)), a.idx(waveSize - 1));
+  auto post = scf::IfOp::create(b, lastLane, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(post.thenBlock());
+    memref::StoreOp::create(b, sum, buf, wave);
+  }
+  gpu::BarrierOp::create(b);
+  Value before = a.i32(0), total = a.i32(0);
+  for (int64_t w = 0; w < waves; ++w) {
+    Value waveTotal = memref::LoadOp::create(b, buf, a.idx(w));
+    before =
+        a.add(before, a.select(a.cmp(CmpIPredicate::ult, a.idx(w), wave), waveTotal, a.i32(0)));
+    total = a.add(total, waveTotal);
+  }
+  gpu::BarrierOp::create(b); // every thread has read the totals before reuse
+  return {a.add(sum, before), total};
 }
 
 } // namespace moegen::sort

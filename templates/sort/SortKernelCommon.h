@@ -30,13 +30,20 @@ void countEntries(mlir::ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan,
                   mlir::Value topkIds, mlir::Value hist, mlir::Value row, mlir::Value first,
                   mlir::Value end, mlir::Value safe, int64_t stride, int64_t count);
 
+/// Inclusive sum of one i32 per lane over the lanes of a whole wave, in lane
+/// order, without LDS (gfx950: DPP; sm_90a: shuffles up).
+mlir::Value waveInclusiveSum(mlir::ImplicitLocOpBuilder &b, Arith &a, mlir::Value value,
+                             const TargetInfo &target);
+
 /// Inclusive sum of one i32 per thread over the workgroup's `threads`
-/// threads (a power of two), in thread order, through the LDS buffer `buf`
-/// of `threads` i32. Every thread must call it. Returns {inclusive sum,
-/// workgroup total}; `buf` may be reused after it returns.
+/// threads (whole waves), in thread order: waveInclusiveSum in each wave, then one exchange of the
+/// waves' totals through the LDS buffer `buf` (threads / waveSize i32; not touched by a single
+/// wave). Every thread must call it. Returns {inclusive sum, workgroup total}; `buf` may be reused
+/// after it returns.
 std::pair<mlir::Value, mlir::Value> workgroupInclusiveSum(mlir::ImplicitLocOpBuilder &b, Arith &a,
                                                           mlir::Value buf, mlir::Value tid,
-                                                          mlir::Value value, int64_t threads);
+                                                          mlir::Value value, int64_t threads,
+                                                          const TargetInfo &target);
 
 } // namespace moegen::sort
 

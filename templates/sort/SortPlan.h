@@ -74,17 +74,14 @@ struct SortPlan {
   int64_t countsBytes(int64_t tokens) const { return 4 * chunks(tokens) * experts; }
   /// The totals region: i32 [experts].
   int64_t totalsBytes() const { return 4 * experts; }
-  /// LDS of each kernel (sort_count: a histogram and a spare slot; sort_scan: the scan
-  /// buffer; sort: segment starts, a histogram and an owner row per wave,
-  /// the scan buffer).
+  /// LDS of sort_count (a histogram and a spare slot) and of sort (segment
+  /// starts, a histogram and an owner row per wave, a total per wave for the
+  /// workgroup scan); sort_scan, one wave, needs none.
   int64_t countLdsBytes() const { return 4 * (experts + 1); }
-  int64_t scanLdsBytes() const { return 4 * scanThreads; }
-  int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + threads); }
+  int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + waves()); }
   /// The most experts whose sort LDS fits `limit` bytes with this plan's
-  /// threads and waves (scatterLdsBytes solved for experts).
-  int64_t maxExperts(int64_t limit) const {
-    return (limit / 4 - 2 * waves() - threads) / (1 + 2 * waves());
-  }
+  /// waves (scatterLdsBytes solved for experts).
+  int64_t maxExperts(int64_t limit) const { return (limit / 4 - 3 * waves()) / (1 + 2 * waves()); }
   /// A wave's histogram row in sort: its experts and a spare slot.
   int64_t histRow() const { return experts + 1; }
   /// Experts each sort thread lays out (contiguous).

@@ -9,15 +9,14 @@ using arith::CmpIPredicate;
 namespace moegen {
 
 gpu::GPUFuncOp buildSortScanKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
-                                   StringRef symbol, const SortPlan &plan) {
-  MLIRContext *ctx = b.getContext();
+                                   StringRef symbol, const SortPlan &plan,
+                                   const TargetInfo &target) {
   Type i32 = b.getI32Type();
   KernelSignature sig = sortScanKernelSignature(symbol, plan);
-  gpu::GPUFuncOp func =
-      createKernel(b, module, sig, {i32, i32, i32}, {ldsBufferType(ctx, i32, plan.scanThreads)});
+  // One wave: its scan needs no LDS.
+  gpu::GPUFuncOp func = createKernel(b, module, sig, {i32, i32, i32}, {});
   Block &entry = func.getBody().front();
   Value counts = entry.getArgument(0), totals = entry.getArgument(1);
-  Value buf = func.getWorkgroupAttributions()[0];
 
   Arith a{b};
   Value c0 = a.idx(0);
@@ -55,7 +54,7 @@ gpu::GPUFuncOp buildSortScanKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
       laneSum = a.add(laneSum, a.select(inRange[j], count[j], a.i32(0)));
     }
     auto [inclusive, total] =
-        sort::workgroupInclusiveSum(b, a, buf, tid, laneSum, plan.scanThreads);
+        sort::workgroupInclusiveSum(b, a, Value(), tid, laneSum, plan.scanThreads, target);
     Value laneBase = a.add(carry, a.sub(inclusive, laneSum));
     for (int64_t j = 0; j < per; ++j) {
       auto store = scf::IfOp::create(b, inRange[j], /*withElse=*/false);
