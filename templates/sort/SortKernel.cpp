@@ -343,10 +343,21 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
   range.end = a.select(single, all, range.end);
 
-  sort::forStrided(b, tid, a.idx(plan.histRow() * waves), threads, [&](Value i) {
-    memref::StoreOp::create(b, a.i32(0), s.hist, i);
-    memref::StoreOp::create(b, a.i32(plan.waveSize), s.owner, i); // no lane
+  // Histograms 0, owners "no lane": four i32 a store, then the rest singly.
+  const int64_t rows = plan.histRow() * waves, wide = rows / 4 * 4;
+  VectorType i32x4 = VectorType::get({4}, i32);
+  Value zeros4 = vector::BroadcastOp::create(b, i32x4, a.i32(0));
+  Value noLane4 = vector::BroadcastOp::create(b, i32x4, a.i32(plan.waveSize));
+  sort::forStrided(b, a.mul(tid, a.idx(4)), a.idx(wide), a.idx(4 * plan.threads), [&](Value i) {
+    vector::StoreOp::create(b, zeros4, s.hist, ValueRange{i});
+    vector::StoreOp::create(b, noLane4, s.owner, ValueRange{i});
   });
+  if (wide < rows)
+    ifThen(b, a.cmp(CmpIPredicate::ult, tid, a.idx(rows - wide)), [&] {
+      Value i = a.add(tid, a.idx(wide));
+      memref::StoreOp::create(b, a.i32(0), s.hist, i);
+      memref::StoreOp::create(b, a.i32(plan.waveSize), s.owner, i);
+    });
   gpu::BarrierOp::create(b);
 
   // Wave w takes the w-th contiguous part of the chunk's entries.
