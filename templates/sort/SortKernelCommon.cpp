@@ -57,10 +57,10 @@ Value waveInclusiveSum(ImplicitLocOpBuilder &b, Arith &a, Value value, const Tar
     }
     return sum;
   }
-  // gfx950 DPP (VALU latency, no LDS): row_shr 1, 2, 4, 8 sum each row of
-  // 16 lanes; row_bcast15 adds row 0's total to row 1 and row 2's to row 3
-  // (row mask 0b1010), row_bcast31 lane 31's to rows 2 and 3 (0b1100). Lanes
-  // whose source is outside the row, and masked rows, take `old` (0).
+  // gfx950 DPP (docs/gfx950-facts.md §7.4; VALU latency, no LDS): row_shr 1, 2, 4, 8 sum each row
+  // of 16 lanes; row_bcast15 adds row 0's total to row 1 and row 2's to row 3 (row mask 0b1010),
+  // row_bcast31 lane 31's to rows 2 and 3 (0b1100). Lanes whose source is outside the row, and
+  // masked rows, take `old` (0).
   Type i32 = b.getI32Type();
   Value zero = a.i32(0);
   auto addDpp = [&](unsigned ctrl, unsigned rowMask) {
