@@ -5,7 +5,7 @@
 // kernel, targeted from moe.target; the sorting runs as sort_count (a
 // histogram per token chunk: one i32 per expert and a spare), sort_scan (one
 // wave per expert) and sort (segment starts, a histogram and an owner row per
-// wave, a scan buffer).
+// wave, a total per wave for the workgroup scan).
 
 // CHECK-NOT: moe.layer
 // CHECK: gpu.module @moe_sort_count_e8_k2 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort_count"}
