@@ -34,7 +34,7 @@ std::map<uint32_t, uint32_t> kernargValues(const KernelSignature &sig, int64_t t
 
 /// The instructions of a sorting kernel's loop that tell which loop it is.
 struct SortLoop {
-  int ldsMins = 0, ldsAdds = 0, globalLoads = 0, globalStores = 0;
+  int ldsMins = 0, ldsAdds = 0, globalLoads = 0, globalStores = 0, wideStores = 0, firstBits = 0;
 };
 SortLoop sortLoopOf(const Program &p, const Loop &L) {
   SortLoop c;
@@ -44,6 +44,8 @@ SortLoop sortLoopOf(const Program &p, const Loop &L) {
     c.ldsAdds += m.starts_with("ds_add");
     c.globalLoads += m.starts_with("global_load");
     c.globalStores += m.starts_with("global_store");
+    c.wideStores += m.starts_with("global_store_dwordx4");
+    c.firstBits += m.starts_with("s_ff1");
   }
   return c;
 }
@@ -99,7 +101,8 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
     const int64_t perExpertBlocks = std::max<int64_t>(1, int64_t(std::ceil(perExpert / bm)));
     const int64_t padding = std::max<int64_t>(1, std::llround(perExpertBlocks * bm - perExpert));
     const int64_t perExpertLane = ceilDiv(p.experts, sp.threads);
-    const int64_t histLane = ceilDiv(sp.histRow() * waves, sp.threads); // both rows a step
+    const int64_t histLane = ceilDiv(sp.histRow() * waves, 4 * sp.threads); // 4 of both rows a step
+    const int64_t presentExperts = std::max<int64_t>(1, std::llround(routing.activeExperts));
     const int64_t chunkGroups = ceilDiv(sp.chunks(tokens), sp.scanThreads * sp.scanPerLane);
     const KernelFamily family = k.family;
     // A loop is told by what it holds (templates/sort/SortKernel.h).
@@ -109,13 +112,14 @@ llvm::Expected<KernelEstimate> estimateKernel(const ModelledKernel &k, const Moe
         return chunkGroups;
       if (family == KernelFamily::SortCount)
         return c.ldsAdds ? ceilDiv(entries, sp.threads) : perExpertLane;
+      if (c.firstBits) // wave 0 alone (SortPlan::tinyEntries): one trip an expert present
+        return presentExperts;
       if (c.ldsMins)
         return L.depth >= 2 ? steps : rounds; // the placing steps; the rounds of 64
       if (c.ldsAdds) // counting the wave's part, partPerLane x 64 entries a step
         return ceilDiv(rounds, sp.partPerLane());
-      if (c.globalStores && !c.globalLoads) // a thread's experts together: padding rows
-        return c.globalStores >= 2 * perExpertLane ? ceilDiv(padding, 4)
-                                                   : perExpertBlocks; // or block ids
+      if (c.globalStores && !c.globalLoads) // padding rows, 4 a store; or block ids
+        return c.wideStores ? ceilDiv(padding, 4) : perExpertBlocks;
       if (c.globalLoads)
         return perExpertLane; // the per-wave bases of the thread's experts
       return histLane;        // clearing the per-wave rows

@@ -235,6 +235,9 @@ bool ScalarState::executeSalu(const Inst &in) {
       r = ~*a & mask;
     if (r)
       newScc = *r != 0;
+  } else if ((m == "s_and_b32" || m == "s_and_b64") && ((a && *a == 0) || (b && *b == 0))) {
+    r = 0; // a known zero decides the AND (an if-else's flow guard ANDed with EXEC)
+    newScc = false;
   } else if (m == "s_addk_i32" || m == "s_mulk_i32") {
     Val d = readS(in.regs.front().lo, false);
     Val k = src(1);

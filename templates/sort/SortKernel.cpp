@@ -284,6 +284,120 @@ Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const So
   return loop.getResult(1);
 }
 
+/// gfx950, up to SortPlan::tinyEntries entries (at most a wave's): wave 0
+/// sorts them in registers, one entry a lane, without LDS or barriers. A loop over
+/// the experts present (as many trips as distinct experts): the lowest lane
+/// not yet seen names its expert, a ballot finds that expert's lanes, whose
+/// count (popcount) and each lane's rank among them (mbcnt: the lanes below
+/// it) follow; every lane of a higher expert adds the expert's padded rows to
+/// its segment start. The lowest lane of each expert then writes the
+/// expert's block ids and padding rows.
+void emitTinySort(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
+                  Value tid, Value all) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
+  Value lane = a.remu(tid, a.idx(plan.waveSize));
+  ifThen(b, a.cmp(CmpIPredicate::ult, tid, a.idx(plan.waveSize)), [&] {
+    Value inRange = a.cmp(CmpIPredicate::ult, lane, all);
+    std::vector<Value> loaded = ifElse(
+        b, inRange, 2,
+        [&] {
+          return std::vector<Value>{
+              memref::LoadOp::create(b, s.topkIds, lane),
+              arith::BitcastOp::create(b, i32, memref::LoadOp::create(b, s.topkWeights, lane))};
+        },
+        [&] {
+          return std::vector<Value>{a.i32(0), a.i32(0)};
+        });
+    Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, loaded[0], plan.experts));
+    Value key = a.select(valid, loaded[0], a.i32(plan.experts)); // unrouted: above every expert
+    Value zero64 = arith::ConstantIntOp::create(b, 0, 64);
+    Value bm = a.i32(plan.blockM);
+    auto paddedRows = [&](Value rows) {
+      return a.mul(a.divu(a.add(rows, a.i32(plan.blockM - 1)), bm), bm);
+    };
+    // Carried: lanes not yet seen (i64 ballot), count, rank, segment start, rows used.
+    SmallVector<Type> types = {i64, i32, i32, i32, i32};
+    auto loop = scf::WhileOp::create(
+        b, types,
+        ValueRange{ROCDL::BallotOp::create(b, i64, valid), a.i32(0), a.i32(0), a.i32(0), a.i32(0)});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                    SmallVector<Location>(types.size(), b.getLoc()));
+      scf::ConditionOp::create(b, a.cmp(CmpIPredicate::ne, before->getArgument(0), zero64),
+                               before->getArguments());
+      Block *after = b.createBlock(&loop.getAfter(), {}, types,
+                                   SmallVector<Location>(types.size(), b.getLoc()));
+      Value pending = after->getArgument(0);
+      Value leader = arith::TruncIOp::create(
+          b, i32, LLVM::CountTrailingZerosOp::create(b, i64, pending, b.getBoolAttr(false)));
+      Value expert = ROCDL::ReadlaneOp::create(b, i32, key, leader);
+      Value same = a.cmp(CmpIPredicate::eq, key, expert);
+      Value lanes = ROCDL::BallotOp::create(b, i64, same);
+      Value count =
+          arith::TruncIOp::create(b, i32, LLVM::CtPopOp::create(b, i64, lanes).getResult());
+      Value padded = paddedRows(count);
+      Value lo = arith::TruncIOp::create(b, i32, lanes);
+      Value hi = arith::TruncIOp::create(
+          b, i32, arith::ShRUIOp::create(b, lanes, arith::ConstantIntOp::create(b, 32, 64)));
+      Value below = ROCDL::MbcntHiOp::create(
+          b, i32, hi, ROCDL::MbcntLoOp::create(b, i32, lo, a.i32(0), {}, {}), {}, {});
+      Value higher = a.cmp(CmpIPredicate::ult, expert, key);
+      scf::YieldOp::create(
+          b,
+          ValueRange{arith::AndIOp::create(
+                         b, pending,
+                         arith::XOrIOp::create(b, lanes, arith::ConstantIntOp::create(b, -1, 64))),
+                     a.select(same, count, after->getArgument(1)),
+                     a.select(same, below, after->getArgument(2)),
+                     a.add(after->getArgument(3), a.select(higher, padded, a.i32(0))),
+                     a.add(after->getArgument(4), padded)});
+    }
+    Value count = loop.getResult(1), rank = loop.getResult(2);
+    Value start = loop.getResult(3), used = loop.getResult(4);
+    Value padded = paddedRows(count);
+    Value first = arith::AndIOp::create(b, valid, a.cmp(CmpIPredicate::eq, rank, a.i32(0)));
+    ifThen(b, a.cmp(CmpIPredicate::eq, lane, a.idx(0)), [&] {
+      memref::StoreOp::create(b, used, s.numValid, a.idx(0));
+      memref::StoreOp::create(b, s.tokensI32, s.numValid, a.idx(1));
+    });
+    // The expert's blocks and padding rows [start + count, start + padded):
+    // up to 3 single rows, then 4 a store (the padding ends on a block).
+    ifThen(b, first, [&] {
+      Value firstBlock = a.toIndex(a.divu(start, bm));
+      sort::forStrided(b, a.idx(0), a.toIndex(a.divu(padded, bm)), a.idx(1), [&](Value q) {
+        memref::StoreOp::create(b, key, s.sortedExperts, a.add(firstBlock, q));
+      });
+      Value sentinel = a.bitOr(a.i32(int64_t(plan.topk) << 24), s.tokensI32);
+      Value pad = a.toIndex(a.add(start, count)), end = a.toIndex(a.add(start, padded));
+      Value head = arith::AndIOp::create(b, a.add(pad, a.idx(3)), a.idx(~int64_t(3)));
+      for (int64_t u = 0; u < 3; ++u) {
+        Value row = a.add(pad, a.idx(u));
+        ifThen(b, a.cmp(CmpIPredicate::ult, row, head), [&] {
+          memref::StoreOp::create(b, sentinel, s.sortedIds, row);
+          memref::StoreOp::create(b, a.f32(0.0f), s.sortedWeights, row);
+        });
+      }
+      Value sentinels = vector::BroadcastOp::create(b, VectorType::get({4}, i32), sentinel);
+      Value zeros = vector::BroadcastOp::create(b, VectorType::get({4}, f32), a.f32(0.0f));
+      sort::forStrided(b, head, end, a.idx(4), [&](Value row) {
+        vector::StoreOp::create(b, sentinels, s.sortedIds, ValueRange{row});
+        vector::StoreOp::create(b, zeros, s.sortedWeights, ValueRange{row});
+      });
+    });
+    // The entries' rows last, after every loop: no register of their data is
+    // reused while they are in flight, so nothing waits for them.
+    ifThen(b, valid, [&] {
+      Value topk = a.idx(plan.topk);
+      Value packed =
+          a.bitOr(a.shl(a.toI32(a.remu(lane, topk)), a.i32(24)), a.toI32(a.divu(lane, topk)));
+      Value row = a.toIndex(a.add(start, rank));
+      memref::StoreOp::create(b, packed, s.sortedIds, row);
+      memref::StoreOp::create(b, arith::BitcastOp::create(b, f32, loaded[1]), s.sortedWeights, row);
+    });
+  });
+}
+
 } // namespace
 
 gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module, StringRef symbol,
@@ -338,6 +452,15 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   if (target.isNvptx())
     ifThen(b, single,
            [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
+  // gfx950, up to plan.tinyEntries entries: wave 0 alone, in registers.
+  scf::IfOp tinySplit;
+  if (plan.tinyEntries > 0) {
+    tinySplit = scf::IfOp::create(b, a.cmp(CmpIPredicate::ule, all, a.idx(plan.tinyEntries)),
+                                  /*withElse=*/true);
+    b.setInsertionPointToStart(tinySplit.thenBlock());
+    emitTinySort(b, a, plan, s, tid, all);
+    b.setInsertionPointToStart(tinySplit.elseBlock());
+  }
   Value chunks = a.select(
       single, c1, a.divu(a.add(tokens, a.idx(plan.chunkTokens - 1)), a.idx(plan.chunkTokens)));
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
@@ -446,6 +569,8 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
     });
     scf::YieldOp::create(b, ValueRange{next[0], next[1]});
   }
+  if (tinySplit)
+    b.setInsertionPointAfter(tinySplit);
   gpu::ReturnOp::create(b);
   return func;
 }

@@ -208,9 +208,10 @@ TEST_P(SortKernels, MatchReference) {
   if (c.topk <= 2 || c.experts == 896)
     tokenCounts.push_back(4097);
   // The most tokens sort sorts alone in one workgroup, and one more (the
-  // three kernels).
-  const int64_t single = plan.singleEntries / c.topk;
-  for (int64_t t : {single, single + 1})
+  // three kernels); the most whose entries wave 0 sorts in registers, and one
+  // more (the workgroup's path).
+  const int64_t single = plan.singleEntries / c.topk, tiny = plan.tinyEntries / c.topk;
+  for (int64_t t : {single, single + 1, tiny, tiny + 1})
     if (!llvm::is_contained(tokenCounts, t))
       tokenCounts.push_back(t);
   for (int64_t t : tokenCounts)

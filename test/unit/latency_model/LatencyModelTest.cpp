@@ -228,6 +228,28 @@ TEST(LatencyModel, EarlyExitTakesTheBranchToTheEnd) {
   EXPECT_LT(idle.cycles, m.smemLatency + 20);
 }
 
+TEST(LatencyModel, AKnownZeroDecidesAnIfElseGuard) {
+  // The flow guard of an if-else as LLVM lays it out: the guard is set to 0
+  // on the first arm's way, then ANDed with an EXEC the model no longer
+  // knows (here: after a compare of unknown lanes). AND with a known zero is
+  // zero, so the second arm is skipped and no branch is left to the policy.
+  const char *text = R"(k:
+  s_mov_b64 s[4:5], 0
+  v_cmp_gt_u32_e32 vcc, v1, v2
+  s_and_saveexec_b64 s[6:7], vcc
+  s_or_b64 exec, exec, s[6:7]
+  s_and_b64 vcc, exec, s[4:5]
+  s_cbranch_vccz .LBB0_2
+  global_load_dword v1, v0, s[2:3]
+  s_waitcnt vmcnt(0)
+.LBB0_2:
+  s_endpgm)";
+  MachineModel m;
+  WaveResult r = run(text, m);
+  EXPECT_EQ(r.undecidedBranches, 0);
+  EXPECT_EQ(r.vmemLoads, 0);
+}
+
 TEST(LatencyModel, KernelTimeRoundsAndFloors) {
   MachineModel m;
   WaveResult w;

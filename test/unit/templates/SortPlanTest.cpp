@@ -40,6 +40,7 @@ TEST(SortPlan, Gfx950KeepsWave64AndFiveHundredTwelveThreads) {
   EXPECT_EQ(p.scanThreads, 64);
   EXPECT_EQ(p.chunkTokens, 128);
   EXPECT_EQ(p.singleEntries, 8192); // sort alone up to 512 tokens
+  EXPECT_EQ(p.tinyEntries, 32);     // wave 0 alone, in registers, up to 2 tokens
   EXPECT_FALSE(p.singleChunk(513));
   EXPECT_EQ(p.partPerLane(), 4); // 2048 entries over 8 waves of 64
   EXPECT_EQ(p.scatterLdsBytes(), 61024);
@@ -59,6 +60,7 @@ TEST(SortPlan, Sm90aPlansWarp32WithinSharedMemory) {
   // (workgroups) sooner than gfx950's 2048 and 8192.
   EXPECT_EQ(small.chunkTokens, 256);
   EXPECT_EQ(small.singleEntries, 512);
+  EXPECT_EQ(small.tinyEntries, 0); // the workgroup's path at every size
   EXPECT_TRUE(small.singleChunk(256));
   EXPECT_FALSE(small.singleChunk(257));
   EXPECT_EQ(small.partPerLane(), 1); // 512 entries over 16 warps of 32
