@@ -11,7 +11,8 @@
 // num_valid_ids, every block's expert and the intermediate totals are compared
 // exactly, with the emulator's race and bounds checks on; the outputs and the
 // intermediate regions start as garbage so that an unwritten row, or a single
-// chunk's sort reading them, fails.
+// chunk's sort reading them, fails. SortKernelsRandom draws further shapes
+// around the token counts where sort's wave 0 stops sorting alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,10 +75,12 @@ std::vector<int32_t> route(Routing r, int64_t tokens, const SortShape &c, num::R
   return ids;
 }
 
-class SortKernels : public ::testing::TestWithParam<SortShape> {
-protected:
-  void SetUp() override {
-    const SortShape c = GetParam();
+/// Compiles the three sorting kernels of a layer of `shape` and checks them
+/// against the reference, token count by token count.
+class SortRig {
+public:
+  void prepare(const SortShape &shape) {
+    c = shape;
     // (Stage 2's tile divides the sorting block: 16 rows for 48 or 80.)
     int64_t bm = c.blockM, tm2 = bm % 32 == 0 ? std::min<int64_t>(bm, 32) : 16;
     std::string text =
@@ -92,10 +95,12 @@ protected:
     ScheduleIssues issues;
     plan = planSort(*spec, TargetInfo::defaultTarget(), issues);
     ASSERT_TRUE(issues.empty());
-    auto layer = compileLayer(*spec, CompileOptions());
+    CompileOptions options; // the sorting kernels only
+    options.families = {KernelFamily::SortCount, KernelFamily::SortScan, KernelFamily::Sort};
+    auto layer = compileLayer(*spec, options);
     ASSERT_TRUE(static_cast<bool>(layer)) << llvm::toString(layer.takeError());
     const std::vector<CompiledKernel> &k = layer->kernels;
-    ASSERT_GE(k.size(), 3u);
+    ASSERT_EQ(k.size(), 3u);
     ASSERT_EQ(k[0].family, KernelFamily::SortCount);
     ASSERT_EQ(k[1].family, KernelFamily::SortScan);
     ASSERT_EQ(k[2].family, KernelFamily::Sort);
@@ -115,8 +120,9 @@ protected:
 
   /// Sorts `tokens` tokens routed by `routing` and compares with the reference.
   void check(int64_t tokens, Routing routing) {
-    const SortShape c = GetParam();
-    SCOPED_TRACE(std::to_string(tokens) + " tokens, " + name(routing));
+    SCOPED_TRACE("experts " + std::to_string(c.experts) + ", top-" + std::to_string(c.topk) +
+                 ", block_m " + std::to_string(c.blockM) + ", " + std::to_string(tokens) +
+                 " tokens, " + name(routing));
     num::Rng rng(tokens * 1000003 + c.experts * 31 + c.topk * 7 + c.blockM);
     std::vector<float> weights;
     std::vector<int32_t> ids = route(routing, tokens, c, rng, weights);
@@ -195,10 +201,19 @@ protected:
       ASSERT_EQ(gotExperts[blk], want->sortedExpertIds[blk]) << "block " << blk;
   }
 
+  SortShape c{};
   SortPlan plan;
   std::unique_ptr<runtime::Backend> backend;
   runtime::KernelHandle kernels[3];
   uint32_t blockSizes[3] = {};
+};
+
+class SortKernels : public ::testing::TestWithParam<SortShape> {
+protected:
+  void SetUp() override { rig.prepare(GetParam()); }
+  void check(int64_t tokens, Routing routing) { rig.check(tokens, routing); }
+  SortRig rig;
+  const SortPlan &plan = rig.plan;
 };
 
 TEST_P(SortKernels, MatchReference) {
@@ -238,5 +253,33 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, SortKernels, ::testing::ValuesIn(sortShapes()),
                            return "E" + std::to_string(c.experts) + "_k" + std::to_string(c.topk) +
                                   "_bm" + std::to_string(c.blockM);
                          });
+
+// Random shapes (experts 1-1100, top-1 to top-16, block_m any multiple of 16
+// up to 128) at token counts around where wave 0 stops sorting alone
+// (SortPlan::tinyEntries) and beyond, each with a random routing: 40 draws.
+TEST(SortKernelsRandom, ShapesAroundTheLoneWaveMatchTheReference) {
+  num::Rng rng(20261205);
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return lo + int64_t(rng.next() % uint64_t(hi - lo + 1));
+  };
+  const Routing routings[] = {Routing::Router, Routing::OneExpert, Routing::HotExperts,
+                              Routing::LastExpert};
+  for (int draw = 0; draw < 40; ++draw) {
+    SortShape c;
+    c.experts = pick(1, 1100);
+    c.topk = pick(1, std::min<int64_t>(16, c.experts));
+    c.blockM = 16 * pick(1, 8);
+    SortRig rig;
+    rig.prepare(c);
+    if (HasFatalFailure())
+      return;
+    const int64_t tiny = std::max<int64_t>(1, rig.plan.tinyEntries / c.topk);
+    for (int64_t tokens : {tiny, tiny + 1, pick(1, 3 * tiny + 2), pick(1, 700)}) {
+      rig.check(tokens, routings[rng.next() % 4]);
+      if (HasFatalFailure())
+        return;
+    }
+  }
+}
 
 } // namespace
