@@ -95,9 +95,10 @@ struct SortPlan {
   static constexpr int64_t kSingleEntries = 8192;
   int64_t singleEntries = kSingleEntries;
   /// Entries that wave 0 of sort sorts in registers, one a lane, without LDS
-  /// or barriers (gfx950: 32, half a wave; its loop runs once per expert
-  /// present, and by the latency model it beats the workgroup's path up to
-  /// about 40 of them; 0 on sm_90a, which keeps the workgroup's path).
+  /// or barriers. Its loop runs once per expert present, and by the latency
+  /// model it beats the workgroup's path up to about 40 of them, so gfx950
+  /// takes half a wave (32), or a whole wave where the layer has at most 32
+  /// experts; 0 on sm_90a, which keeps the workgroup's path.
   int64_t tinyEntries = 0;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
   bool singleChunk(int64_t tokens) const { return tokens * topk <= singleEntries; }

@@ -41,6 +41,9 @@ TEST(SortPlan, Gfx950KeepsWave64AndFiveHundredTwelveThreads) {
   EXPECT_EQ(p.chunkTokens, 128);
   EXPECT_EQ(p.singleEntries, 8192); // sort alone up to 512 tokens
   EXPECT_EQ(p.tinyEntries, 32);     // wave 0 alone, in registers, up to 2 tokens
+  // At most 32 experts: at most 32 trips of the lone wave's loop for a wave of entries.
+  EXPECT_EQ(plan(32, 2, TargetInfo::defaultTarget(), issues).tinyEntries, 64);
+  EXPECT_EQ(plan(33, 2, TargetInfo::defaultTarget(), issues).tinyEntries, 32);
   EXPECT_FALSE(p.singleChunk(513));
   EXPECT_EQ(p.partPerLane(), 4); // 2048 entries over 8 waves of 64
   EXPECT_EQ(p.scatterLdsBytes(), 61024);
