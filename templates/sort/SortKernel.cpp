@@ -295,7 +295,7 @@ Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const So
 void emitTinySort(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
                   Value tid, Value all) {
   Type i32 = b.getI32Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
-  Value lane = a.remu(tid, a.idx(plan.waveSize));
+  Value lane = tid; // wave 0's threads: the lane is the thread
   ifThen(b, a.cmp(CmpIPredicate::ult, tid, a.idx(plan.waveSize)), [&] {
     Value inRange = a.cmp(CmpIPredicate::ult, lane, all);
     std::vector<Value> loaded = ifElse(

@@ -138,15 +138,17 @@ static int runCompile() {
     printError(spec.takeError());
     return 1;
   }
+  // Copied before anything compiles: LLVM's option parsing resets cl::opt values.
+  const int64_t tokens = tokensArg, cuNum = cuNumArg;
   if (!tables.empty()) {
-    auto tier = tierSchedules(*spec, tables, tokensArg, cuNumArg, options);
+    auto tier = tierSchedules(*spec, tables, tokens, cuNum, options);
     if (!tier) {
       llvm::WithColor::error(llvm::errs(), "moegen compile")
           << llvm::toString(tier.takeError()) << "\n";
       return 1;
     }
     llvm::WithColor::note(llvm::errs(), "moegen compile")
-        << tokensArg << " tokens: the schedules of " << tier->second << "\n";
+        << tokens << " tokens: the schedules of " << tier->second << "\n";
     *spec = std::move(tier->first);
   } else if (llvm::Error e = verifyLayer(*spec, options)) {
     // Verify first (the tiers' schedules were): an invalid schedule must not
