@@ -284,17 +284,66 @@ Value emitPeel(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, const So
   return loop.getResult(1);
 }
 
-/// gfx950, up to SortPlan::tinyEntries entries (at most a wave's): wave 0
-/// sorts them in registers, one entry a lane, without LDS or barriers. A loop over
+/// A wave's lane-mask operations in the target's form: gfx950's 64-lane
+/// masks (ballot, readlane, mbcnt) or sm_90a's 32-lane ones (vote.sync.ballot,
+/// shfl.sync.idx, popc of the lanes below).
+struct WaveMaskOps {
+  ImplicitLocOpBuilder &b;
+  Arith &a;
+  bool nvptx;
+  int64_t waveSize;
+
+  Type maskType() const { return b.getIntegerType(waveSize); }
+  Value mask(int64_t bits) const { return arith::ConstantIntOp::create(b, bits, waveSize); }
+  Value ballot(Value pred) const {
+    if (nvptx)
+      return NVVM::VoteSyncOp::create(b, b.getI32Type(), a.i32(-1), pred,
+                                      NVVM::VoteSyncKind::ballot);
+    return ROCDL::BallotOp::create(b, maskType(), pred);
+  }
+  /// The i32 `v` of lane `lane` (i32, the same in every lane).
+  Value readLane(Value v, Value lane) const {
+    if (nvptx)
+      return gpu::ShuffleOp::create(b, v, lane, a.i32(waveSize), gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+    return ROCDL::ReadlaneOp::create(b, b.getI32Type(), v, lane);
+  }
+  /// The lowest set lane of a non-zero mask, as i32.
+  Value lowestLane(Value m) const {
+    Value low = LLVM::CountTrailingZerosOp::create(b, maskType(), m, b.getBoolAttr(false));
+    return nvptx ? low : arith::TruncIOp::create(b, b.getI32Type(), low).getResult();
+  }
+  /// The set lanes of `m` below this lane (i32 `lane`: its index in the wave).
+  Value countBelow(Value m, Value lane) const {
+    Type i32 = b.getI32Type();
+    if (nvptx) {
+      Value below = a.sub(arith::ShLIOp::create(b, a.i32(1), lane), a.i32(1));
+      return LLVM::CtPopOp::create(b, i32, arith::AndIOp::create(b, m, below)).getResult();
+    }
+    Value lo = arith::TruncIOp::create(b, i32, m);
+    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, m, mask(32)));
+    return ROCDL::MbcntHiOp::create(b, i32, hi,
+                                    ROCDL::MbcntLoOp::create(b, i32, lo, a.i32(0), {}, {}), {}, {});
+  }
+  Value popCount(Value m) const {
+    Value n = LLVM::CtPopOp::create(b, maskType(), m).getResult();
+    return nvptx ? n : arith::TruncIOp::create(b, b.getI32Type(), n).getResult();
+  }
+};
+
+/// Up to SortPlan::tinyEntries entries (at most a wave's): wave 0 sorts them
+/// in registers, one entry a lane, without LDS or barriers. A loop over
 /// the experts present (as many trips as distinct experts): the lowest lane
 /// not yet seen names its expert, a ballot finds that expert's lanes, whose
-/// count (popcount) and each lane's rank among them (mbcnt: the lanes below
-/// it) follow; every lane of a higher expert adds the expert's padded rows to
+/// count (popcount) and each lane's rank among them (the lanes below it)
+/// follow; every lane of a higher expert adds the expert's padded rows to
 /// its segment start. The lowest lane of each expert then writes the
 /// expert's block ids and padding rows.
 void emitTinySort(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const ScatterArgs &s,
-                  Value tid, Value all) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type(), i64 = b.getI64Type();
+                  Value tid, Value all, const TargetInfo &target) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  WaveMaskOps w{b, a, target.isNvptx(), plan.waveSize};
+  Type maskType = w.maskType();
   Value lane = tid; // wave 0's threads: the lane is the thread
   ifThen(b, a.cmp(CmpIPredicate::ult, tid, a.idx(plan.waveSize)), [&] {
     Value inRange = a.cmp(CmpIPredicate::ult, lane, all);
@@ -310,44 +359,34 @@ void emitTinySort(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const
         });
     Value valid = arith::AndIOp::create(b, inRange, sort::isRouted(a, loaded[0], plan.experts));
     Value key = a.select(valid, loaded[0], a.i32(plan.experts)); // unrouted: above every expert
-    Value zero64 = arith::ConstantIntOp::create(b, 0, 64);
+    Value laneI32 = a.toI32(lane);
     Value bm = a.i32(plan.blockM);
     auto paddedRows = [&](Value rows) {
       return a.mul(a.divu(a.add(rows, a.i32(plan.blockM - 1)), bm), bm);
     };
-    // Carried: lanes not yet seen (i64 ballot), count, rank, segment start, rows used.
-    SmallVector<Type> types = {i64, i32, i32, i32, i32};
+    // Carried: lanes not yet seen (a ballot), count, rank, segment start, rows used.
+    SmallVector<Type> types = {maskType, i32, i32, i32, i32};
     auto loop = scf::WhileOp::create(
-        b, types,
-        ValueRange{ROCDL::BallotOp::create(b, i64, valid), a.i32(0), a.i32(0), a.i32(0), a.i32(0)});
+        b, types, ValueRange{w.ballot(valid), a.i32(0), a.i32(0), a.i32(0), a.i32(0)});
     {
       OpBuilder::InsertionGuard guard(b);
       Block *before = b.createBlock(&loop.getBefore(), {}, types,
                                     SmallVector<Location>(types.size(), b.getLoc()));
-      scf::ConditionOp::create(b, a.cmp(CmpIPredicate::ne, before->getArgument(0), zero64),
+      scf::ConditionOp::create(b, a.cmp(CmpIPredicate::ne, before->getArgument(0), w.mask(0)),
                                before->getArguments());
       Block *after = b.createBlock(&loop.getAfter(), {}, types,
                                    SmallVector<Location>(types.size(), b.getLoc()));
       Value pending = after->getArgument(0);
-      Value leader = arith::TruncIOp::create(
-          b, i32, LLVM::CountTrailingZerosOp::create(b, i64, pending, b.getBoolAttr(false)));
-      Value expert = ROCDL::ReadlaneOp::create(b, i32, key, leader);
+      Value expert = w.readLane(key, w.lowestLane(pending));
       Value same = a.cmp(CmpIPredicate::eq, key, expert);
-      Value lanes = ROCDL::BallotOp::create(b, i64, same);
-      Value count =
-          arith::TruncIOp::create(b, i32, LLVM::CtPopOp::create(b, i64, lanes).getResult());
+      Value lanes = w.ballot(same);
+      Value count = w.popCount(lanes);
       Value padded = paddedRows(count);
-      Value lo = arith::TruncIOp::create(b, i32, lanes);
-      Value hi = arith::TruncIOp::create(
-          b, i32, arith::ShRUIOp::create(b, lanes, arith::ConstantIntOp::create(b, 32, 64)));
-      Value below = ROCDL::MbcntHiOp::create(
-          b, i32, hi, ROCDL::MbcntLoOp::create(b, i32, lo, a.i32(0), {}, {}), {}, {});
+      Value below = w.countBelow(lanes, laneI32);
       Value higher = a.cmp(CmpIPredicate::ult, expert, key);
       scf::YieldOp::create(
           b,
-          ValueRange{arith::AndIOp::create(
-                         b, pending,
-                         arith::XOrIOp::create(b, lanes, arith::ConstantIntOp::create(b, -1, 64))),
+          ValueRange{arith::AndIOp::create(b, pending, arith::XOrIOp::create(b, lanes, w.mask(-1))),
                      a.select(same, count, after->getArgument(1)),
                      a.select(same, below, after->getArgument(2)),
                      a.add(after->getArgument(3), a.select(higher, padded, a.i32(0))),
@@ -435,7 +474,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
 
   Arith a{b};
   Value c1 = a.idx(1), cWave = a.idx(plan.waveSize);
-  Value experts = a.idx(plan.experts), threads = a.idx(plan.threads);
+  Value experts = a.idx(plan.experts);
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value chunk = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value tokens = a.toIndex(s.tokensI32);
@@ -452,13 +491,13 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   if (target.isNvptx())
     ifThen(b, single,
            [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
-  // gfx950, up to plan.tinyEntries entries: wave 0 alone, in registers.
+  // Up to plan.tinyEntries entries: wave 0 alone, in registers.
   scf::IfOp tinySplit;
   if (plan.tinyEntries > 0) {
     tinySplit = scf::IfOp::create(b, a.cmp(CmpIPredicate::ule, all, a.idx(plan.tinyEntries)),
                                   /*withElse=*/true);
     b.setInsertionPointToStart(tinySplit.thenBlock());
-    emitTinySort(b, a, plan, s, tid, all);
+    emitTinySort(b, a, plan, s, tid, all, target);
     b.setInsertionPointToStart(tinySplit.elseBlock());
   }
   Value chunks = a.select(

@@ -4,7 +4,7 @@
 // order over chunks of plan.chunkTokens consecutive tokens (entries are the
 // (token, slot) pairs of topk_ids, row-major); up to plan.singleEntries
 // entries only sort runs, in one workgroup (the others get empty grids),
-// taking the totals from its own counts, and up to plan.tinyEntries (gfx950)
+// taking the totals from its own counts, and up to plan.tinyEntries
 // its wave 0 alone, in registers (emitTinySort in SortKernel.cpp):
 //
 //   sort_count  grid {chunks}, plan.threads threads. Each workgroup counts

@@ -32,8 +32,7 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.scanThreads = target.waveSize;
   // The lone wave's loop runs once per expert present: a wave of entries
   // where there are at most half a wave of experts, else half a wave.
-  if (!target.isNvptx())
-    p.tinyEntries = p.experts <= target.waveSize / 2 ? target.waveSize : target.waveSize / 2;
+  p.tinyEntries = p.experts <= target.waveSize / 2 ? target.waveSize : target.waveSize / 2;
   // One histogram and one owner row per wave: a layer with many experts
   // keeps fewer waves. On sm_90a down to two within the 48 KiB a kernel may
   // declare statically (Kimi's 896 experts: 4 warps, measured faster than 16

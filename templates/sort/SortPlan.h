@@ -96,9 +96,9 @@ struct SortPlan {
   int64_t singleEntries = kSingleEntries;
   /// Entries that wave 0 of sort sorts in registers, one a lane, without LDS
   /// or barriers. Its loop runs once per expert present, and by the latency
-  /// model it beats the workgroup's path up to about 40 of them, so gfx950
-  /// takes half a wave (32), or a whole wave where the layer has at most 32
-  /// experts; 0 on sm_90a, which keeps the workgroup's path.
+  /// model it beats the workgroup's path up to about 40 of them, so it takes
+  /// half a wave (gfx950 32, sm_90a 16), or a whole wave where the layer has
+  /// at most half a wave of experts.
   int64_t tinyEntries = 0;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
   bool singleChunk(int64_t tokens) const { return tokens * topk <= singleEntries; }

@@ -63,7 +63,7 @@ TEST(SortPlan, Sm90aPlansWarp32WithinSharedMemory) {
   // (workgroups) sooner than gfx950's 2048 and 8192.
   EXPECT_EQ(small.chunkTokens, 256);
   EXPECT_EQ(small.singleEntries, 512);
-  EXPECT_EQ(small.tinyEntries, 0); // the workgroup's path at every size
+  EXPECT_EQ(small.tinyEntries, 32); // warp 0 alone: 8 experts, a whole warp of entries
   EXPECT_TRUE(small.singleChunk(256));
   EXPECT_FALSE(small.singleChunk(257));
   EXPECT_EQ(small.partPerLane(), 1); // 512 entries over 16 warps of 32
@@ -83,6 +83,7 @@ TEST(SortPlan, Sm90aPlansWarp32WithinSharedMemory) {
   EXPECT_EQ(kimi.chunkTokens, 32);
   EXPECT_EQ(kimi.chunks(256), 8);
   EXPECT_EQ(kimi.partPerLane(), 4);
+  EXPECT_EQ(kimi.tinyEntries, 16); // warp 0 alone at 1 token
   // Two warps fill the 48 KiB of static shared memory at 2456 experts.
   SortPlan staticMost = plan(2456, 8, kSm90a, issues);
   EXPECT_EQ(staticMost.threads, 64);
