@@ -31,7 +31,8 @@ SmallVector<Value> dynamicLdsBuffers(ImplicitLocOpBuilder &b, ArrayRef<MemRefTyp
   for (MemRefType t : buffers) {
     Value at = arith::ConstantIndexOp::create(b, offset);
     views.push_back(memref::ViewOp::create(b, t, bytes, at, ValueRange()));
-    offset += t.getNumElements() * (t.getElementTypeBitWidth() / 8);
+    // Each view 16-byte aligned, as the static buffers (whole vectors of 4 words).
+    offset = llvm::alignTo(offset + t.getNumElements() * (t.getElementTypeBitWidth() / 8), 16);
   }
   return views;
 }

@@ -446,13 +446,19 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   const int64_t waves = plan.waves();
   KernelSignature sig = sortKernelSignature(symbol, plan);
   // Segment starts, a histogram and an owner row per wave, the waves' totals:
-  // declared statically, or dynamic shared memory (SortPlan::dynamicShared).
-  SmallVector<MemRefType> lds = {
-      ldsBufferType(ctx, i32, plan.experts), ldsBufferType(ctx, i32, plan.histRow() * waves),
-      ldsBufferType(ctx, i32, plan.histRow() * waves), ldsBufferType(ctx, i32, waves)};
+  // declared statically, or dynamic shared memory (SortPlan::dynamicShared);
+  // whole 16-byte units, 16-byte aligned (SortPlan::scatterLdsWords).
+  const int64_t rows = SortPlan::scatterLdsWords(plan.histRow() * waves);
+  SmallVector<MemRefType> lds = {ldsBufferType(ctx, i32, SortPlan::scatterLdsWords(plan.experts)),
+                                 ldsBufferType(ctx, i32, rows), ldsBufferType(ctx, i32, rows),
+                                 ldsBufferType(ctx, i32, SortPlan::scatterLdsWords(waves))};
   gpu::GPUFuncOp func =
       createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
                    plan.dynamicShared ? ArrayRef<MemRefType>() : ArrayRef<MemRefType>(lds));
+  if (!plan.dynamicShared)
+    for (unsigned i = 0; i < lds.size(); ++i)
+      func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
   SmallVector<Value> buffers = plan.dynamicShared
                                    ? dynamicLdsBuffers(b, lds)
                                    : SmallVector<Value>(func.getWorkgroupAttributions());
@@ -505,21 +511,17 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   sort::EntryRange range = sort::chunkEntries(a, plan, chunk, tokens);
   range.end = a.select(single, all, range.end);
 
-  // Histograms 0, owners "no lane": four i32 a store, then the rest singly.
-  const int64_t rows = plan.histRow() * waves, wide = rows / 4 * 4;
+  // Histograms 0, owners "no lane": four i32 a store (the rows are whole
+  // 16-byte units).
   VectorType i32x4 = VectorType::get({4}, i32);
   Value zeros4 = vector::BroadcastOp::create(b, i32x4, a.i32(0));
   Value noLane4 = vector::BroadcastOp::create(b, i32x4, a.i32(plan.waveSize));
-  sort::forStrided(b, a.mul(tid, a.idx(4)), a.idx(wide), a.idx(4 * plan.threads), [&](Value i) {
-    vector::StoreOp::create(b, zeros4, s.hist, ValueRange{i});
-    vector::StoreOp::create(b, noLane4, s.owner, ValueRange{i});
+  sort::forStrided(b, a.mul(tid, a.idx(4)), a.idx(rows), a.idx(4 * plan.threads), [&](Value i) {
+    vector::StoreOp::create(b, zeros4, s.hist, ValueRange{i}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
+    vector::StoreOp::create(b, noLane4, s.owner, ValueRange{i}, /*nontemporal=*/false,
+                            llvm::MaybeAlign(16));
   });
-  if (wide < rows)
-    ifThen(b, a.cmp(CmpIPredicate::ult, tid, a.idx(rows - wide)), [&] {
-      Value i = a.add(tid, a.idx(wide));
-      memref::StoreOp::create(b, a.i32(0), s.hist, i);
-      memref::StoreOp::create(b, a.i32(plan.waveSize), s.owner, i);
-    });
   gpu::BarrierOp::create(b);
 
   // Wave w takes the w-th contiguous part of the chunk's entries.

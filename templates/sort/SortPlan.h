@@ -78,12 +78,26 @@ struct SortPlan {
   /// starts, a histogram and an owner row per wave, a total per wave for the
   /// workgroup scan); sort_scan, one wave, needs none.
   int64_t countLdsBytes() const { return 4 * (experts + 1); }
-  int64_t scatterLdsBytes() const { return 4 * (experts + 2 * histRow() * waves() + waves()); }
+  int64_t scatterLdsBytes() const { return scatterLdsBytesFor(experts); }
+  /// Words of a sort LDS buffer: whole 16-byte units, each buffer 16-byte
+  /// aligned, as the histograms and owner rows are cleared 4 words a store.
+  static int64_t scatterLdsWords(int64_t words) { return (words + 3) / 4 * 4; }
   /// The most experts whose sort LDS fits `limit` bytes with this plan's
-  /// waves (scatterLdsBytes solved for experts).
-  int64_t maxExperts(int64_t limit) const { return (limit / 4 - 3 * waves()) / (1 + 2 * waves()); }
+  /// waves.
+  int64_t maxExperts(int64_t limit) const {
+    int64_t most = (limit / 4 - 3 * waves()) / (1 + 2 * waves()); // without the rounding
+    while (most > 0 && scatterLdsBytesFor(most) > limit)
+      --most;
+    return most;
+  }
   /// A wave's histogram row in sort: its experts and a spare slot.
   int64_t histRow() const { return experts + 1; }
+  /// sort's LDS with `e` experts: segment starts, the waves' histogram and
+  /// owner rows, the waves' totals.
+  int64_t scatterLdsBytesFor(int64_t e) const {
+    return 4 *
+           (scatterLdsWords(e) + 2 * scatterLdsWords((e + 1) * waves()) + scatterLdsWords(waves()));
+  }
   /// Experts each sort thread lays out (contiguous).
   int64_t expertsPerThread() const { return (experts + threads - 1) / threads; }
 

@@ -24,7 +24,7 @@
 // CHECK: gpu.return
 // CHECK: gpu.module @moe_sort_e8_k2_bm32 [#rocdl.target<O = 3, chip = "gfx950", abi = "500">] attributes {moe.family = "sort"}
 // CHECK: gpu.func @moe_sort_e8_k2_bm32(%{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xf32, #gpu.address_space<global>>, %{{.*}}: memref<536870912xi32, #gpu.address_space<global>>, %[[NVALID:.*]]: memref<536870912xi32, #gpu.address_space<global>>, %[[TOKENS:.*]]: i32)
-// CHECK-SAME: workgroup(%{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<72xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<8xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME: kernel attributes {known_block_size = array<i32: 512, 1, 1>}
 // Workgroup 0 writes num_valid_ids; padding rows get the sentinel (topk << 24) | tokens.
 // CHECK: memref.store %[[TOKENS]], %[[NVALID]][%c1{{.*}}]
