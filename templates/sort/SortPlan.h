@@ -112,7 +112,8 @@ struct SortPlan {
   /// or barriers. Its loop runs once per expert present, and by the latency
   /// model it beats the workgroup's path up to about 40 of them, so it takes
   /// half a wave (gfx950 32, sm_90a 16), or a whole wave where the layer has
-  /// at most half a wave of experts.
+  /// at most half a wave of experts. sm_90a keeps the same rule: measured
+  /// within 0.2 us of the workgroup's path there (launch-bound, docs/sm90a.md).
   int64_t tinyEntries = 0;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
   bool singleChunk(int64_t tokens) const { return tokens * topk <= singleEntries; }
