@@ -25,8 +25,8 @@ mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, i
 
 /// Views of `buffers` laid out one after another in the kernel's dynamic
 /// shared memory (sm_90a: the launch provides their bytes,
-/// KernelSignature::dynamicSharedBytes), the first at its 16-byte aligned
-/// start; each buffer's bytes must keep the next one aligned to its elements.
+/// KernelSignature::dynamicSharedBytes), each at a 16-byte aligned offset
+/// (the launch's bytes must count that padding).
 llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
                                                  llvm::ArrayRef<mlir::MemRefType> buffers);
 

@@ -321,7 +321,8 @@ struct WaveMaskOps {
       return LLVM::CtPopOp::create(b, i32, arith::AndIOp::create(b, m, below)).getResult();
     }
     Value lo = arith::TruncIOp::create(b, i32, m);
-    Value hi = arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, m, mask(32)));
+    Value hi = arith::TruncIOp::create(
+        b, i32, arith::ShRUIOp::create(b, m, arith::ConstantIntOp::create(b, 32, 64)));
     return ROCDL::MbcntHiOp::create(b, i32, hi,
                                     ROCDL::MbcntLoOp::create(b, i32, lo, a.i32(0), {}, {}), {}, {});
   }
