@@ -355,7 +355,9 @@ Error Decoder::layoutLds() {
       Dynamic.push_back(&GV);
       continue;
     }
-    uint64_t Align = GV.getAlign() ? GV.getAlign()->value() : 16;
+    // Only the alignment the IR guarantees (its own, else the type's ABI
+    // one), so that an access relying on more is caught.
+    uint64_t Align = GV.getAlign().value_or(DL.getABITypeAlign(GV.getValueType())).value();
     Off = (Off + Align - 1) / Align * Align;
     LdsOffsets[&GV] = uint32_t(Off);
     Off += Size;
@@ -765,6 +767,14 @@ Error Decoder::emitMemory(const Instruction &I, Inst &In) {
   In.N = TV->N;
   In.Aux = TV->MemBytes;
   In.Aux2 = TV->Bytes;
+  // The alignment the IR promises (D = align - 1): an access off it is
+  // undefined behaviour, and targets that trust it (wide shared-memory
+  // accesses on sm_90a) fault.
+  llvm::Align Al = isa<LoadInst>(I)        ? cast<LoadInst>(I).getAlign()
+                   : isa<StoreInst>(I)     ? cast<StoreInst>(I).getAlign()
+                   : isa<AtomicRMWInst>(I) ? cast<AtomicRMWInst>(I).getAlign()
+                                           : cast<AtomicCmpXchgInst>(I).getAlign();
+  In.D = uint32_t(std::min<uint64_t>(Al.value(), uint64_t(1) << 31) - 1);
   if (!TV->Plain) {
     unsigned EB = elemBytes(TV->K, TV->Bits);
     uint32_t T = addInts({TV->Bits, EB, TV->N, TV->MemBytes});

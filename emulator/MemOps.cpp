@@ -33,11 +33,40 @@ static void pack(const uint32_t *T, const uint8_t *Reg, uint8_t *Mem) {
   }
 }
 
+/// Refuses an access whose address is off the alignment its instruction
+/// promises (I.D = align - 1). Buffer accesses count from the resource's
+/// base; LDS and private ones from their 32-bit offsets.
+static bool misaligned(const Inst &I, LaneCtx &C, uint64_t Addr) {
+  return C.R->fail(I, C,
+                   "misaligned " + std::to_string(I.Aux) +
+                       "-byte access: the instruction promises " +
+                       std::to_string(uint64_t(I.D) + 1) + "-byte alignment",
+                   Addr);
+}
+
+LLVM_ATTRIBUTE_ALWAYS_INLINE static bool aligned(const Inst &I, LaneCtx &C) {
+  if (!I.D)
+    return true;
+  uint64_t Addr;
+  if (I.Pred == ASBuf) {
+    const uint8_t *Rsrc = C.F + I.A;
+    Addr = (uint64_t(rd<uint32_t>(Rsrc, 0)) | (uint64_t(rd<uint32_t>(Rsrc, 4) & 0xFFFF) << 32)) +
+           rd<uint32_t>(C.F, I.A + 16);
+  } else if (I.Pred == ASLds || I.Pred == ASPriv) {
+    Addr = rd<uint32_t>(C.F, I.A);
+  } else {
+    Addr = rd<uint64_t>(C.F, I.A);
+  }
+  return (Addr & I.D) == 0 || misaligned(I, C, Addr);
+}
+
 LLVM_ATTRIBUTE_ALWAYS_INLINE static bool loadLane(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
     return C.R->fail(I, C, "load too wide");
+  if (!aligned(I, C))
+    return false;
   if (I.Pred == ASBuf) {
     uint8_t *Out = I.Tab ? Tmp : F + I.Dst;
     if (!C.R->bufferAccess(C, I, F + I.A, rd<uint32_t>(F, I.A + 16), I.Aux, Out, false))
@@ -61,6 +90,8 @@ LLVM_ATTRIBUTE_ALWAYS_INLINE static bool storeLane(const Inst &I, LaneCtx &C) {
   uint8_t Tmp[512];
   if (I.Aux > sizeof(Tmp))
     return C.R->fail(I, C, "store too wide");
+  if (!aligned(I, C))
+    return false;
   const uint8_t *Src = F + I.B;
   if (I.Tab) {
     pack(I.Tab, F + I.B, Tmp);
@@ -102,6 +133,8 @@ bool lanesStore(const Inst &I, WaveCtx &W) { return overLanes<storeLane>(I, W); 
 /// LDS (atomics are ordered among themselves).
 static uint8_t *atomicTarget(const Inst &I, LaneCtx &C) {
   uint8_t *F = C.F;
+  if (!aligned(I, C))
+    return nullptr;
   if (I.Pred == ASBuf)
     return C.R->bufferAtomic(C, I, F + I.A, rd<uint32_t>(F, I.A + 16), I.Aux);
   uint32_t LdsOff;

@@ -7,7 +7,10 @@
 // latency model (bench/latency_model), next to the row's measured us.
 //
 //   moegen-bench-gfx950-model [--quick] [--tokens N]... [--detail]
-//                             [--vmem-latency CYCLES] [--launch-us US]
+//                             [--profile SYMBOL] [--vmem-latency CYCLES] [--launch-us US]
+//
+// --profile prints, for each kernel whose symbol contains SYMBOL, the
+// modelled wave's cycles by instruction (the 30 costliest, in program order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -41,8 +45,29 @@ constexpr LayerCase kCases[] = {
     {"kimi_k3_tp8_a16w4.moe", "kimik3_fp4_tuned_fmoe.csv"},
 };
 
+/// The wave's 30 costliest instructions, in program order, with their share.
+std::string profileOf(const Program &p, const WaveResult &w) {
+  std::vector<size_t> order(w.cyclesByInst.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  size_t top = std::min<size_t>(30, order.size());
+  std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                    [&](size_t a, size_t b) { return w.cyclesByInst[a] > w.cyclesByInst[b]; });
+  order.resize(top);
+  std::sort(order.begin(), order.end());
+  std::string out;
+  for (size_t i : order)
+    if (w.cyclesByInst[i] > 0)
+      out += llvm::formatv("           {0,6} cyc {1,5:f1}%  [{2,4}] {3}\n", w.cyclesByInst[i],
+                           100.0 * w.cyclesByInst[i] / std::max<int64_t>(1, w.cycles), i,
+                           p.insts[i].text())
+                 .str();
+  return out;
+}
+
 struct Options {
   bool quick = false, detail = false;
+  std::string profile;
   std::vector<int64_t> tokens;
   MachineModel machine;
 };
@@ -229,6 +254,8 @@ int runCase(const LayerCase &c, const Options &o, LayerCache &cache) {
                           e->time.latencyUs, e->time.bandwidthUs, e->time.mfmaUs)
                 .str();
       }
+      if (!o.profile.empty() && llvm::StringRef(k.signature.symbol).contains(o.profile))
+        detail += profileOf(*k.program, e->wave);
     }
     auto f = [&](KernelFamily fam) -> std::string {
       double v = us[size_t(fam)];
@@ -274,6 +301,10 @@ bool parseArgs(int argc, char **argv, Options &o) {
       o.quick = true;
     } else if (a == "--detail") {
       o.detail = true;
+    } else if (a == "--profile") {
+      if (i + 1 >= argc || !*argv[i + 1])
+        return false;
+      o.profile = argv[++i];
     } else if (a == "--tokens") {
       int64_t t;
       if (!value(t))
@@ -299,7 +330,7 @@ int main(int argc, char **argv) {
   Options o;
   if (!parseArgs(argc, argv, o)) {
     llvm::errs() << "usage: moegen-bench-gfx950-model [--quick] [--tokens N]... [--detail] "
-                    "[--vmem-latency CYCLES] [--launch-us US]\n";
+                    "[--profile SYMBOL] [--vmem-latency CYCLES] [--launch-us US]\n";
     return 2;
   }
   const MachineModel &m = o.machine;

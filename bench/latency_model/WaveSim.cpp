@@ -68,6 +68,7 @@ llvm::Expected<WaveResult> simulateWave(const Program &p, const MachineModel &mm
   };
 
   WaveResult r;
+  r.cyclesByInst.assign(p.insts.size(), 0);
   Counter vm, lgkm, exp;
   int64_t t = 0, mfmaFree = 0, lastVm = 0, lastLds = 0;
   std::vector<PendingMfma> pending;
@@ -87,6 +88,7 @@ llvm::Expected<WaveResult> simulateWave(const Program &p, const MachineModel &mm
       inside[l] = in;
     }
     const Inst &in = p.insts[pc];
+    const int64_t issuedAt = t;
 
     // Results of MFMAs still in flight.
     if (!pending.empty()) {
@@ -220,8 +222,10 @@ llvm::Expected<WaveResult> simulateWave(const Program &p, const MachineModel &mm
     }
     case InstClass::EndPgm:
       r.cycles = std::max({t, mfmaFree, vm.last(), lgkm.last()});
+      r.cyclesByInst[pc] += r.cycles - issuedAt;
       return r;
     }
+    r.cyclesByInst[pc] += t - issuedAt;
     pc = next;
   }
 }

@@ -26,6 +26,7 @@
 
 #include <functional>
 #include <map>
+#include <vector>
 
 namespace moegen::latency {
 
@@ -47,6 +48,9 @@ struct WaveResult {
   int64_t instructions = 0, mfmas = 0, vmemLoads = 0, vmemStores = 0, ldsOps = 0, smemLoads = 0;
   int64_t stallVm = 0, stallLgkm = 0, stallMfma = 0; // cycles spent waiting on each
   int64_t undecidedBranches = 0; // conditional branches decided by the policy
+  /// Per instruction of the program: the cycles the wave's clock advanced
+  /// while issuing it, its stalls included (where a wave's time goes).
+  std::vector<int64_t> cyclesByInst;
 };
 
 llvm::Expected<WaveResult> simulateWave(const Program &program, const MachineModel &machine,

@@ -70,6 +70,24 @@ TEST(EmulatorChecks, OutOfBoundsLds) {
                           {"out-of-bounds LDS write", "lane 56", "LDS size 1024"});
 }
 
+TEST(EmulatorChecks, MisalignedLdsVectorStore) {
+  expectBrokenKernelFails("misaligned_lds_vector", 64, 64,
+                          {"misaligned 16-byte access", "promises 16-byte alignment", "lane 3",
+                           "address 0x0000000000000034", "store <4 x i32>"});
+}
+
+TEST(EmulatorChecks, MisalignedGlobalLoad) {
+  expectBrokenKernelFails(
+      "misaligned_global_load", 64, 64,
+      {"misaligned 8-byte access", "promises 8-byte alignment", "lane 0", "load i64"});
+}
+
+TEST(EmulatorChecks, MisalignedGlobalAtomic) {
+  expectBrokenKernelFails(
+      "misaligned_global_atomic", 64, 64,
+      {"misaligned 4-byte access", "promises 4-byte alignment", "atomicrmw add"});
+}
+
 TEST(EmulatorChecks, OutOfRangeBufferAtomicIsRefused) {
   auto E = loadKernels("broken.ll");
   ASSERT_TRUE(E);

@@ -16,12 +16,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "templates/sort/SortKernel.h"
 #include "compiler/Compiler.h"
 #include "compiler/spec/DslParser.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/Sorting.h"
 #include "templates/sort/SortPlan.h"
+#include "test/unit/templates/KernelTestUtil.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -79,7 +81,10 @@ std::vector<int32_t> route(Routing r, int64_t tokens, const SortShape &c, num::R
 /// against the reference, token count by token count.
 class SortRig {
 public:
-  void prepare(const SortShape &shape) {
+  /// With `dynamicLds`, sort takes its LDS as dynamic shared memory in two
+  /// waves (the layout sm_90a uses for many experts, SortPlan::dynamicShared),
+  /// built from the same template for gfx950 so that the emulator checks it.
+  void prepare(const SortShape &shape, bool dynamicLds = false) {
     c = shape;
     // (Stage 2's tile divides the sorting block: 16 rows for 48 or 80.)
     int64_t bm = c.blockM, tm2 = bm % 32 == 0 ? std::min<int64_t>(bm, 32) : 16;
@@ -116,6 +121,29 @@ public:
       kernels[i] = *kernel;
       blockSizes[i] = static_cast<uint32_t>(k[i].signature.blockSize);
     }
+    if (dynamicLds)
+      loadDynamicLdsSort();
+  }
+
+  void loadDynamicLdsSort() {
+    plan.threads = 2 * plan.waveSize;
+    plan.dynamicShared = true;
+    const std::string symbol = sortKernelSymbol(plan) + "_dyn";
+    auto built = test::compileKernel(
+        symbol, [&](mlir::ImplicitLocOpBuilder &b, mlir::gpu::GPUModuleOp module) {
+          buildSortKernel(b, module, symbol, plan, TargetInfo::defaultTarget());
+        });
+    ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+    runtime::CodeBundle bundle;
+    bundle.Bitcode.assign(built->code.bitcode.begin(), built->code.bitcode.end());
+    bundle.Hsaco.assign(built->code.hsaco.begin(), built->code.hsaco.end());
+    auto module = backend->loadCode(bundle);
+    ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+    auto kernel = backend->getKernel(*module, symbol);
+    ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
+    kernels[2] = *kernel;
+    blockSizes[2] = static_cast<uint32_t>(plan.threads);
+    dynamicLdsBytes[2] = static_cast<uint32_t>(plan.scatterLdsBytes());
   }
 
   /// Sorts `tokens` tokens routed by `routing` and compares with the reference.
@@ -161,7 +189,7 @@ public:
           backend->launch(kernels[i],
                           {static_cast<uint32_t>(grid[0]), static_cast<uint32_t>(grid[1]),
                            static_cast<uint32_t>(grid[2])},
-                          {blockSizes[i], 1, 1}, 0, args.bytes());
+                          {blockSizes[i], 1, 1}, dynamicLdsBytes[i], args.bytes());
       ASSERT_FALSE(static_cast<bool>(e)) << llvm::toString(std::move(e));
     };
     launch(0, plan.countGrid(tokens), {dIds, dCounts});
@@ -206,6 +234,7 @@ public:
   std::unique_ptr<runtime::Backend> backend;
   runtime::KernelHandle kernels[3];
   uint32_t blockSizes[3] = {};
+  uint32_t dynamicLdsBytes[3] = {};
 };
 
 class SortKernels : public ::testing::TestWithParam<SortShape> {
@@ -253,6 +282,26 @@ INSTANTIATE_TEST_SUITE_P(Gfx950, SortKernels, ::testing::ValuesIn(sortShapes()),
                            return "E" + std::to_string(c.experts) + "_k" + std::to_string(c.topk) +
                                   "_bm" + std::to_string(c.blockM);
                          });
+
+// sort with its LDS as dynamic shared memory in two waves (SortPlan::dynamicShared, sm_90a's
+// layout for many experts): expert counts whose buffers are not whole 16-byte units by themselves
+// (257 + 1 words a histogram row), one and several chunks.
+TEST(SortKernelsDynamicLds, MatchReference) {
+  for (SortShape c : {SortShape{257, 16, 64}, SortShape{896, 16, 32}, SortShape{33, 8, 48},
+                      SortShape{8, 2, 16}}) {
+    SortRig rig;
+    rig.prepare(c, /*dynamicLds=*/true);
+    if (HasFatalFailure())
+      return;
+    const int64_t single = rig.plan.singleEntries / c.topk;
+    for (int64_t tokens : {int64_t(1), int64_t(7), int64_t(65), single, single + 1})
+      for (Routing r : {Routing::Router, Routing::HotExperts}) {
+        rig.check(tokens, r);
+        if (HasFatalFailure())
+          return;
+      }
+  }
+}
 
 // Random shapes (experts 1-1100, a quarter of them 1-40, top-1 to top-16, block_m any multiple of
 // 16 up to 128) at token counts around where wave 0 stops sorting alone (SortPlan::tinyEntries) and

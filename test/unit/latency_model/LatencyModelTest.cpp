@@ -147,6 +147,36 @@ const char *kCountedLoop = R"(k:
   s_cbranch_scc1 .LBB0_1
   s_endpgm)";
 
+TEST(LatencyModel, CyclesByInstructionAddUpToTheWave) {
+  MachineModel m;
+  WaveResult r = run(R"(k:
+  global_load_dword v1, v0, s[2:3]
+  s_waitcnt vmcnt(0)
+  v_add_u32_e32 v2, v1, v1
+  s_endpgm)",
+                     m);
+  ASSERT_EQ(r.cyclesByInst.size(), 4u);
+  // The stall is charged to the wait that takes it, the issue to each
+  // instruction; together they are the wave's time.
+  EXPECT_EQ(r.cyclesByInst[0], m.vmemIssueCycles);
+  EXPECT_EQ(r.cyclesByInst[1], m.vmemLatency - m.vmemIssueCycles + m.saluCycles);
+  EXPECT_EQ(r.cyclesByInst[2], m.valuCycles);
+  EXPECT_EQ(r.cyclesByInst[3], 0);
+  int64_t sum = 0;
+  for (int64_t c : r.cyclesByInst)
+    sum += c;
+  EXPECT_EQ(sum, r.cycles);
+
+  // A loop's instructions add up over its trips.
+  WaveConfig cfg;
+  cfg.kernarg[0] = 10;
+  WaveResult loop = run(kCountedLoop, m, cfg);
+  sum = 0;
+  for (int64_t c : loop.cyclesByInst)
+    sum += c;
+  EXPECT_EQ(sum, loop.cycles);
+}
+
 TEST(LatencyModel, LoopCostsTripsTimesBody) {
   MachineModel m;
   auto withTrips = [&](uint32_t n) {

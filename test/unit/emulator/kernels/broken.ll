@@ -115,6 +115,33 @@ define amdgpu_kernel void @oob_buffer_atomic(ptr addrspace(1) %out) {
   ret void
 }
 
+; Lane 3 stores 16 bytes at a 4-byte offset its `align 16` does not allow.
+define amdgpu_kernel void @misaligned_lds_vector(ptr addrspace(1) %out) {
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %i = mul i32 %tid, 4
+  %is3 = icmp eq i32 %tid, 3
+  %skew = zext i1 %is3 to i32
+  %j = add i32 %i, %skew
+  %l = getelementptr inbounds [256 x i32], ptr addrspace(3) @lds, i32 0, i32 %j
+  store <4 x i32> zeroinitializer, ptr addrspace(3) %l, align 16
+  ret void
+}
+
+; An i64 load 4 bytes into the output, which its `align 8` does not allow.
+define amdgpu_kernel void @misaligned_global_load(ptr addrspace(1) %out) {
+  %p = getelementptr inbounds i8, ptr addrspace(1) %out, i64 4
+  %v = load i64, ptr addrspace(1) %p, align 8
+  store i64 %v, ptr addrspace(1) %out, align 8
+  ret void
+}
+
+; A global atomic 2 bytes into the output (atomics are naturally aligned).
+define amdgpu_kernel void @misaligned_global_atomic(ptr addrspace(1) %out) {
+  %p = getelementptr inbounds i8, ptr addrspace(1) %out, i64 2
+  %o = atomicrmw add ptr addrspace(1) %p, i32 1 syncscope("agent") monotonic, align 4
+  ret void
+}
+
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare void @llvm.amdgcn.s.barrier()
 declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i64, i32)
