@@ -24,14 +24,16 @@ WaveResult run(llvm::StringRef text, const MachineModel &m = MachineModel(),
   return r ? *r : WaveResult();
 }
 
-TEST(LatencyModel, WaitcntAfterLoadStallsForTheLatency) {
-  MachineModel m;
-  WaveResult r = run(R"(k:
+/// A load, a wait for it and an add that uses it.
+const char *kLoadWaitAdd = R"(k:
   global_load_dword v1, v0, s[2:3]
   s_waitcnt vmcnt(0)
   v_add_u32_e32 v2, v1, v1
-  s_endpgm)",
-                     m);
+  s_endpgm)";
+
+TEST(LatencyModel, WaitcntAfterLoadStallsForTheLatency) {
+  MachineModel m;
+  WaveResult r = run(kLoadWaitAdd, m);
   // The load completes at vmemLatency; the wait ends there, then the wait
   // itself and the add issue.
   EXPECT_EQ(r.cycles, m.vmemLatency + m.saluCycles + m.valuCycles);
@@ -67,7 +69,7 @@ TEST(LatencyModel, VmcntCompletesInOrder) {
   s_endpgm)",
                      m);
   EXPECT_EQ(r.stallVm, 500 - 3 * m.vmemIssueCycles);
-  EXPECT_EQ(r.cycles, 8 + 500);                      // the second load issued at 8
+  EXPECT_EQ(r.cycles, 8 + 500); // the second load issued at 8
 
   // vmcnt(2) only needs the first load.
   WaveResult r2 = run(R"(k:
@@ -149,12 +151,7 @@ const char *kCountedLoop = R"(k:
 
 TEST(LatencyModel, CyclesByInstructionAddUpToTheWave) {
   MachineModel m;
-  WaveResult r = run(R"(k:
-  global_load_dword v1, v0, s[2:3]
-  s_waitcnt vmcnt(0)
-  v_add_u32_e32 v2, v1, v1
-  s_endpgm)",
-                     m);
+  WaveResult r = run(kLoadWaitAdd, m);
   ASSERT_EQ(r.cyclesByInst.size(), 4u);
   // The stall is charged to the wait that takes it, the issue to each
   // instruction; together they are the wave's time.
