@@ -85,19 +85,30 @@ void emitWarpPadding(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, co
       b, ValueRange{arith::AndIOp::create(b, left, a.sub(left, a.i32(1))).getResult()});
 }
 
-/// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
-/// of the blocks and the padding rows of thread tid's experts from
-/// workgroup tid mod chunks. The experts' totals come from expert_totals, or
-/// alone (SortPlan::singleChunk) from the waves' histograms (the sum of their rows).
-void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const TargetInfo &target,
-                const ScatterArgs &s, Value tid, Value chunk, Value chunks, Value single) {
+/// Experts tid * expertsPerThread + j (j < expertsPerThread), clamped to
+/// the last: the ones a thread lays out.
+std::vector<Value> layoutExperts(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan,
+                                 Value tid) {
   const int64_t k = plan.expertsPerThread();
-  Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
-  Value firstExpert = a.mul(tid, a.idx(k));
   std::vector<Value> clamped;
   for (int64_t j = 0; j < k; ++j)
     clamped.push_back(
-        arith::MinUIOp::create(b, a.add(firstExpert, a.idx(j)), a.idx(plan.experts - 1)));
+        arith::MinUIOp::create(b, a.add(a.mul(tid, a.idx(k)), a.idx(j)), a.idx(plan.experts - 1)));
+  return clamped;
+}
+
+/// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
+/// of the blocks and the padding rows of thread tid's experts from
+/// workgroup tid mod chunks. The experts' totals are `chunkTotals` (loaded
+/// from expert_totals at the kernel's start), or alone
+/// (SortPlan::singleChunk) the waves' histograms (the sum of their rows).
+void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const TargetInfo &target,
+                const ScatterArgs &s, Value tid, Value chunk, Value chunks, Value single,
+                ArrayRef<Value> chunkTotals) {
+  const int64_t k = plan.expertsPerThread();
+  Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
+  Value firstExpert = a.mul(tid, a.idx(k));
+  std::vector<Value> clamped = layoutExperts(b, a, plan, tid);
   std::vector<Value> loaded = ifElse(
       b, single, k,
       [&] {
@@ -111,12 +122,7 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const T
         }
         return sums;
       },
-      [&] {
-        std::vector<Value> loads; // issued together
-        for (Value e : clamped)
-          loads.push_back(memref::LoadOp::create(b, s.totals, e));
-        return loads;
-      });
+      [&] { return std::vector<Value>(chunkTotals.begin(), chunkTotals.end()); });
   std::vector<Value> totals, padded;
   Value local = a.i32(0);
   for (int64_t j = 0; j < k; ++j) {
@@ -551,6 +557,28 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
       [&] {
         return std::vector<Value>{a.i32(0), a.i32(0)};
       });
+  // What the layout and the bases read from sort_scan's outputs does not
+  // depend on this kernel's counting: the expert totals of the thread's
+  // experts and the chunk's bases (experts tid + j * threads) load here,
+  // their latency behind the counting (alone: none, zeros).
+  const int64_t k = plan.expertsPerThread();
+  const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
+  Value countsRow = a.mul(chunk, experts);
+  std::vector<Value> early = ifElse(
+      b, single, k + perThread, [&] { return std::vector<Value>(k + perThread, a.i32(0)); },
+      [&] {
+        std::vector<Value> loads; // issued together
+        for (Value e : layoutExperts(b, a, plan, tid))
+          loads.push_back(memref::LoadOp::create(b, s.totals, e));
+        for (int64_t j = 0; j < perThread; ++j) {
+          Value e = arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)),
+                                           a.idx(plan.experts - 1));
+          loads.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
+        }
+        return loads;
+      });
+  ArrayRef<Value> chunkTotals = ArrayRef<Value>(early).take_front(k);
+  ArrayRef<Value> chunkBases = ArrayRef<Value>(early).drop_front(k);
   // A chunk's part in one step; a single workgroup's in at most
   // plan.singleEntries / chunkEntries() steps.
   sort::forStrided(b, partBegin, partEnd, a.idx(plan.waveSize * plan.partPerLane()),
@@ -559,24 +587,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                         partEnd, partBegin, plan.waveSize, plan.partPerLane());
                    });
   gpu::BarrierOp::create(b);
-  emitLayout(b, a, plan, target, s, tid, chunk, chunks, single);
+  emitLayout(b, a, plan, target, s, tid, chunk, chunks, single, chunkTotals);
   gpu::BarrierOp::create(b); // segment starts written, histograms read
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.
-  Value countsRow = a.mul(chunk, experts);
-  // Experts tid + j * threads; the chunk bases load together.
-  const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
-  std::vector<Value> chunkBases = ifElse(
-      b, single, perThread, [&] { return std::vector<Value>(perThread, a.i32(0)); },
-      [&] {
-        std::vector<Value> loads;
-        for (int64_t j = 0; j < perThread; ++j) {
-          Value e = arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)),
-                                           a.idx(plan.experts - 1));
-          loads.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
-        }
-        return loads;
-      });
   for (int64_t j = 0; j < perThread; ++j) {
     Value e = a.add(tid, a.idx(j * plan.threads));
     ifThen(b, a.cmp(CmpIPredicate::ult, e, experts), [&] {
