@@ -136,8 +136,8 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
 }
 
 static void decodeRsrc(const uint8_t *R, uint64_t &Base, uint32_t &Stride, uint32_t &NumRecords) {
-  uint32_t W0 = rd<uint32_t>(R, 0), W1 = rd<uint32_t>(R, 4);
-  Base = uint64_t(W0) | (uint64_t(W1 & 0xFFFF) << 32);
+  uint32_t W1 = rd<uint32_t>(R, 4);
+  Base = rsrcBase(R);
   Stride = (W1 >> 16) & 0x3FFF;
   NumRecords = rd<uint32_t>(R, 8);
 }

@@ -23,6 +23,10 @@ template <class T> inline T rd(const uint8_t *F, uint32_t Off) {
 template <class T> inline void wr(uint8_t *F, uint32_t Off, T V) {
   std::memcpy(F + Off, &V, sizeof(T));
 }
+/// The 48-bit base address of a buffer resource (V#).
+inline uint64_t rsrcBase(const uint8_t *Rsrc) {
+  return uint64_t(rd<uint32_t>(Rsrc, 0)) | (uint64_t(rd<uint32_t>(Rsrc, 4) & 0xFFFF) << 32);
+}
 
 template <unsigned N> inline void moveFixed(uint8_t *Dst, const uint8_t *Src) {
   uint8_t T[N];

@@ -49,9 +49,7 @@ LLVM_ATTRIBUTE_ALWAYS_INLINE static bool aligned(const Inst &I, LaneCtx &C) {
     return true;
   uint64_t Addr;
   if (I.Pred == ASBuf) {
-    const uint8_t *Rsrc = C.F + I.A;
-    Addr = (uint64_t(rd<uint32_t>(Rsrc, 0)) | (uint64_t(rd<uint32_t>(Rsrc, 4) & 0xFFFF) << 32)) +
-           rd<uint32_t>(C.F, I.A + 16);
+    Addr = rsrcBase(C.F + I.A) + rd<uint32_t>(C.F, I.A + 16);
   } else if (I.Pred == ASLds || I.Pred == ASPriv) {
     Addr = rd<uint32_t>(C.F, I.A);
   } else {

@@ -96,7 +96,7 @@ struct Runner {
                                               BufferRange &Range) {
     const uint32_t W1 = rd<uint32_t>(Rsrc, 4), NumRecords = rd<uint32_t>(Rsrc, 8);
     if ((W1 >> 16 & 0x3FFF) == 0 && uint64_t(Offset) + Bytes <= NumRecords) {
-      Base = uint64_t(rd<uint32_t>(Rsrc, 0)) | (uint64_t(W1 & 0xFFFF) << 32);
+      Base = rsrcBase(Rsrc);
       Range = BufferRange::In;
       return true;
     }

@@ -99,16 +99,16 @@ std::vector<Value> layoutExperts(ImplicitLocOpBuilder &b, Arith &a, const SortPl
 
 /// Segment starts into `seg`; num_valid_ids from workgroup 0; the expert ids
 /// of the blocks and the padding rows of thread tid's experts from
-/// workgroup tid mod chunks. The experts' totals are `chunkTotals` (loaded
-/// from expert_totals at the kernel's start), or alone
-/// (SortPlan::singleChunk) the waves' histograms (the sum of their rows).
+/// workgroup tid mod chunks. `clamped` are the thread's experts
+/// (layoutExperts); their totals are `chunkTotals` (loaded from
+/// expert_totals at the kernel's start), or alone (SortPlan::singleChunk) the
+/// waves' histograms (the sum of their rows).
 void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const TargetInfo &target,
                 const ScatterArgs &s, Value tid, Value chunk, Value chunks, Value single,
-                ArrayRef<Value> chunkTotals) {
+                ArrayRef<Value> clamped, ArrayRef<Value> chunkTotals) {
   const int64_t k = plan.expertsPerThread();
   Value bmI32 = a.i32(plan.blockM), experts = a.idx(plan.experts);
   Value firstExpert = a.mul(tid, a.idx(k));
-  std::vector<Value> clamped = layoutExperts(b, a, plan, tid);
   std::vector<Value> loaded = ifElse(
       b, single, k,
       [&] {
@@ -564,11 +564,12 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   const int64_t k = plan.expertsPerThread();
   const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
   Value countsRow = a.mul(chunk, experts);
+  std::vector<Value> mine = layoutExperts(b, a, plan, tid);
   std::vector<Value> early = ifElse(
       b, single, k + perThread, [&] { return std::vector<Value>(k + perThread, a.i32(0)); },
       [&] {
         std::vector<Value> loads; // issued together
-        for (Value e : layoutExperts(b, a, plan, tid))
+        for (Value e : mine)
           loads.push_back(memref::LoadOp::create(b, s.totals, e));
         for (int64_t j = 0; j < perThread; ++j) {
           Value e = arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)),
@@ -587,7 +588,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                         partEnd, partBegin, plan.waveSize, plan.partPerLane());
                    });
   gpu::BarrierOp::create(b);
-  emitLayout(b, a, plan, target, s, tid, chunk, chunks, single, chunkTotals);
+  emitLayout(b, a, plan, target, s, tid, chunk, chunks, single, mine, chunkTotals);
   gpu::BarrierOp::create(b); // segment starts written, histograms read
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.

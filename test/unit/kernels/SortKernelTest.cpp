@@ -111,14 +111,9 @@ public:
     ASSERT_EQ(k[2].family, KernelFamily::Sort);
     backend = runtime::createEmuBackend();
     for (int i = 0; i < 3; ++i) {
-      runtime::CodeBundle bundle;
-      bundle.Bitcode.assign(k[i].code.bitcode.begin(), k[i].code.bitcode.end());
-      bundle.Hsaco.assign(k[i].code.hsaco.begin(), k[i].code.hsaco.end());
-      auto module = backend->loadCode(bundle);
-      ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
-      auto kernel = backend->getKernel(*module, k[i].signature.symbol);
-      ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
-      kernels[i] = *kernel;
+      load(i, k[i].code, k[i].signature.symbol);
+      if (::testing::Test::HasFatalFailure())
+        return;
       blockSizes[i] = static_cast<uint32_t>(k[i].signature.blockSize);
     }
     if (dynamicLds)
@@ -134,16 +129,21 @@ public:
           buildSortKernel(b, module, symbol, plan, TargetInfo::defaultTarget());
         });
     ASSERT_TRUE(static_cast<bool>(built)) << llvm::toString(built.takeError());
+    load(2, built->code, symbol);
+    blockSizes[2] = static_cast<uint32_t>(plan.threads);
+    dynamicLdsBytes[2] = static_cast<uint32_t>(plan.scatterLdsBytes());
+  }
+
+  /// Loads `code` into the backend as kernels[i].
+  void load(int i, const CodeObject &code, llvm::StringRef symbol) {
     runtime::CodeBundle bundle;
-    bundle.Bitcode.assign(built->code.bitcode.begin(), built->code.bitcode.end());
-    bundle.Hsaco.assign(built->code.hsaco.begin(), built->code.hsaco.end());
+    bundle.Bitcode.assign(code.bitcode.begin(), code.bitcode.end());
+    bundle.Hsaco.assign(code.hsaco.begin(), code.hsaco.end());
     auto module = backend->loadCode(bundle);
     ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
     auto kernel = backend->getKernel(*module, symbol);
     ASSERT_TRUE(static_cast<bool>(kernel)) << llvm::toString(kernel.takeError());
-    kernels[2] = *kernel;
-    blockSizes[2] = static_cast<uint32_t>(plan.threads);
-    dynamicLdsBytes[2] = static_cast<uint32_t>(plan.scatterLdsBytes());
+    kernels[i] = *kernel;
   }
 
   /// Sorts `tokens` tokens routed by `routing` and compares with the reference.
