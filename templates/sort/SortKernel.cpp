@@ -560,18 +560,18 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   // What the layout and the bases read from sort_scan's outputs does not
   // depend on this kernel's counting: the expert totals of the thread's
   // experts and the chunk's bases (experts tid + j * threads) load here,
-  // their latency behind the counting (alone: none, zeros).
+  // their latency behind the counting (alone: none, zeros). A thread has k
+  // of each: its contiguous layout experts and its strided base experts.
   const int64_t k = plan.expertsPerThread();
-  const int64_t perThread = (plan.experts + plan.threads - 1) / plan.threads;
   Value countsRow = a.mul(chunk, experts);
   std::vector<Value> mine = layoutExperts(b, a, plan, tid);
   std::vector<Value> early = ifElse(
-      b, single, k + perThread, [&] { return std::vector<Value>(k + perThread, a.i32(0)); },
+      b, single, 2 * k, [&] { return std::vector<Value>(2 * k, a.i32(0)); },
       [&] {
         std::vector<Value> loads; // issued together
         for (Value e : mine)
           loads.push_back(memref::LoadOp::create(b, s.totals, e));
-        for (int64_t j = 0; j < perThread; ++j) {
+        for (int64_t j = 0; j < k; ++j) {
           Value e = arith::MinUIOp::create(b, a.add(tid, a.idx(j * plan.threads)),
                                            a.idx(plan.experts - 1));
           loads.push_back(memref::LoadOp::create(b, s.counts, a.add(countsRow, e)));
@@ -592,7 +592,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   gpu::BarrierOp::create(b); // segment starts written, histograms read
 
   // Per-wave bases: segment start + the chunk's base + the earlier waves'.
-  for (int64_t j = 0; j < perThread; ++j) {
+  for (int64_t j = 0; j < k; ++j) {
     Value e = a.add(tid, a.idx(j * plan.threads));
     ifThen(b, a.cmp(CmpIPredicate::ult, e, experts), [&] {
       Value base = a.add(memref::LoadOp::create(b, s.seg, e), chunkBases[j]);
