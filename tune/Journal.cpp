@@ -146,6 +146,12 @@ llvm::Expected<std::unique_ptr<Journal>> Journal::open(llvm::StringRef path,
       if (!parseTokens(f[1], t) || !parseTime(f[3], st.us1) || !parseTime(f[4], st.us2))
         return bad();
       j->timings[{t, f[2].str()}] = st;
+    } else if (f[0] == "graphed" && f.size() == 4) {
+      int64_t t;
+      double us;
+      if (!parseTokens(f[1], t) || !parseTime(f[3], us))
+        return bad();
+      j->graphs[{t, f[2].str()}] = us;
     } else {
       return bad();
     }
@@ -233,6 +239,16 @@ llvm::Error Journal::recordTiming(int64_t tokens, llvm::StringRef id, const Stag
   timings[{tokens, id.str()}] = t;
   return append("timed\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" + num(t.us1) + "\t" +
                 num(t.us2));
+}
+
+const double *Journal::graphed(int64_t tokens, llvm::StringRef id) const {
+  auto it = graphs.find({tokens, id.str()});
+  return it == graphs.end() ? nullptr : &it->second;
+}
+
+llvm::Error Journal::recordGraph(int64_t tokens, llvm::StringRef id, double us) {
+  graphs[{tokens, id.str()}] = us;
+  return append("graphed\t" + std::to_string(tokens) + "\t" + oneLine(id) + "\t" + num(us));
 }
 
 } // namespace moegen::tune

@@ -62,6 +62,9 @@ public:
   /// A layer's measured stage times (hip, cuda: `common` unused).
   const StageTimes *timed(int64_t tokens, llvm::StringRef id) const;
   llvm::Error recordTiming(int64_t tokens, llvm::StringRef id, const StageTimes &t);
+  /// A layer's median microseconds a call over graph replays.
+  const double *graphed(int64_t tokens, llvm::StringRef id) const;
+  llvm::Error recordGraph(int64_t tokens, llvm::StringRef id, double us);
   /// Records read from the file when it was opened.
   size_t resumedRecords() const { return resumed; }
   const std::string &path() const { return file; }
@@ -72,6 +75,7 @@ private:
   std::map<std::string, CompileRecord> compiles;
   std::map<std::pair<int64_t, std::string>, CheckRecord> checks;
   std::map<std::pair<int64_t, std::string>, StageTimes> timings;
+  std::map<std::pair<int64_t, std::string>, double> graphs;
   size_t resumed = 0;
 };
 

@@ -148,7 +148,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   auto inputsCache = std::make_shared<GeneratedInputsCache>();
   // And their packed weights stay on the device (one checking thread here).
   auto weightsCache = std::make_shared<DeviceWeightsCache>();
-  auto checkAndTime = [&](const MoeSpec &layer, int64_t T, Measurement &r) -> llvm::Error {
+  auto checkAndTime = [&](const MoeSpec &layer, int64_t T, bool graph,
+                          Measurement &r) -> llvm::Error {
     LayerCheckOptions o;
     o.inputsCache = inputsCache;
     o.weightsCache = weightsCache;
@@ -164,6 +165,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     o.rotateBytes = options.rotateBytes;
     o.timeSteps = true;
     o.timeOnlyIfPassed = true;
+    o.graphReplays = graph ? options.graphReplays : 0;
     auto result = runLayerCheck(layer, backend, o);
     if (!result) {
       r.check.detail = "error: " + llvm::toString(result.takeError());
@@ -172,56 +174,74 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       r.check.err1 = mismatchFraction(*result, "stage1");
       r.check.err2 = mismatchFraction(*result, "stage2");
       r.check.detail = r.check.passed ? "" : failingStages(*result);
-      if (r.check.passed && result->timing)
+      if (r.check.passed && result->timing) {
         r.times = measuredStageTimes(*result->timing);
+        if (!result->timing->graphCallMs.empty())
+          r.graphUs = 1000.0 * result->timing->medianGraphCallMs();
+      }
     }
     return llvm::Error::success();
   };
-  auto measure = [&](const ManifestLayer &l, int64_t T) -> llvm::Expected<Measurement> {
+  // A layer's check and step times; with `graph`, also its graph replays.
+  auto measure = [&](const ManifestLayer &l, int64_t T,
+                     bool graph = false) -> llvm::Expected<Measurement> {
     Measurement r;
     const CheckRecord *c = j.checked(T, l.id);
     const StageTimes *t = j.timed(T, l.id);
-    if (c && (!c->passed || t)) {
+    const double *g = j.graphed(T, l.id);
+    if (c && (!c->passed || (t && (!graph || g)))) {
       r.check = *c;
       if (t)
         r.times = *t;
+      if (g)
+        r.graphUs = *g;
       return r;
     }
     auto layer = layerOf(l);
     if (!layer)
       return layer.takeError();
     if (options.measurer) {
-      auto got = options.measurer(*layer, T);
+      auto got = options.measurer(*layer, T, graph);
       if (!got)
         return got.takeError();
       r = *got;
-    } else if (llvm::Error e = checkAndTime(*layer, T, r))
+    } else if (llvm::Error e = checkAndTime(*layer, T, graph, r))
       return std::move(e);
+    if (graph && r.check.passed && !r.graphUs)
+      return error("'" + l.id + "' at " + llvm::Twine(T) +
+                   " tokens: the measurer gave no time over graph replays");
     if (llvm::Error e = j.recordCheck(T, l.id, r.check))
       return std::move(e);
-    if (r.check.passed)
+    if (r.check.passed) {
       if (llvm::Error e = j.recordTiming(T, l.id, r.times))
         return std::move(e);
+      if (r.graphUs)
+        if (llvm::Error e = j.recordGraph(T, l.id, *r.graphUs))
+          return std::move(e);
+    }
     return r;
   };
 
+  const bool byGraph = options.graphRank > 0;
   struct Row {
     int64_t tokens;
     std::optional<TunedResult> tuned;
     std::optional<StageTimes> baseline;
+    std::optional<double> tunedGraphUs, baselineGraphUs;
   };
   std::vector<Row> table;
   std::vector<TunedResult> results;
   size_t missing = 0;
   const ManifestLayer specLayer{m.specFile, "spec"};
   for (int64_t T : tokens) {
-    Row row{T, std::nullopt, std::nullopt};
-    auto base = measure(specLayer, T);
+    Row row{T, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    auto base = measure(specLayer, T, byGraph);
     if (!base)
       return base.takeError();
-    if (base->check.passed)
+    if (base->check.passed) {
       row.baseline = base->times;
-    else
+      row.baselineGraphUs = base->graphUs;
+    } else
       out << "tokens " << T << ": FAIL the spec's own schedules: " << base->check.detail << "\n";
 
     // Per block_m, each stage's candidates in the manifest's order.
@@ -240,8 +260,9 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     std::vector<Choice> choices;
     size_t checked = 0, failed = 0;
     for (auto &[bm, stages] : lists) {
-      std::optional<size_t> best[2];
-      double bestUs[2] = {0, 0};
+      std::vector<std::pair<double, size_t>> passed1; // stage 1: (us1, candidate)
+      std::optional<size_t> best2;
+      double best2Us = 0;
       for (int s = 0; s < 2; ++s) {
         for (size_t i = 0; i < stages[s].size() && i < options.top; ++i) {
           const ManifestCandidate &c = m.candidates[stages[s][i]];
@@ -258,37 +279,51 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
           }
           double us = s == 0 ? r->times.us1 : r->times.us2;
           out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured\n", T, c.id, us);
-          if (!best[s] || us < bestUs[s]) {
-            best[s] = stages[s][i];
-            bestUs[s] = us;
+          if (s == 0)
+            passed1.push_back({us, stages[s][i]});
+          else if (!best2 || us < best2Us) {
+            best2 = stages[s][i];
+            best2Us = us;
           }
         }
       }
-      if (!best[0] || !best[1])
+      if (passed1.empty() || !best2)
         continue;
-      const ManifestPair *pair = m.pairOf(*best[0], *best[1]);
-      if (!pair) {
-        out << "tokens " << T << ": block_m " << bm << ": the pair of " << m.candidates[*best[0]].id
-            << " and " << m.candidates[*best[1]].id
-            << " was not compiled; no choice at this block_m\n";
-        continue;
+      // The fastest stage 1 by its steps; by graph, the graphRank fastest.
+      std::stable_sort(passed1.begin(), passed1.end(),
+                       [](const auto &a, const auto &b) { return a.first < b.first; });
+      passed1.resize(std::min(passed1.size(), byGraph ? options.graphRank : size_t(1)));
+      for (const auto &[us1, s1] : passed1) {
+        const ManifestPair *pair = m.pairOf(s1, *best2);
+        if (!pair) {
+          out << "tokens " << T << ": block_m " << bm << ": the pair of " << m.candidates[s1].id
+              << " and " << m.candidates[*best2].id << " was not compiled; "
+              << (byGraph ? "not ranked\n" : "no choice at this block_m\n");
+          continue;
+        }
+        if (m.failed.count(pair->id)) {
+          out << "tokens " << T << ": FAIL " << pair->id << ": " << m.failed.at(pair->id) << "\n";
+          continue;
+        }
+        auto r = measure(*pair, T, byGraph);
+        if (!r)
+          return r.takeError();
+        if (!r->check.passed) {
+          out << "tokens " << T << ": FAIL " << pair->id << ": " << r->check.detail << "\n";
+          continue;
+        }
+        if (byGraph)
+          out << llvm::formatv("tokens {0}: {1}: {2:f2} us a call over graph replays\n", T,
+                               pair->id, *r->graphUs);
+        choices.push_back({bm, pair, *r});
       }
-      if (m.failed.count(pair->id)) {
-        out << "tokens " << T << ": FAIL " << pair->id << ": " << m.failed.at(pair->id) << "\n";
-        continue;
-      }
-      auto r = measure(*pair, T);
-      if (!r)
-        return r.takeError();
-      if (!r->check.passed) {
-        out << "tokens " << T << ": FAIL " << pair->id << ": " << r->check.detail << "\n";
-        continue;
-      }
-      choices.push_back({bm, pair, *r});
     }
     out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
-    std::sort(choices.begin(), choices.end(), [](const Choice &a, const Choice &b) {
-      double ua = a.measured.times.us(), ub = b.measured.times.us();
+    auto rankUs = [&](const Choice &c) {
+      return byGraph ? *c.measured.graphUs : c.measured.times.us();
+    };
+    std::stable_sort(choices.begin(), choices.end(), [&](const Choice &a, const Choice &b) {
+      double ua = rankUs(a), ub = rankUs(b);
       return ua != ub ? ua < ub : a.blockM < b.blockM;
     });
     if (choices.empty()) {
@@ -317,10 +352,17 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     res.tflops = 6.0 * double(T) * p.topk * p.interDim * p.modelDim / (us * 1e-6) / 1e12;
     res.bw = layerBytes(p, layer->formats, T) / (us * 1e-6) / 1e9;
     res.tag = options.tag;
+    res.rankedByGraph = byGraph;
     out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
                          "us measured, err1 {7} err2 {8}\n",
                          T, ch.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,
                          formatErr(res.err1), formatErr(res.err2));
+    if (byGraph)
+      out << llvm::formatv("tokens {0}: {1:f2} us a call over graph replays (the spec's: {2})\n", T,
+                           *ch.measured.graphUs,
+                           row.baselineGraphUs ? llvm::formatv("{0:f2}", *row.baselineGraphUs).str()
+                                               : std::string("-"));
+    row.tunedGraphUs = ch.measured.graphUs;
     row.tuned = res;
     results.push_back(res);
     table.push_back(std::move(row));
@@ -347,15 +389,16 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   if (std::error_code ec = llvm::sys::fs::rename(tmp, options.outPath))
     return error(options.outPath + ": " + ec.message());
   out << "wrote " << options.outPath << ": " << merge.added << " added, " << merge.replaced
-      << " replaced, " << merge.keptFaster << " kept (the existing row is faster)\n";
+      << " replaced" << (byGraph ? " (ranked by graph replays)" : "") << ", " << merge.keptFaster
+      << " kept (the existing row is faster)\n";
 
   // The rows against the spec's own schedules, measured the same way.
+  auto num = [](std::optional<double> v) {
+    return v ? llvm::formatv("{0:f1}", *v).str() : std::string("-");
+  };
   out << "\n| tokens | tuned block_m | tuned us1 | tuned us2 | tuned us | spec us1 | spec us2 | "
          "spec us | speedup |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const Row &r : table) {
-    auto num = [](std::optional<double> v) {
-      return v ? llvm::formatv("{0:f1}", *v).str() : std::string("-");
-    };
     std::optional<double> t1, t2, tt, b1, b2, bt, speedup;
     if (r.tuned) {
       t1 = r.tuned->us1, t2 = r.tuned->us2, tt = *t1 + *t2;
@@ -369,6 +412,17 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
         << num(t1) << " | " << num(t2) << " | " << num(tt) << " | " << num(b1) << " | " << num(b2)
         << " | " << num(bt) << " | " << (speedup ? llvm::formatv("{0:f2}x", *speedup).str() : "-")
         << " |\n";
+  }
+  if (byGraph) {
+    out << "\n| tokens | tuned us a call (graph) | spec us a call (graph) | speedup |\n"
+           "|---:|---:|---:|---:|\n";
+    for (const Row &r : table) {
+      std::optional<double> speedup;
+      if (r.tunedGraphUs && r.baselineGraphUs && *r.tunedGraphUs > 0)
+        speedup = *r.baselineGraphUs / *r.tunedGraphUs;
+      out << "| " << r.tokens << " | " << num(r.tunedGraphUs) << " | " << num(r.baselineGraphUs)
+          << " | " << (speedup ? llvm::formatv("{0:f2}x", *speedup).str() : "-") << " |\n";
+    }
   }
   return missing;
 }

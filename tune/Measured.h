@@ -30,6 +30,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <functional>
+#include <optional>
 
 namespace moegen::tune {
 
@@ -48,10 +49,12 @@ double mismatchFraction(const LayerCheckResult &r, llvm::StringRef stage);
 /// Median us1 and us2 over the timed runs (each run's steps summed per stage).
 StageTimes measuredStageTimes(const LayerTiming &timing);
 
-/// A layer's measurement: its check and, if it passed, its stage times.
+/// A layer's measurement: its check and, if it passed, its stage times and,
+/// where asked for, its microseconds a call over graph replays.
 struct Measurement {
   CheckRecord check;
   StageTimes times;
+  std::optional<double> graphUs;
 };
 
 /// The tokens a candidate's check compares at most by default: every token
@@ -76,9 +79,19 @@ struct MeasuredTuneOptions {
   /// every token. The host reference over the compared tokens is the check's
   /// cost at thousands of tokens.
   int64_t checkTokens = kDefaultCheckTokens;
-  /// How a layer is measured at a token count; empty: runLayerCheck (poisoned,
-  /// timed with an event per step only if it passed) and measuredStageTimes.
-  std::function<llvm::Expected<Measurement>(const MoeSpec &, int64_t)> measurer;
+  /// Per block_m, pair this many of the fastest stage-1 candidates (by their
+  /// step times) with the fastest stage 2 and choose among the pairs, and
+  /// across block_m, by the layer's time over graph replays
+  /// (LayerCheckOptions::graphReplays): the extra launches of a split-K
+  /// stage 1 cost their whole gap in a stream timed step by step, not in a
+  /// replayed graph. The rows then replace the table's, whose times were
+  /// taken step by step. 0: choose by the step times.
+  size_t graphRank = 0;
+  int graphReplays = 20;
+  /// How a layer is measured at a token count (the bool: with graph
+  /// replays); empty: runLayerCheck (poisoned, timed with an event per step
+  /// only if it passed) and measuredStageTimes.
+  std::function<llvm::Expected<Measurement>(const MoeSpec &, int64_t, bool)> measurer;
 };
 
 /// Runs the measured tuning; prints its progress and a table of the rows

@@ -84,7 +84,7 @@ std::string mergeTunedRows(const dispatch::TunedTable *existing,
       rows.push_back(std::move(v));
       keys.push_back(key);
       ++report.added;
-    } else if (usOf(v) < usOf(rows[it - keys.begin()])) {
+    } else if (r.rankedByGraph || usOf(v) < usOf(rows[it - keys.begin()])) {
       rows[it - keys.begin()] = std::move(v);
       ++report.replaced;
     } else {

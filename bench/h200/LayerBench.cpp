@@ -17,27 +17,6 @@ llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// Times `replays` launches of `graph`, each between two events.
-llvm::Expected<std::vector<float>> timeReplays(runtime::Backend &backend,
-                                               runtime::GraphHandle graph,
-                                               runtime::EventHandle start, runtime::EventHandle end,
-                                               int replays) {
-  std::vector<float> ms;
-  for (int i = 0; i < replays; ++i) {
-    if (llvm::Error e = backend.recordEvent(start))
-      return std::move(e);
-    if (llvm::Error e = backend.launchGraph(graph))
-      return std::move(e);
-    if (llvm::Error e = backend.recordEvent(end))
-      return std::move(e);
-    auto t = backend.elapsedMs(start, end);
-    if (!t)
-      return t.takeError();
-    ms.push_back(*t);
-  }
-  return ms;
-}
-
 } // namespace
 
 std::string describeSchedules(const MoeSpec &spec) {
@@ -157,13 +136,13 @@ llvm::Expected<BenchRow> benchTokens(runtime::MoeLayer &layer, runtime::Backend 
     return graph.takeError();
   auto timed = [&]() -> llvm::Expected<std::vector<float>> {
     auto warm =
-        timeReplays(backend, *graph, events.Start, events.End, std::max(options.warmupReplays, 1));
+        runtime::timeGraphReplays(backend, *graph, events, std::max(options.warmupReplays, 1));
     if (!warm)
       return warm.takeError();
     const double lastMs = std::max(warm->back(), 1e-3f);
     const int replays = std::clamp(int(std::ceil(options.targetMs / lastMs)), options.minReplays,
                                    std::max(options.minReplays, options.maxReplays));
-    return timeReplays(backend, *graph, events.Start, events.End, replays);
+    return runtime::timeGraphReplays(backend, *graph, events, replays);
   }();
   llvm::Error destroyed = backend.destroyGraph(*graph);
   if (!timed)

@@ -47,6 +47,24 @@ llvm::Expected<EventPair> createEventPair(Backend &B) {
   return EventPair{*Start, *End};
 }
 
+llvm::Expected<std::vector<float>> timeGraphReplays(Backend &B, GraphHandle G, EventPair E,
+                                                    int Replays) {
+  std::vector<float> Ms;
+  for (int I = 0; I < Replays; ++I) {
+    if (llvm::Error Err = B.recordEvent(E.Start))
+      return std::move(Err);
+    if (llvm::Error Err = B.launchGraph(G))
+      return std::move(Err);
+    if (llvm::Error Err = B.recordEvent(E.End))
+      return std::move(Err);
+    auto T = B.elapsedMs(E.Start, E.End);
+    if (!T)
+      return T.takeError();
+    Ms.push_back(*T);
+  }
+  return Ms;
+}
+
 KernargPacker &KernargPacker::addBytes(const void *Data, size_t Size, size_t Align) {
   size_t Off = (Bytes.size() + Align - 1) / Align * Align;
   Bytes.resize(Off + Size, 0);

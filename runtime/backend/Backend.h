@@ -144,6 +144,10 @@ struct EventPair {
   EventHandle Start, End;
 };
 llvm::Expected<EventPair> createEventPair(Backend &B);
+/// Milliseconds of each of `Replays` launches of `G`, each between E.Start and
+/// E.End: how a host application that replays a captured graph sees it.
+llvm::Expected<std::vector<float>> timeGraphReplays(Backend &B, GraphHandle G, EventPair E,
+                                                    int Replays);
 
 /// Packs kernel arguments with the AMDGPU ABI alignment rule.
 class KernargPacker {

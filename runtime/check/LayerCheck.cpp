@@ -44,6 +44,7 @@ static float quantile(std::vector<float> v, bool median) {
 
 float LayerTiming::medianMs() const { return quantile(runsMs, true); }
 float LayerTiming::minMs() const { return quantile(runsMs, false); }
+float LayerTiming::medianGraphCallMs() const { return quantile(graphCallMs, true); }
 float LayerTiming::medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)> pick) const {
   std::vector<float> sums;
   for (const std::vector<float> &run : stepMs) {
@@ -578,6 +579,19 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
       }
       timing.steps = steps;
       timing.stepMs.push_back(std::move(stepMs));
+    }
+    if (options.graphReplays > 0) {
+      auto graph = (*layer)->captureRuns(sets);
+      if (!graph)
+        return graph.takeError();
+      auto ms = runtime::timeGraphReplays(backend, *graph, *events, 1 + options.graphReplays);
+      llvm::Error destroyed = backend.destroyGraph(*graph);
+      if (!ms)
+        return llvm::joinErrors(ms.takeError(), std::move(destroyed));
+      if (destroyed)
+        return std::move(destroyed);
+      for (size_t i = 1; i < ms->size(); ++i) // the first replay untimed
+        timing.graphCallMs.push_back((*ms)[i] / float(sets.size()));
     }
     if (llvm::Error e = backend.synchronize())
       return std::move(e);

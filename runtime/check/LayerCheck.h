@@ -151,6 +151,12 @@ struct LayerCheckOptions {
   /// Time only a layer that passed its check (a failed one is returned
   /// without timing).
   bool timeOnlyIfPassed = false;
+  /// With timedRuns: also this many replays (after one untimed) of a graph
+  /// that records one run on each rotated copy, as a host application
+  /// replays a captured layer, into LayerTiming::graphCallMs. Unlike the
+  /// stream of runs with an event per step, the launches of a graph overlap
+  /// under programmatic dependent launch. 0: none.
+  int graphReplays = 0;
   /// Where generated inputs are kept for the next check of the same problem
   /// (null: each check draws its own).
   std::shared_ptr<GeneratedInputsCache> inputsCache;
@@ -181,7 +187,11 @@ struct LayerTiming {
   /// from the run's start).
   std::vector<runtime::RunStep> steps;
   std::vector<std::vector<float>> stepMs;
+  /// With LayerCheckOptions::graphReplays: per replay, its milliseconds over
+  /// the calls it replays (one per copy).
+  std::vector<float> graphCallMs;
   float medianMs() const;
+  float medianGraphCallMs() const;
   float minMs() const;
   /// The median over the runs of the summed time of the steps `pick` accepts.
   float medianMsOf(llvm::function_ref<bool(const runtime::RunStep &)> pick) const;

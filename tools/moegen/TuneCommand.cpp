@@ -140,6 +140,11 @@ static cl::opt<bool> prefillOnlyArg("prefill-only",
 static cl::opt<long long, false, PositiveParser>
     timedRunsArg("time", cl::desc("hip, cuda: timed runs per candidate (default 20)"), cl::init(20),
                  cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, UnsignedParser> graphRankArg(
+    "graph-rank",
+    cl::desc("hip, cuda: choose among this many of the fastest stage-1 candidates per block_m by "
+             "the layer's time over graph replays (default 0: by the step times)"),
+    cl::init(0), cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<long long, false, UnsignedParser>
     checkTokensArg("check-tokens",
                    cl::desc("compare at most this many tokens per check, evenly spaced (default "
@@ -617,6 +622,7 @@ static int runTune() {
     o.seed = seed;
     o.launchCuNum = cuNum;
     o.timedRuns = int(timedRunsArg);
+    o.graphRank = size_t(graphRankArg);
     o.checkTokens = checkTokens;
     runtime::KernelSourceOptions ko;
     ko.cacheDir = cacheDir;

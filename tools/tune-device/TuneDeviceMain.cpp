@@ -2,7 +2,8 @@
 //
 //   moegen-tune-device --cache DIR --out TUNED.csv [--tokens N,...] [--top N]
 //                      [--time N] [--warmup N] [--rotate-bytes B] [--seed S]
-//                      [--launch-cu-num N] [--check-tokens N] [--device N]
+//                      [--launch-cu-num N] [--check-tokens N] [--graph-rank N]
+//                      [--graph-replays N] [--device N]
 //
 // The part of `moegen tune --backend cuda` after compiling, for a GPU machine
 // where only a static MLIR-free binary runs: `moegen tune ... --prefill-only
@@ -59,6 +60,16 @@ static cl::opt<unsigned long long>
                    cl::desc("compare at most this many tokens per check, evenly spaced (default "
                             "1024; 0: all)"),
                    cl::init(tune::kDefaultCheckTokens));
+static cl::opt<unsigned> graphRankArg(
+    "graph-rank",
+    cl::desc("choose among this many of the fastest stage-1 candidates per block_m by the "
+             "layer's time over CUDA-graph replays, as host applications replay it (default 0: "
+             "by the step times)"),
+    cl::init(0));
+static cl::opt<unsigned> graphReplaysArg("graph-replays",
+                                         cl::desc("timed graph replays per ranked pair (default "
+                                                  "20)"),
+                                         cl::init(20));
 static cl::opt<int> deviceArg("device", cl::desc("the device ordinal (default: the first sm_90a)"),
                               cl::init(-1));
 
@@ -72,8 +83,8 @@ int main(int argc, char **argv) {
   if (cacheArg.empty() || outArg.empty())
     return fail("usage: moegen-tune-device --cache DIR --out TUNED.csv (DIR: filled by `moegen "
                 "tune --backend cuda --prefill-only --cache-dir DIR`)");
-  if (timeArg == 0 || topArg == 0)
-    return fail("--time and --top must be positive");
+  if (timeArg == 0 || topArg == 0 || graphReplaysArg == 0)
+    return fail("--time, --top and --graph-replays must be positive");
 
   tune::MeasuredTuneOptions options;
   options.manifestDir = cacheArg;
@@ -89,6 +100,8 @@ int main(int argc, char **argv) {
     return fail("--check-tokens " + llvm::Twine(checkTokensArg) + " is over the " +
                 llvm::Twine(limits::kMaxTokens) + " tokens a layer can have");
   options.checkTokens = int64_t(checkTokensArg);
+  options.graphRank = graphRankArg;
+  options.graphReplays = int(graphReplaysArg);
   // A record checked on other tokens is not this run's.
   options.journalPrefix = cache::buildId().str() + "\ncuda\n" + std::to_string(options.seed) +
                           "\n" + std::to_string(options.checkTokens);

@@ -372,6 +372,19 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   EXPECT_EQ(st.us2, 2000);
   // Whole runs still measured start to end.
   EXPECT_EQ(t.medianMs(), 8.0f);
+  EXPECT_TRUE(t.graphCallMs.empty()); // no graph asked for
+
+  // The same layer replayed as a graph of one run per copy: each replay's
+  // time is over its calls, the stand-in's clock the same launches.
+  o.graphReplays = 4;
+  auto g = runLayerCheck(smallSpec(), *cuda, o);
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  ASSERT_TRUE(g->timing);
+  EXPECT_GE(g->timing->copies, 2);
+  ASSERT_EQ(g->timing->graphCallMs.size(), 4u);
+  for (float ms : g->timing->graphCallMs)
+    EXPECT_FLOAT_EQ(ms, 8.0f);
+  EXPECT_FLOAT_EQ(g->timing->medianGraphCallMs(), 8.0f);
   // moegen-layer-check --time-steps prints each step's median in launch order.
   EXPECT_EQ(t.stepTable(), "  sort                            1.5000 ms\n"
                            "  quant_input                     0.5000 ms\n"
@@ -380,11 +393,12 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
                            "  sum of the step medians         8.0000 ms\n");
 }
 
-TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
-  // Two stage-1 and two stage-2 schedules on block_m 32 and their four
-  // pairs, from the cache; the stand-in driver's clock makes the spec's own
-  // stage 1 (t32x32x256) the slower one and stage 2 t32x64x128 the faster.
-  TempDir dir;
+/// Two stage-1 and two stage-2 schedules on block_m 32 and their four pairs,
+/// prefilled into `dir` for sm_90a with their manifest: stage 1 of a.moe
+/// (the spec's, t32x32x256, candidate 0, kernel_a) or of b.moe (t32x64x256,
+/// candidate 1, kernel_b); stage 2 of a.moe (t32x128x128, candidate 2,
+/// kernel_c) or of d.moe (t32x64x128, candidate 3, kernel_d); at 5 tokens.
+void prefillFourPairs(const TempDir &dir) {
   const std::vector<std::string> s1b = {"--set", "stage1.tile=32x64x256"},
                                  s2d = {"--set", "stage2.tile=32x64x128"};
   std::vector<std::string> both = s1b;
@@ -422,6 +436,14 @@ TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
     ASSERT_FALSE(ec);
     os << manifest;
   }
+}
+
+TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
+  // Two stage-1 and two stage-2 schedules on block_m 32 and their four
+  // pairs, from the cache; the stand-in driver's clock makes the spec's own
+  // stage 1 (t32x32x256) the slower one and stage 2 t32x64x128 the faster.
+  TempDir dir;
+  prefillFourPairs(dir);
   FakeLaunchTimes times("t32x32x256=9,t32x64x256=3,t32x128x128=5,t32x64x128=1,moe_=0");
   auto cuda = fakeCuda();
   runtime::KernelSourceOptions k;
@@ -438,7 +460,7 @@ TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
   // times from the stand-in's clock and calls every layer correct but the
   // one whose stage 2 is t32x256x128 (none here).
   std::vector<std::string> measured;
-  o.measurer = [&](const MoeSpec &layer, int64_t T) -> llvm::Expected<tune::Measurement> {
+  o.measurer = [&](const MoeSpec &layer, int64_t T, bool) -> llvm::Expected<tune::Measurement> {
     LayerCheckOptions c;
     c.tokens = T;
     c.kernels = kernels;
@@ -480,6 +502,107 @@ TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
   EXPECT_NE(log.find("| 5 | 32 | 3000.0 | 1000.0 | 4000.0 | 9000.0 | 5000.0 | 14000.0 | 3.50x |"),
             std::string::npos)
       << log;
+}
+
+TEST(MeasuredTune, GraphRankChoosesThePairFastestOverGraphReplays) {
+  // By the step times stage 1 of b (3 ms) beats a's (9 ms) and stage 2 of d
+  // (1 ms) c's (5 ms), as a tuner timing step by step would pick b + d; over
+  // graph replays a + d is the fastest layer (the times are the measurer's,
+  // by the stages' tiles).
+  TempDir dir;
+  prefillFourPairs(dir);
+  auto cuda = fakeCuda();
+  runtime::KernelSourceOptions k;
+  k.cacheDir = dir.path;
+  auto kernels = std::make_shared<runtime::KernelSource>(k);
+  std::vector<std::string> measured;
+  tune::MeasuredTuneOptions o;
+  o.manifestDir = dir.path;
+  o.outPath = dir.path + "/tuned.csv";
+  o.tag = "moegen_cuda_sm_90a";
+  o.measurer = [&](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times.us1 = a ? 9000 : 3000;
+    m.times.us2 = c ? 5000 : 1000;
+    if (graph)
+      m.graphUs = (a ? 4000 : 7000) + (c ? 3000 : 1000);
+    measured.push_back(std::string(a ? "a" : "b") + (c ? "c" : "d") + (graph ? " graph" : ""));
+    return m;
+  };
+  std::string log;
+  llvm::raw_string_ostream out(log);
+  // First by the step times: b + d, 4 ms.
+  auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
+  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
+  EXPECT_EQ(*missing, 0u) << log;
+  EXPECT_EQ(llvm::join(measured, ","), "ac,ac,bc,ac,ad,bd") << log;
+  auto rowOf = [&]() {
+    auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+    EXPECT_TRUE(bool(csv));
+    return csv ? (*csv)->getBuffer().split('\n').second.str() : std::string();
+  };
+  EXPECT_NE(rowOf().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
+            std::string::npos)
+      << rowOf();
+
+  // Then ranking the two fastest stage-1 candidates by graph replays, on the
+  // same journal: the step times are read back, the spec's layer and the
+  // two pairs with d (b's first) replayed, and a + d replaces the row whose
+  // step times were lower.
+  measured.clear();
+  log.clear();
+  o.graphRank = 2;
+  missing = tune::runMeasuredTune(o, kernels, *cuda, out);
+  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
+  EXPECT_EQ(*missing, 0u) << log;
+  EXPECT_EQ(llvm::join(measured, ","), "ac graph,bd graph,ad graph") << log;
+  EXPECT_NE(rowOf().find(",9000.0000,kernel_a,0.0%,1000.0000,kernel_d,0.0%,10000.0000,"),
+            std::string::npos)
+      << rowOf();
+  EXPECT_NE(log.find("tokens 5: layer b + d: 8000.00 us a call over graph replays"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("tokens 5: 5000.00 us a call over graph replays (the spec's: 7000.00)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("0 added, 1 replaced (ranked by graph replays), 0 kept"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("| 5 | 5000.0 | 7000.0 | 1.40x |"), std::string::npos) << log;
+
+  // A third run finds every time in the journal and measures nothing.
+  measured.clear();
+  missing = tune::runMeasuredTune(o, kernels, *cuda, out);
+  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
+  EXPECT_TRUE(measured.empty()) << llvm::join(measured, ",");
+}
+
+TEST(MeasuredTune, GraphRankNeedsAGraphTime) {
+  // A measurer (or backend) that gives no graph time is an error naming the
+  // layer, not a silent ranking by the step times.
+  TempDir dir;
+  prefillFourPairs(dir);
+  auto cuda = fakeCuda();
+  runtime::KernelSourceOptions k;
+  k.cacheDir = dir.path;
+  tune::MeasuredTuneOptions o;
+  o.manifestDir = dir.path;
+  o.outPath = dir.path + "/tuned.csv";
+  o.graphRank = 1;
+  o.measurer = [&](const MoeSpec &, int64_t, bool) -> llvm::Expected<tune::Measurement> {
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times.us1 = m.times.us2 = 1000;
+    return m;
+  };
+  std::string log;
+  llvm::raw_string_ostream out(log);
+  auto missing = tune::runMeasuredTune(o, std::make_shared<runtime::KernelSource>(k), *cuda, out);
+  ASSERT_FALSE(bool(missing));
+  EXPECT_EQ(llvm::toString(missing.takeError()),
+            "'spec' at 5 tokens: the measurer gave no time over graph replays");
+  EXPECT_FALSE(llvm::sys::fs::exists(o.outPath));
 }
 
 } // namespace
