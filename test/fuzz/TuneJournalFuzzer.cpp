@@ -46,9 +46,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(std::move(e));
   if (llvm::Error e = (*journal)->recordCheck(1, "fuzz\tid", check))
     llvm::consumeError(std::move(e));
+  StageTimes steps;
+  steps.us1 = 2;
+  if (llvm::Error e = (*journal)->recordTiming(1, "fuzz\tid", steps))
+    llvm::consumeError(std::move(e));
+  if (llvm::Error e = (*journal)->recordGraph(1, "fuzz\tid", 3))
+    llvm::consumeError(std::move(e));
   auto again = Journal::open(path, "fuzz");
-  if (!again || (*again)->resumedRecords() != resumed + 2 || !(*again)->compiled("fuzz id") ||
-      !(*again)->checked(1, "fuzz id"))
+  if (!again || (*again)->resumedRecords() != resumed + 4 || !(*again)->compiled("fuzz id") ||
+      !(*again)->checked(1, "fuzz id") || !(*again)->timed(1, "fuzz id") ||
+      !(*again)->graphed(1, "fuzz id") || *(*again)->graphed(1, "fuzz id") != 3)
     abort(); // what the journal wrote must read back
   llvm::sys::fs::remove(path);
   return 0;

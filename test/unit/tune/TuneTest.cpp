@@ -413,9 +413,23 @@ TEST(TuneJournal, RecordsSurviveAReopenAndATornLine) {
   tune::CheckRecord pass;
   pass.passed = true;
   ASSERT_FALSE(!!(*j)->recordCheck(1, "s1 a", pass));
+  // Step times and graph times, read back by token count and id.
+  tune::StageTimes steps;
+  steps.us1 = 30.5;
+  steps.us2 = 9;
+  ASSERT_FALSE(!!(*j)->recordTiming(1, "s1 a", steps));
+  ASSERT_FALSE(!!(*j)->recordGraph(1, "s1 a", 25.25));
   auto again = tune::Journal::open(path, "run-a");
   ASSERT_TRUE(!!again) << llvm::toString(again.takeError());
-  EXPECT_EQ((*again)->resumedRecords(), 4u);
+  EXPECT_EQ((*again)->resumedRecords(), 6u);
+  const tune::StageTimes *t = (*again)->timed(1, "s1 a");
+  ASSERT_NE(t, nullptr);
+  EXPECT_DOUBLE_EQ(t->us1, 30.5);
+  EXPECT_DOUBLE_EQ(t->us2, 9);
+  const double *g = (*again)->graphed(1, "s1 a");
+  ASSERT_NE(g, nullptr);
+  EXPECT_DOUBLE_EQ(*g, 25.25);
+  EXPECT_EQ((*again)->graphed(4, "s1 a"), nullptr);
   // Another run's journal is refused.
   auto other = tune::Journal::open(path, "run-b");
   ASSERT_FALSE(!!other);
@@ -438,10 +452,11 @@ TEST(TuneJournal, OutOfRangeValuesAreMalformed) {
     ASSERT_TRUE(bool(buf));
     header = (*buf)->getBuffer().str();
   }
-  for (const char *record : {"compile\tx\tok\t4,nan,1,1\n", "compile\tx\tok\t4,1,-2,1\n",
-                             "compile\tx\tok\t4,1,1,inf\n", "compile\tx\tok\t0,1,1,1\n",
-                             "check\t4\tx\tpass\t1.5\t0\t-\n", "check\t-3\tx\tpass\t0\t0\t-\n",
-                             "check\t4\tx\tpass\t0\tnan\t-\n"}) {
+  for (const char *record :
+       {"compile\tx\tok\t4,nan,1,1\n", "compile\tx\tok\t4,1,-2,1\n", "compile\tx\tok\t4,1,1,inf\n",
+        "compile\tx\tok\t0,1,1,1\n", "check\t4\tx\tpass\t1.5\t0\t-\n",
+        "check\t-3\tx\tpass\t0\t0\t-\n", "check\t4\tx\tpass\t0\tnan\t-\n", "graphed\t4\tx\t-1\n",
+        "graphed\t4\tx\tnan\n", "graphed\t0\tx\t1\n", "graphed\t4\tx\n"}) {
     {
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
@@ -492,6 +507,20 @@ TEST(TuneRows, MergedOnlyWhenFaster) {
   EXPECT_EQ(merged->rows()[1]->get("err1"), "0.1%");
   EXPECT_EQ(merged->rows()[2]->get("token"), "3");
   EXPECT_EQ(merged->rows()[2]->get("block_m"), "64");
+
+  // Ranked by graph replays, a result replaces the row of its key even where
+  // that row's step times are lower.
+  for (tune::TunedResult &r : results)
+    r.rankedByGraph = true;
+  tune::MergeReport graphed;
+  auto regraphed =
+      dispatch::TunedTable::parse(tune::mergeTunedRows(&*table, results, graphed), "graphed.csv");
+  ASSERT_TRUE(!!regraphed) << llvm::toString(regraphed.takeError());
+  EXPECT_EQ(graphed.added, 1);
+  EXPECT_EQ(graphed.replaced, 2);
+  EXPECT_EQ(graphed.keptFaster, 0);
+  EXPECT_EQ(regraphed->rows()[0]->get("kernelName1"), "new1");
+  EXPECT_EQ(regraphed->rows()[0]->get("us"), "5.0000");
 }
 
 // The checks compare fp4 outputs by decoded value (aiter compared the
