@@ -438,21 +438,28 @@ void prefillFourPairs(const TempDir &dir) {
   }
 }
 
-TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
-  // Two stage-1 and two stage-2 schedules on block_m 32 and their four
-  // pairs, from the cache; the stand-in driver's clock makes the spec's own
-  // stage 1 (t32x32x256) the slower one and stage 2 t32x64x128 the faster.
+/// The four pairs' cache, the stand-in driver, and tuning options that
+/// measure from the cache into DIR/tuned.csv.
+struct FourPairTune : testing::Test {
   TempDir dir;
-  prefillFourPairs(dir);
-  FakeLaunchTimes times("t32x32x256=9,t32x64x256=3,t32x128x128=5,t32x64x128=1,moe_=0");
-  auto cuda = fakeCuda();
-  runtime::KernelSourceOptions k;
-  k.cacheDir = dir.path;
-  auto kernels = std::make_shared<runtime::KernelSource>(k);
+  std::unique_ptr<runtime::Backend> cuda = fakeCuda();
+  std::shared_ptr<runtime::KernelSource> kernels;
   tune::MeasuredTuneOptions o;
-  o.manifestDir = dir.path;
-  o.outPath = dir.path + "/tuned.csv";
-  o.tag = "moegen_cuda_sm_90a";
+  void SetUp() override {
+    prefillFourPairs(dir);
+    runtime::KernelSourceOptions k;
+    k.cacheDir = dir.path;
+    kernels = std::make_shared<runtime::KernelSource>(k);
+    o.manifestDir = dir.path;
+    o.outPath = dir.path + "/tuned.csv";
+    o.tag = "moegen_cuda_sm_90a";
+  }
+};
+
+TEST_F(FourPairTune, TheFastestMeasuredCandidateOfEachStageWins) {
+  // The stand-in driver's clock makes the spec's own stage 1 (t32x32x256)
+  // the slower one and stage 2 t32x64x128 the faster.
+  FakeLaunchTimes times("t32x32x256=9,t32x64x256=3,t32x128x128=5,t32x64x128=1,moe_=0");
   o.timedRuns = 3;
   o.warmupRuns = 1;
   o.rotateBytes = 1 << 20;
@@ -504,22 +511,12 @@ TEST(MeasuredTune, TheFastestMeasuredCandidateOfEachStageWins) {
       << log;
 }
 
-TEST(MeasuredTune, GraphRankChoosesThePairFastestOverGraphReplays) {
+TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
   // By the step times stage 1 of b (3 ms) beats a's (9 ms) and stage 2 of d
   // (1 ms) c's (5 ms), as a tuner timing step by step would pick b + d; over
   // graph replays a + d is the fastest layer (the times are the measurer's,
   // by the stages' tiles).
-  TempDir dir;
-  prefillFourPairs(dir);
-  auto cuda = fakeCuda();
-  runtime::KernelSourceOptions k;
-  k.cacheDir = dir.path;
-  auto kernels = std::make_shared<runtime::KernelSource>(k);
   std::vector<std::string> measured;
-  tune::MeasuredTuneOptions o;
-  o.manifestDir = dir.path;
-  o.outPath = dir.path + "/tuned.csv";
-  o.tag = "moegen_cuda_sm_90a";
   o.measurer = [&](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
     bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
     tune::Measurement m;
@@ -578,17 +575,9 @@ TEST(MeasuredTune, GraphRankChoosesThePairFastestOverGraphReplays) {
   EXPECT_TRUE(measured.empty()) << llvm::join(measured, ",");
 }
 
-TEST(MeasuredTune, GraphRankNeedsAGraphTime) {
-  // A measurer (or backend) that gives no graph time is an error naming the
-  // layer, not a silent ranking by the step times.
-  TempDir dir;
-  prefillFourPairs(dir);
-  auto cuda = fakeCuda();
-  runtime::KernelSourceOptions k;
-  k.cacheDir = dir.path;
-  tune::MeasuredTuneOptions o;
-  o.manifestDir = dir.path;
-  o.outPath = dir.path + "/tuned.csv";
+TEST_F(FourPairTune, GraphRankNeedsAGraphTime) {
+  // A measurer that gives no graph time is an error naming the layer, not a
+  // silent ranking by the step times.
   o.graphRank = 1;
   o.measurer = [&](const MoeSpec &, int64_t, bool) -> llvm::Expected<tune::Measurement> {
     tune::Measurement m;
@@ -598,7 +587,7 @@ TEST(MeasuredTune, GraphRankNeedsAGraphTime) {
   };
   std::string log;
   llvm::raw_string_ostream out(log);
-  auto missing = tune::runMeasuredTune(o, std::make_shared<runtime::KernelSource>(k), *cuda, out);
+  auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
   ASSERT_FALSE(bool(missing));
   EXPECT_EQ(llvm::toString(missing.takeError()),
             "'spec' at 5 tokens: the measurer gave no time over graph replays");
