@@ -454,6 +454,17 @@ struct FourPairTune : testing::Test {
     o.outPath = dir.path + "/tuned.csv";
     o.tag = "moegen_cuda_sm_90a";
   }
+  /// Runs the tuning and returns its output; every token count must get a row.
+  std::string tuneAll() {
+    std::string log;
+    llvm::raw_string_ostream out(log);
+    auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
+    if (!missing)
+      ADD_FAILURE() << llvm::toString(missing.takeError());
+    else
+      EXPECT_EQ(*missing, 0u) << log;
+    return log;
+  }
 };
 
 TEST_F(FourPairTune, TheFastestMeasuredCandidateOfEachStageWins) {
@@ -488,11 +499,7 @@ TEST_F(FourPairTune, TheFastestMeasuredCandidateOfEachStageWins) {
                            .str());
     return m;
   };
-  std::string log;
-  llvm::raw_string_ostream out(log);
-  auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
-  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
-  EXPECT_EQ(*missing, 0u) << log;
+  std::string log = tuneAll();
   // The baseline, the four candidates (a.moe is measured once: the journal
   // keys by id, and "s1 a" and "s2 c" are two ids of one layer), the pair.
   EXPECT_EQ(llvm::join(measured, ","), "32x32x256/32x128x128,32x32x256/32x128x128,"
@@ -528,12 +535,8 @@ TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
     measured.push_back(std::string(a ? "a" : "b") + (c ? "c" : "d") + (graph ? " graph" : ""));
     return m;
   };
-  std::string log;
-  llvm::raw_string_ostream out(log);
   // First by the step times: b + d, 4 ms.
-  auto missing = tune::runMeasuredTune(o, kernels, *cuda, out);
-  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
-  EXPECT_EQ(*missing, 0u) << log;
+  std::string log = tuneAll();
   EXPECT_EQ(llvm::join(measured, ","), "ac,ac,bc,ac,ad,bd") << log;
   auto rowOf = [&]() {
     auto csv = llvm::MemoryBuffer::getFile(o.outPath);
@@ -549,11 +552,8 @@ TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
   // two pairs with d (b's first) replayed, and a + d replaces the row whose
   // step times were lower.
   measured.clear();
-  log.clear();
   o.graphRank = 2;
-  missing = tune::runMeasuredTune(o, kernels, *cuda, out);
-  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
-  EXPECT_EQ(*missing, 0u) << log;
+  log = tuneAll();
   EXPECT_EQ(llvm::join(measured, ","), "ac graph,bd graph,ad graph") << log;
   EXPECT_NE(rowOf().find(",9000.0000,kernel_a,0.0%,1000.0000,kernel_d,0.0%,10000.0000,"),
             std::string::npos)
@@ -570,8 +570,7 @@ TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
 
   // A third run finds every time in the journal and measures nothing.
   measured.clear();
-  missing = tune::runMeasuredTune(o, kernels, *cuda, out);
-  ASSERT_TRUE(bool(missing)) << llvm::toString(missing.takeError());
+  tuneAll();
   EXPECT_TRUE(measured.empty()) << llvm::join(measured, ",");
 }
 
