@@ -30,6 +30,13 @@ mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, i
 llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
                                                  llvm::ArrayRef<mlir::MemRefType> buffers);
 
+/// A unit attribute on an NVPTX kernel that reads nothing its predecessor in
+/// the layer writes: moe-attach-grid-dependencies puts its wait for the
+/// kernels before it at its exit instead of its entry, so that its work
+/// overlaps them where they let it launch early, and its dependents still
+/// find their outputs complete.
+inline constexpr llvm::StringLiteral kGridWaitAtExitAttrName = "moe.grid_wait_at_exit";
+
 /// Creates an empty kernel in `module` with the signature's arguments (and
 /// the given LDS buffers) and its known block size, and leaves `b` at the
 /// start of its body.

@@ -1,6 +1,7 @@
 //===- AttachGridDependencies.cpp - moe-attach-grid-dependencies ----------===//
 
 #include "compiler/transforms/Passes.h"
+#include "templates/KernelBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,16 +17,29 @@ struct AttachGridDependenciesPass
     for (auto func : getOperation().getOps<mlir::gpu::GPUFuncOp>()) {
       if (!func.isKernel() || func.getBody().empty())
         continue;
+      if (func->hasAttr(kGridWaitAtExitAttrName)) {
+        // Before every return: no thread exits, so the grid does not
+        // complete, before the kernels ahead of it have.
+        func.walk([](mlir::gpu::ReturnOp ret) {
+          mlir::ImplicitLocOpBuilder b(ret.getLoc(), ret);
+          emitGridWait(b);
+        });
+        continue;
+      }
       mlir::ImplicitLocOpBuilder b(func.getLoc(), &func.getBody().front(),
                                    func.getBody().front().begin());
-      // Inline PTX with a memory clobber: no load or store of the kernel
-      // moves above the wait.
-      mlir::LLVM::InlineAsmOp::create(b, mlir::Type(), mlir::ValueRange(), "griddepcontrol.wait;",
-                                      "~{memory}", /*has_side_effects=*/true,
-                                      /*is_align_stack=*/false,
-                                      mlir::LLVM::tailcallkind::TailCallKind::None,
-                                      mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
+      emitGridWait(b);
     }
+  }
+
+  // Inline PTX with a memory clobber: no load or store of the kernel moves
+  // across the wait.
+  static void emitGridWait(mlir::ImplicitLocOpBuilder &b) {
+    mlir::LLVM::InlineAsmOp::create(b, mlir::Type(), mlir::ValueRange(), "griddepcontrol.wait;",
+                                    "~{memory}", /*has_side_effects=*/true,
+                                    /*is_align_stack=*/false,
+                                    mlir::LLVM::tailcallkind::TailCallKind::None,
+                                    mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
   }
 };
 } // namespace

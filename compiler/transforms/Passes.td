@@ -67,7 +67,11 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
     not touch memory before the wait returns (its predecessors complete,
     their memory visible); this pass puts the wait at the entry of every
     kernel of the module, ahead of any other operation, as inline PTX with a
-    memory clobber so that no load or store moves above it. No kernel triggers its
+    memory clobber so that no load or store moves above it; a kernel marked
+    `moe.grid_wait_at_exit` (its template's promise that it reads nothing the
+    kernels before it in the layer write) waits before each return instead,
+    so that its work overlaps theirs and its grid still completes after
+    them. No kernel triggers its
     dependents early (`griddepcontrol.launch_dependents`): their workgroups
     would wait on the SMs beside the running kernel's, which measured slower
     from 16 tokens on (docs/sm90a.md). Launched without the attribute, the

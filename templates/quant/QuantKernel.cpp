@@ -176,6 +176,12 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   if (sorted)
     elems.append({i32, i32});
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, {});
+  // The layer's input is final before the sort that precedes this kernel
+  // starts its work, and rows in token order need nothing of the sort's: on
+  // sm_90a it quantizes while a sort sorting alone still runs, and waits for
+  // it before it exits (stage 1, launched after it, reads both).
+  if (!sorted && target.isNvptx())
+    func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Block &entry = func.getBody().front();
   const unsigned rest = plan.decoded ? 2 : 3; // the first argument after the buffers
   Value x = entry.getArgument(0), q = entry.getArgument(1);

@@ -14,6 +14,22 @@
 // CHECK-LABEL: gpu.func @helper
 // CHECK-NOT: griddepcontrol
 // CHECK: gpu.return
+
+// A kernel marked moe.grid_wait_at_exit waits before each of its returns
+// instead, and nowhere else.
+// CHECK-LABEL: gpu.func @quantizer
+// CHECK-NEXT: gpu.thread_id x
+// CHECK-NOT: griddepcontrol
+// CHECK: cf.cond_br
+// CHECK-NEXT: ^bb1:
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// CHECK-NEXT: gpu.return
+// CHECK-NEXT: ^bb2:
+// CHECK-NOT: griddepcontrol
+// CHECK: memref.store
+// CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// CHECK-NEXT: gpu.return
+// CHECK-NEXT: }
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @kernel() kernel {
@@ -23,11 +39,25 @@ module attributes {gpu.container_module} {
     gpu.func @helper() {
       gpu.return
     }
+    gpu.func @quantizer(%out: memref<4xi32>) kernel attributes {moe.grid_wait_at_exit} {
+      %0 = gpu.thread_id x
+      %c4 = arith.constant 4 : index
+      %far = arith.cmpi uge, %0, %c4 : index
+      cf.cond_br %far, ^bb1, ^bb2
+    ^bb1:
+      gpu.return
+    ^bb2:
+      %c1 = arith.constant 1 : i32
+      memref.store %c1, %out[%0] : memref<4xi32>
+      gpu.return
+    }
   }
 }
 
 // Each of the sm_90a layer's kernels, after the whole pipeline; the sort
-// kernel triggers its dependents after its wait.
+// kernel triggers its dependents after its wait, and the input quantization
+// (rows in token order) waits at its exit; the sorted one (stage 2's A) at its
+// entry.
 // LAYER: llvm.func @moe_sort_count_e8_k2(
 // LAYER: griddepcontrol.wait
 // LAYER-NOT: launch_dependents
@@ -37,5 +67,18 @@ module attributes {gpu.container_module} {
 // LAYER: llvm.func @moe_sort_e8_k2_bm32(
 // LAYER: griddepcontrol.wait
 // LAYER: nvvm.griddepcontrol launch_dependents
-// LAYER-COUNT-4: griddepcontrol.wait
+// LAYER: llvm.func @moe_quant_mxfp4_c256_bf16({{.*}}moe.grid_wait_at_exit
+// LAYER-NOT: griddepcontrol
+// LAYER: griddepcontrol.wait
+// LAYER-NEXT: llvm.return
+// LAYER-NEXT: }
+// LAYER: llvm.func @moe_stage1_
+// LAYER-NOT: llvm.return
+// LAYER: griddepcontrol.wait
+// LAYER: llvm.func @moe_quant_mxfp4_c128_sorted_k2_bf16(
+// LAYER-NOT: grid_wait_at_exit
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: griddepcontrol
+// LAYER: llvm.func @moe_stage2_
+// LAYER: griddepcontrol.wait
 // LAYER-NOT: griddepcontrol
