@@ -6,6 +6,7 @@
 #include "templates/sm90/MxSoftwareConvert.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -14,6 +15,10 @@ using arith::CmpIPredicate;
 namespace moegen {
 
 namespace {
+
+/// sm_90a: the input quantization's grids of at most this many workgroups
+/// let their dependents launch at once.
+constexpr int64_t kEarlyTriggerWorkgroups = 16;
 
 /// Emits the quantization of one 32-column block.
 struct BlockQuantizer {
@@ -191,6 +196,16 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   BlockQuantizer quant{b, a, plan, target, x, q, scales};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  // A few workgroups (decode sizes) also let stage 1 launch now: its
+  // workgroups wait at their entry for this grid on the SMs it leaves idle.
+  if (!sorted && target.isNvptx()) {
+    Value few = a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                      a.idx(kEarlyTriggerWorkgroups));
+    auto trigger = scf::IfOp::create(b, few, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(trigger.thenBlock());
+    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+  }
   Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);
   Value nb = a.idx(plan.blocksPerRow());
   Value row = a.divu(item, nb), blk = a.remu(item, nb);

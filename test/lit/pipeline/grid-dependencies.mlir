@@ -56,8 +56,9 @@ module attributes {gpu.container_module} {
 
 // Each of the sm_90a layer's kernels, after the whole pipeline; the sort
 // kernel triggers its dependents after its wait, and the input quantization
-// (rows in token order) waits at its exit; the sorted one (stage 2's A) at its
-// entry.
+// (rows in token order) waits at its exit and, as a grid of at most 16
+// workgroups, lets its dependents launch first thing; the sorted one (stage
+// 2's A) waits at its entry.
 // LAYER: llvm.func @moe_sort_count_e8_k2(
 // LAYER: griddepcontrol.wait
 // LAYER-NOT: launch_dependents
@@ -68,6 +69,13 @@ module attributes {gpu.container_module} {
 // LAYER: griddepcontrol.wait
 // LAYER: nvvm.griddepcontrol launch_dependents
 // LAYER: llvm.func @moe_quant_mxfp4_c256_bf16({{.*}}moe.grid_wait_at_exit
+// LAYER-NOT: griddepcontrol
+// LAYER: %[[GRID:.*]] = nvvm.read.ptx.sreg.nctaid.x
+// LAYER: %[[WIDE:.*]] = llvm.sext %[[GRID]]
+// LAYER: %[[FEW:.*]] = llvm.icmp "ule" %[[WIDE]]
+// LAYER: llvm.cond_br %[[FEW]]
+// LAYER-NEXT: ^bb{{[0-9]+}}:
+// LAYER-NEXT: nvvm.griddepcontrol launch_dependents
 // LAYER-NOT: griddepcontrol
 // LAYER: griddepcontrol.wait
 // LAYER-NEXT: llvm.return
