@@ -71,11 +71,12 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
     `moe.grid_wait_at_exit` (its template's promise that it reads nothing the
     kernels before it in the layer write) waits before each return instead,
     so that its work overlaps theirs and its grid still completes after
-    them. No kernel triggers its
-    dependents early (`griddepcontrol.launch_dependents`): their workgroups
-    would wait on the SMs beside the running kernel's, which measured slower
-    from 16 tokens on (docs/sm90a.md). Launched without the attribute, the
-    wait returns at once.
+    them. The pass lets no kernel trigger its dependents early
+    (`griddepcontrol.launch_dependents`): their workgroups would wait on the
+    SMs beside the running kernel's, which measured slower from 16 tokens on
+    (docs/sm90a.md); only templates whose grids are a few workgroups at
+    decode sizes do (the sort sorting alone, the input quantization).
+    Launched without the attribute, the wait returns at once.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -4,8 +4,8 @@
 // Every kernel starts by waiting for the kernels before it, ahead of any other
 // operation (the cuda runtime launches with programmatic stream
 // serialization); the pass lets no kernel's dependents start early (only the
-// sort template does, when one workgroup sorts alone); functions that are not
-// kernels are left alone.
+// sort and input quantization templates do, at decode sizes); functions that
+// are not kernels are left alone.
 
 // CHECK-LABEL: gpu.func @kernel
 // CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
