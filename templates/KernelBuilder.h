@@ -30,11 +30,12 @@ mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, i
 llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
                                                  llvm::ArrayRef<mlir::MemRefType> buffers);
 
-/// A unit attribute on an NVPTX kernel that reads nothing its predecessor in
-/// the layer writes: moe-attach-grid-dependencies puts its wait for the
-/// kernels before it at its exit instead of its entry, so that its work
-/// overlaps them where they let it launch early, and its dependents still
-/// find their outputs complete.
+/// A unit attribute on an NVPTX kernel whose memory no earlier kernel of the
+/// layer touches and whose inputs are final before the first of them starts
+/// its work: moe-attach-grid-dependencies puts its wait for the kernels
+/// before it at its exit instead of its entry, so that its work overlaps
+/// theirs where they let it launch early, and its dependents still find
+/// their outputs complete.
 inline constexpr llvm::StringLiteral kGridWaitAtExitAttrName = "moe.grid_wait_at_exit";
 
 /// Creates an empty kernel in `module` with the signature's arguments (and
