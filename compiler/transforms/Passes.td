@@ -68,8 +68,8 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
     their memory visible); this pass puts the wait at the entry of every
     kernel of the module, ahead of any other operation, as inline PTX with a
     memory clobber so that no load or store moves above it; a kernel marked
-    `moe.grid_wait_at_exit` (its template's promise that it reads nothing the
-    kernels before it in the layer write) waits before each return instead,
+    `moe.grid_wait_at_exit` (its template's promise that no earlier kernel of
+    the layer touches its memory) waits before each return instead,
     so that its work overlaps theirs and its grid still completes after
     them. The pass lets no kernel trigger its dependents early
     (`griddepcontrol.launch_dependents`): their workgroups would wait on the
