@@ -185,7 +185,8 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   // starts its work, and rows in token order need nothing of the sort's: on
   // sm_90a it quantizes while a sort sorting alone still runs, and waits for
   // it before it exits (stage 1, launched after it, reads both).
-  if (!sorted && target.isNvptx())
+  const bool besideSort = !sorted && target.isNvptx();
+  if (besideSort)
     func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Block &entry = func.getBody().front();
   const unsigned rest = plan.decoded ? 2 : 3; // the first argument after the buffers
@@ -198,7 +199,7 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   // A few workgroups (decode sizes) also let stage 1 launch now: its
   // workgroups wait at their entry for this grid on the SMs it leaves idle.
-  if (!sorted && target.isNvptx()) {
+  if (besideSort) {
     Value few = a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
                       a.idx(kEarlyTriggerWorkgroups));
     auto trigger = scf::IfOp::create(b, few, /*withElseRegion=*/false);
