@@ -21,6 +21,13 @@ MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
   return MemRefType::get({count}, elementType, MemRefLayoutAttrInterface(), space);
 }
 
+void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then) {
+  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  then();
+}
+
 SmallVector<Value> dynamicLdsBuffers(ImplicitLocOpBuilder &b, ArrayRef<MemRefType> buffers) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value bytes =

@@ -30,6 +30,9 @@ mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, i
 llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
                                                  llvm::ArrayRef<mlir::MemRefType> buffers);
 
+/// Builds `then` under `cond` (an scf.if without else), leaving `b` after it.
+void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value cond, llvm::function_ref<void()> then);
+
 /// A unit attribute on an NVPTX kernel whose memory no earlier kernel of the
 /// layer touches and whose inputs are final before the first of them starts
 /// its work: moe-attach-grid-dependencies puts its wait for the kernels

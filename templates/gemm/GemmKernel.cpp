@@ -473,12 +473,7 @@ struct GemmBuilder : GemmKernelArgs {
     return amdgpu::FatRawBufferCastOp::create(b, mem, valid, Value(), b.getBoolAttr(true));
   }
 
-  void ifThen(Value cond, llvm::function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  }
+  void ifThen(Value cond, llvm::function_ref<void()> body) { moegen::ifThen(b, cond, body); }
 
   /// Stage 1 with k_batch > 1: the pre-activation gate/up partial sums of
   /// this split, f32 [T*topk, 2I] (see FinishKernel.h).

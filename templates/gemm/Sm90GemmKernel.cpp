@@ -91,12 +91,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     vector::StoreOp::create(b, v, mem, ValueRange{idx}, /*nontemporal=*/false,
                             llvm::MaybeAlign(align));
   }
-  void ifThen(Value cond, llvm::function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  }
+  void ifThen(Value cond, llvm::function_ref<void()> body) { moegen::ifThen(b, cond, body); }
 
   GemmRowInfo rowInfo(Value rowInTile) {
     return emitGemmRowInfo(a, sortedIds, a.add(a.mul(bidM, a.idx(s.tileM)), rowInTile), tokens,

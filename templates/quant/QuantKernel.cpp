@@ -199,14 +199,11 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   // A few workgroups (decode sizes) also let stage 1 launch now: its
   // workgroups wait at their entry for this grid on the SMs it leaves idle.
-  if (besideSort) {
-    Value few = a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
-                      a.idx(kEarlyTriggerWorkgroups));
-    auto trigger = scf::IfOp::create(b, few, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(trigger.thenBlock());
-    NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
-  }
+  if (besideSort)
+    ifThen(b,
+           a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
+                 a.idx(kEarlyTriggerWorkgroups)),
+           [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
   Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);
   Value nb = a.idx(plan.blocksPerRow());
   Value row = a.divu(item, nb), blk = a.remu(item, nb);

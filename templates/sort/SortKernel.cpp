@@ -14,14 +14,6 @@ using arith::CmpIPredicate;
 namespace moegen {
 namespace {
 
-/// Builds `then` under `cond`.
-void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then) {
-  auto op = scf::IfOp::create(b, cond, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(op.thenBlock());
-  then();
-}
-
 /// The i32 values of `then` under `cond`, else those of `otherwise`.
 std::vector<Value> ifElse(ImplicitLocOpBuilder &b, Value cond, size_t n,
                           llvm::function_ref<std::vector<Value>()> then,
