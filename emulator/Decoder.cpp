@@ -367,10 +367,10 @@ Error Decoder::layoutLds() {
   P->DynLdsOffset = uint32_t(Off);
   for (const GlobalVariable *GV : Dynamic)
     LdsOffsets[GV] = uint32_t(Off);
-  if (Off > 163840)
+  if (Off > P->MaxLdsBytes)
     return createStringError(inconvertibleErrorCode(),
-                             "kernel '%s': static LDS of %llu bytes exceeds 163840",
-                             F.getName().str().c_str(), (unsigned long long)Off);
+                             "kernel '%s': static LDS of %llu bytes exceeds %u",
+                             F.getName().str().c_str(), (unsigned long long)Off, P->MaxLdsBytes);
   return Error::success();
 }
 
@@ -461,15 +461,44 @@ Expected<std::unique_ptr<Program>> Decoder::run() {
   P->F = &F;
   if (F.isDeclaration())
     return createStringError(inconvertibleErrorCode(), "kernel '%s' has no body", P->Name.c_str());
+  P->Nvptx = F.getParent()->getTargetTriple().isNVPTX();
   Attribute Cpu = F.getFnAttribute("target-cpu");
-  if (Cpu.isStringAttribute() && Cpu.getValueAsString() != "gfx950")
+  if (P->Nvptx) {
+    if (Cpu.isStringAttribute() && Cpu.getValueAsString() != "sm_90a")
+      return createStringError(inconvertibleErrorCode(),
+                               "kernel '%s' is compiled for %s, not sm_90a", P->Name.c_str(),
+                               Cpu.getValueAsString().str().c_str());
+    P->WaveLanes = 32;
+    P->MaxLdsBytes = 232448; // 227 KiB of shared memory a CTA on sm_90
+  } else if (Cpu.isStringAttribute() && Cpu.getValueAsString() != "gfx950") {
     return createStringError(inconvertibleErrorCode(), "kernel '%s' is compiled for %s, not gfx950",
                              P->Name.c_str(), Cpu.getValueAsString().str().c_str());
+  }
   if (Error E = layoutLds())
     return std::move(E);
   // Launch bounds the code was compiled for; the runner enforces them.
   Attribute FWG = F.getFnAttribute("amdgpu-flat-work-group-size");
-  if (FWG.isStringAttribute()) {
+  if (P->Nvptx) {
+    // "nvvm.maxntid" / "nvvm.reqntid" = "X[,Y[,Z]]": a bound on (or the
+    // exact) block shape.
+    auto dims = [&](StringRef Key, uint32_t Out[3]) {
+      Attribute A = F.getFnAttribute(Key);
+      if (!A.isStringAttribute())
+        return false;
+      SmallVector<StringRef, 3> Parts;
+      A.getValueAsString().split(Parts, ',');
+      for (unsigned I = 0; I < 3; ++I)
+        Out[I] = 1;
+      for (unsigned I = 0; I < Parts.size() && I < 3; ++I)
+        if (Parts[I].trim().getAsInteger(10, Out[I]))
+          return false;
+      return true;
+    };
+    uint32_t Max[3];
+    if (dims("nvvm.maxntid", Max))
+      P->MaxFlatWorkGroup = Max[0] * Max[1] * Max[2];
+    dims("nvvm.reqntid", P->ReqdWorkGroup);
+  } else if (FWG.isStringAttribute()) {
     auto [Lo, Hi] = FWG.getValueAsString().split(',');
     unsigned A = 0, B = 0;
     if (!Lo.getAsInteger(10, A) && !Hi.getAsInteger(10, B)) {

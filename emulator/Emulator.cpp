@@ -118,11 +118,14 @@ Expected<unsigned> Emulator::addIR(MemoryBufferRef Buffer) {
     Diag.print("moegen-emu", OS, false);
     return createStringError(inconvertibleErrorCode(), S);
   }
-  // Only gfx950 code: other chips differ (e.g. FNUZ fp8 on gfx942).
-  if (!Mod->getTargetTriple().str().starts_with("amdgcn"))
-    return createStringError(
-        inconvertibleErrorCode(), "module '%s' has target triple '%s', not amdgcn-amd-amdhsa",
-        Mod->getModuleIdentifier().c_str(), Mod->getTargetTriple().str().c_str());
+  // Only gfx950 and sm_90a code (each kernel's target-cpu is checked when it
+  // is decoded): other chips differ (e.g. FNUZ fp8 on gfx942).
+  const Triple &T = Mod->getTargetTriple();
+  if (!T.str().starts_with("amdgcn") && T.getArch() != Triple::nvptx64)
+    return createStringError(inconvertibleErrorCode(),
+                             "module '%s' has target triple '%s', not amdgcn-amd-amdhsa or "
+                             "nvptx64-nvidia-cuda",
+                             Mod->getModuleIdentifier().c_str(), T.str().c_str());
   return P->addModule(std::move(Mod));
 }
 
@@ -151,7 +154,8 @@ std::vector<std::string> Emulator::kernelNames(int Module) const {
   for (unsigned I = 0; I < P->Modules.size(); ++I)
     if (Module < 0 || unsigned(Module) == I)
       for (const Function &F : *P->Modules[I])
-        if (!F.isDeclaration() && F.getCallingConv() == CallingConv::AMDGPU_KERNEL)
+        if (!F.isDeclaration() && (F.getCallingConv() == CallingConv::AMDGPU_KERNEL ||
+                                   F.getCallingConv() == CallingConv::PTX_Kernel))
           Names.push_back(F.getName().str());
   return Names;
 }

@@ -35,9 +35,9 @@ bool Runner::fail(const Inst &I, const Workgroup *WG, const Wave *W, int Lane,
   if (WG)
     OS << "\n  workgroup (" << WG->Id[0] << ", " << WG->Id[1] << ", " << WG->Id[2] << ")";
   if (W)
-    OS << " wave " << W->Index;
+    OS << (P.Nvptx ? " warp " : " wave ") << W->Index;
   if (Lane >= 0 && W) {
-    unsigned T = W->Index * 64 + unsigned(Lane);
+    unsigned T = W->Index * P.WaveLanes + unsigned(Lane);
     unsigned BX = Cfg.Block.X, BY = Cfg.Block.Y;
     OS << " lane " << Lane << " (thread " << T % BX << ", " << (T / BX) % BY << ", "
        << T / (BX * BY) << ")";
@@ -111,7 +111,7 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
     }
     if (Write) {
       W.LastLdsWrite[Lane] = WG.Tick++;
-    } else if (Res.CrossWave && O.CheckBarrierFences) {
+    } else if (Res.CrossWave && O.CheckBarrierFences && !P.Nvptx) {
       // Barrier-separated communication needs release (writer) and acquire
       // (reader) fences at workgroup scope: s_barrier alone orders nothing.
       const Wave &Writer = WG.Waves[Res.WriterWave];
@@ -493,7 +493,7 @@ LaneCtx Runner::laneCtx(Workgroup &WG, Wave &W, unsigned L) {
 }
 
 uint32_t Runner::workItemId(const LaneCtx &C, unsigned Dim) const {
-  const uint32_t T = C.W->Index * 64 + C.Lane, X = Cfg.Block.X, Y = Cfg.Block.Y;
+  const uint32_t T = C.W->Index * P.WaveLanes + C.Lane, X = Cfg.Block.X, Y = Cfg.Block.Y;
   return Dim == 0 ? T % X : Dim == 1 ? (T / X) % Y : T / (X * Y);
 }
 
@@ -570,6 +570,102 @@ bool Runner::releaseBarrier(Workgroup &WG) {
   return true;
 }
 
+/// NVVM barriers (`bar.sync` / `barrier.cta.*`): each waiting warp names a
+/// barrier id and, for a named barrier of some warps, a thread count. A
+/// barrier releases when the warps at it hold all the CTA's threads (no
+/// count) or exactly `count` threads; a reduction barrier gives every
+/// participant the OR of their predicates. Barriers order shared memory on
+/// their own (no fences). Every release ends the race check's epoch, so a
+/// named barrier of two warps also separates the other warps' accesses
+/// (races across it between non-participants go unreported).
+bool Runner::releaseNvvmBarriers(Workgroup &WG) {
+  struct Group {
+    uint32_t Id, Count = 0, Threads = 0;
+    llvm::SmallVector<Wave *, 8> Waves;
+  };
+  llvm::SmallVector<Group, 4> Groups;
+  int Exited = -1;
+  uint32_t CtaThreads = uint32_t(Cfg.Block.count());
+  for (Wave &W : WG.Waves) {
+    if (!W.AtBarrier) {
+      Exited = int(W.Index);
+      continue;
+    }
+    const Inst &I = P.Code[W.Paths.back().Pc];
+    unsigned First = unsigned(std::countr_zero(W.Paths.back().Mask & ~W.DoneLanes));
+    const uint8_t *F = frame(W, First);
+    uint32_t Id = (I.Pred & BarrierHasId) ? rd<uint32_t>(F, I.A) : 0;
+    uint32_t Count = (I.Pred & BarrierHasCount) ? rd<uint32_t>(F, I.B) : 0;
+    for (unsigned L = First + 1; L < W.NumLanes; ++L) {
+      const uint8_t *G = frame(W, L);
+      if (((I.Pred & BarrierHasId) && rd<uint32_t>(G, I.A) != Id) ||
+          ((I.Pred & BarrierHasCount) && rd<uint32_t>(G, I.B) != Count))
+        return fail(I, &WG, &W, int(L),
+                    "barrier id or thread count differs between the lanes of a warp");
+    }
+    if (Id > 15)
+      return fail(I, &WG, &W, int(First), "barrier id " + std::to_string(Id) + " (0..15)");
+    if (Count && (Count % P.WaveLanes || Count > CtaThreads))
+      return fail(I, &WG, &W, int(First),
+                  "barrier thread count " + std::to_string(Count) +
+                      " is not a multiple of 32 up to the CTA's " + std::to_string(CtaThreads));
+    Group *G = nullptr;
+    for (Group &Other : Groups)
+      if (Other.Id == Id)
+        G = &Other;
+    if (!G) {
+      Groups.push_back({Id, Count, 0, {}});
+      G = &Groups.back();
+    } else if (G->Count != Count) {
+      return fail(I, &WG, &W, int(First),
+                  "warps wait at barrier " + std::to_string(Id) + " with thread counts " +
+                      std::to_string(G->Count) + " and " + std::to_string(Count));
+    }
+    G->Threads += P.WaveLanes;
+    G->Waves.push_back(&W);
+  }
+  if (Groups.empty())
+    return true;
+  bool Released = false;
+  for (Group &G : Groups) {
+    uint32_t Need = G.Count ? G.Count : CtaThreads;
+    if (G.Threads > Need) {
+      Wave &W = *G.Waves.back();
+      return fail(P.Code[W.Paths.back().Pc], &WG, &W, -1,
+                  std::to_string(G.Threads) + " threads wait at barrier " + std::to_string(G.Id) +
+                      ", which releases " + std::to_string(Need));
+    }
+    // The CTA's barrier needs every warp; the partial last warp counts whole.
+    if (G.Count ? G.Threads < Need : G.Waves.size() < WG.Waves.size())
+      continue;
+    const Inst &I = P.Code[G.Waves.front()->Paths.back().Pc];
+    bool Or = false;
+    if (I.Pred & BarrierRedOr)
+      for (Wave *W : G.Waves)
+        for (unsigned L = 0; L < W->NumLanes; ++L)
+          Or |= frame(*W, L)[I.C] & 1;
+    for (Wave *W : G.Waves) {
+      if (I.Pred & BarrierRedOr)
+        for (unsigned L = 0; L < W->NumLanes; ++L)
+          frame(*W, L)[I.Dst] = Or;
+      W->AtBarrier = false;
+      ++W->Paths.back().Pc;
+    }
+    Released = true;
+  }
+  if (!Released) {
+    Wave &W = *Groups.front().Waves.front();
+    std::string Why = Exited >= 0 ? "warp " + std::to_string(Exited) + " exited without reaching it"
+                                  : "no barrier has all its threads";
+    return fail(P.Code[W.Paths.back().Pc], &WG, &W, -1,
+                "barrier deadlock: barrier " + std::to_string(Groups.front().Id) +
+                    " never releases (" + Why + ")");
+  }
+  ++WG.Epoch;
+  ++WG.Barriers;
+  return true;
+}
+
 bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems) {
   uint32_t X = uint32_t(Linear % Cfg.Grid.X);
   uint32_t Y = uint32_t((Linear / Cfg.Grid.X) % Cfg.Grid.Y);
@@ -584,7 +680,7 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
   for (unsigned WI = 0; WI < NumWaves; ++WI) {
     Wave &W = WG.Waves[WI];
     W.Index = WI;
-    W.NumLanes = unsigned(std::min<uint64_t>(64, WorkItems - 64 * WI));
+    W.NumLanes = unsigned(std::min<uint64_t>(P.WaveLanes, WorkItems - uint64_t(P.WaveLanes) * WI));
     W.Frames.resize(size_t(W.NumLanes) * P.FrameBytes);
     for (unsigned L = 0; L < W.NumLanes; ++L) {
       std::memcpy(frame(W, L), Template.data(), P.ArgsEnd);
@@ -599,6 +695,8 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
     W.LastRelease.fill(0);
     W.AcquireEpoch.fill(0);
     W.ReleasedEpoch.assign(1, 1);
+    W.AsyncCopies.clear();
+    W.AsyncGroups.fill(0);
   }
   ++WG.Count;
   WG.WavesRun += NumWaves;
@@ -615,7 +713,7 @@ bool Runner::runWorkgroup(Workgroup &WG) {
       AllDone &= W.Paths.empty();
     if (AllDone)
       return true;
-    if (!releaseBarrier(WG))
+    if (!(P.Nvptx ? releaseNvvmBarriers(WG) : releaseBarrier(WG)))
       return false;
   }
 }
@@ -645,9 +743,11 @@ Error Runner::run(ArrayRef<uint8_t> Kernarg) {
                              P.Name.c_str(), Cfg.Block.X, Cfg.Block.Y, Cfg.Block.Z,
                              P.ReqdWorkGroup[0], P.ReqdWorkGroup[1], P.ReqdWorkGroup[2]);
   LdsBytes = P.DynLdsOffset + Cfg.DynamicLdsBytes;
-  if (LdsBytes > 163840)
+  if (LdsBytes > P.MaxLdsBytes)
     return createStringError(inconvertibleErrorCode(),
-                             "kernel '%s': %u bytes of LDS exceed the 160 KiB of gfx950",
+                             P.Nvptx ? "kernel '%s': %u bytes of shared memory exceed the 227 KiB "
+                                       "of a CTA on sm_90a"
+                                     : "kernel '%s': %u bytes of LDS exceed the 160 KiB of gfx950",
                              P.Name.c_str(), LdsBytes);
 
   // Kernarg segment = explicit arguments, then the hidden arguments of code
@@ -683,7 +783,7 @@ Error Runner::run(ArrayRef<uint8_t> Kernarg) {
   for (const ArgSlot &A : P.Args)
     std::memcpy(Template.data() + A.FrameOffset, Kernarg.data() + A.KernargOffset, A.Bytes);
 
-  unsigned NumWaves = unsigned((WorkItems + 63) / 64);
+  unsigned NumWaves = unsigned((WorkItems + P.WaveLanes - 1) / P.WaveLanes);
   uint64_t Total = Cfg.Grid.count();
   unsigned NumThreads = unsigned(std::min<uint64_t>(std::max(1u, O.Threads), Total));
   Concurrent = NumThreads > 1;

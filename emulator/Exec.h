@@ -64,6 +64,16 @@ struct PathEntry {
   uint64_t Mask;
 };
 
+/// A cp.async global -> shared copy in flight (NVPTX): the data moves when a
+/// wait for its group completes it.
+struct AsyncCopy {
+  uint32_t Lane, Group;
+  uint32_t DstOff;  // shared-memory offset
+  uint64_t SrcAddr; // global address
+  uint32_t Bytes, SrcBytes; // copied, of which read from SrcAddr (the rest zero)
+  const Inst *I;
+};
+
 struct Wave {
   unsigned Index = 0;
   unsigned NumLanes = 0;        // lanes that exist (the last wave may be partial)
@@ -78,6 +88,11 @@ struct Wave {
   std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};
   std::array<uint32_t, 64> AcquireEpoch{};
   std::vector<uint8_t> ReleasedEpoch; // epoch -> every LDS write released
+  // NVPTX cp.async: copies issued and not yet waited for, oldest first, and
+  // each lane's committed groups (a copy belongs to group AsyncGroups[lane]
+  // at its issue: committed once that count passes it).
+  std::vector<AsyncCopy> AsyncCopies;
+  std::array<uint32_t, 64> AsyncGroups{};
 };
 
 struct Runner;

@@ -89,6 +89,25 @@ bool waveBufferLoadLds(const Inst &I, WaveCtx &W);
 bool waveMfma(const Inst &I, WaveCtx &W);
 bool waveMfmaScale(const Inst &I, WaveCtx &W);
 
+// NVPTX operations (NvvmOps.cpp).
+enum NvvmSreg : uint16_t { NS_Ntid, NS_Nctaid, NS_LaneId, NS_WarpSize };
+enum NvvmShfl : uint16_t { NF_Up, NF_Down, NF_Bfly, NF_Idx };
+enum NvvmVote : uint16_t { NV_Ballot, NV_Any, NV_All, NV_Uni };
+bool ctxNvvmSreg(const Inst &I, LaneCtx &C); // Sub = NvvmSreg, Pred = dimension
+/// shfl.sync: A membermask, B value, C lane/delta, D clamp and segment
+/// mask; Sub = NvvmShfl; Aux = 1 for the {value, i1} form.
+bool waveShflSync(const Inst &I, WaveCtx &W);
+bool waveVoteSync(const Inst &I, WaveCtx &W); // A membermask, B predicate; Sub = NvvmVote
+void opPrmt(const Inst &I, uint8_t *F);       // A, B, selector C (default mode)
+void opEx2Approx(const Inst &I, uint8_t *F);
+bool waveMmaBf16(const Inst &I, WaveCtx &W); // Tab = the 10 operand slots
+/// cp.async: A shared destination, B global source, C source size where
+/// Pred & 1; Aux = bytes.
+bool ctxCpAsync(const Inst &I, LaneCtx &C);
+bool ctxCpAsyncCommit(const Inst &I, LaneCtx &C);
+bool ctxCpAsyncWait(const Inst &I, LaneCtx &C); // Aux = groups left pending
+bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
+
 } // namespace moegen::emu
 
 #endif

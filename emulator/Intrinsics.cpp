@@ -15,7 +15,9 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/IntrinsicsAMDGPU.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Operator.h"
 
 using namespace llvm;
@@ -104,6 +106,8 @@ struct CallDecoder {
   Error waveReduction(int Sub);
   Error vectorReduction(int Sub);
   Error overflow(int Sub);
+  Error nvvm(bool &Matched);
+  Error inlineAsm();
 };
 } // namespace
 
@@ -369,10 +373,179 @@ Error CallDecoder::ockl() {
   return ctx(ctxOckl);
 }
 
+/// The NVVM intrinsics moegen's sm_90a kernels use (Matched = false for
+/// any other ID).
+Error CallDecoder::nvvm(bool &Matched) {
+  using namespace Intrinsic;
+  Matched = true;
+  auto dim = [](Intrinsic::ID Id, Intrinsic::ID X, Intrinsic::ID Y) {
+    return uint8_t(Id == X ? 0 : Id == Y ? 1 : 2);
+  };
+  switch (ID) {
+  case nvvm_read_ptx_sreg_tid_x:
+  case nvvm_read_ptx_sreg_tid_y:
+  case nvvm_read_ptx_sreg_tid_z:
+    In.Pred = dim(ID, nvvm_read_ptx_sreg_tid_x, nvvm_read_ptx_sreg_tid_y);
+    return ctx(ctxWorkitemId);
+  case nvvm_read_ptx_sreg_ctaid_x:
+  case nvvm_read_ptx_sreg_ctaid_y:
+  case nvvm_read_ptx_sreg_ctaid_z:
+    In.Pred = dim(ID, nvvm_read_ptx_sreg_ctaid_x, nvvm_read_ptx_sreg_ctaid_y);
+    return ctx(ctxWorkgroupId);
+  case nvvm_read_ptx_sreg_ntid_x:
+  case nvvm_read_ptx_sreg_ntid_y:
+  case nvvm_read_ptx_sreg_ntid_z:
+    In.Pred = dim(ID, nvvm_read_ptx_sreg_ntid_x, nvvm_read_ptx_sreg_ntid_y);
+    In.Sub = NS_Ntid;
+    return ctx(ctxNvvmSreg);
+  case nvvm_read_ptx_sreg_nctaid_x:
+  case nvvm_read_ptx_sreg_nctaid_y:
+  case nvvm_read_ptx_sreg_nctaid_z:
+    In.Pred = dim(ID, nvvm_read_ptx_sreg_nctaid_x, nvvm_read_ptx_sreg_nctaid_y);
+    In.Sub = NS_Nctaid;
+    return ctx(ctxNvvmSreg);
+  case nvvm_read_ptx_sreg_laneid:
+  case nvvm_read_ptx_sreg_warpsize:
+    In.Sub = ID == nvvm_read_ptx_sreg_laneid ? NS_LaneId : NS_WarpSize;
+    return ctx(ctxNvvmSreg);
+  case nvvm_barrier_cta_sync_aligned_all:
+  case nvvm_barrier_cta_sync_all:
+    In.Pred = BarrierHasId;
+    In.K = Kind::Barrier;
+    return ops({0});
+  case nvvm_barrier_cta_sync_aligned_count:
+  case nvvm_barrier_cta_sync_count:
+    In.Pred = BarrierHasId | BarrierHasCount;
+    In.K = Kind::Barrier;
+    return ops({0, 1});
+  case nvvm_barrier_cta_red_or_aligned_all:
+  case nvvm_barrier_cta_red_or_all:
+    if (Error E = ops({0}))
+      return E;
+    if (auto S = op(1))
+      In.C = *S;
+    else
+      return S.takeError();
+    In.Pred = BarrierHasId | BarrierRedOr;
+    In.K = Kind::Barrier;
+    return Error::success();
+  case nvvm_bar_warp_sync: // the warp's lanes run in lockstep
+  case nvvm_griddepcontrol_launch_dependents:
+  case nvvm_griddepcontrol_wait:
+  case nvvm_fence_proxy_async_shared_cta:
+    return nop();
+  case nvvm_vote_ballot_sync:
+  case nvvm_vote_any_sync:
+  case nvvm_vote_all_sync:
+  case nvvm_vote_uni_sync:
+    In.Sub = ID == nvvm_vote_ballot_sync ? NV_Ballot
+             : ID == nvvm_vote_any_sync  ? NV_Any
+             : ID == nvvm_vote_all_sync  ? NV_All
+                                         : NV_Uni;
+    if (Error E = ops({0, 1}))
+      return E;
+    return wave(waveVoteSync);
+  case nvvm_shfl_sync_up_i32:
+  case nvvm_shfl_sync_up_f32:
+  case nvvm_shfl_sync_up_i32p:
+  case nvvm_shfl_sync_up_f32p:
+  case nvvm_shfl_sync_down_i32:
+  case nvvm_shfl_sync_down_f32:
+  case nvvm_shfl_sync_down_i32p:
+  case nvvm_shfl_sync_down_f32p:
+  case nvvm_shfl_sync_bfly_i32:
+  case nvvm_shfl_sync_bfly_f32:
+  case nvvm_shfl_sync_bfly_i32p:
+  case nvvm_shfl_sync_bfly_f32p:
+  case nvvm_shfl_sync_idx_i32:
+  case nvvm_shfl_sync_idx_f32:
+  case nvvm_shfl_sync_idx_i32p:
+  case nvvm_shfl_sync_idx_f32p: {
+    StringRef Mode = Name.drop_front(StringRef("llvm.nvvm.shfl.sync.").size());
+    In.Sub = Mode.starts_with("up")     ? NF_Up
+             : Mode.starts_with("down") ? NF_Down
+             : Mode.starts_with("bfly") ? NF_Bfly
+                                        : NF_Idx;
+    In.Aux = CI.getType()->isStructTy();
+    if (Error E = ops({0, 1, 2, 3}))
+      return E;
+    return wave(waveShflSync);
+  }
+  case nvvm_prmt:
+    if (Error E = ops({0, 1, 2}))
+      return E;
+    return pure(opPrmt);
+  case nvvm_ex2_approx:
+    if (!CI.getType()->isFloatTy())
+      return D.unsupported(CI, "ex2.approx of a type other than f32");
+    if (Error E = ops({0}))
+      return E;
+    return pure(opEx2Approx);
+  case nvvm_mma_m16n8k16_row_col_bf16: {
+    SmallVector<uint32_t, 10> Slots;
+    for (unsigned I = 0; I < 10; ++I) {
+      auto S = op(I);
+      if (!S)
+        return S.takeError();
+      Slots.push_back(*S);
+    }
+    In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(D.addInts(Slots)) + 1);
+    return wave(waveMmaBf16);
+  }
+  case nvvm_cp_async_ca_shared_global_4:
+  case nvvm_cp_async_ca_shared_global_8:
+  case nvvm_cp_async_ca_shared_global_16:
+  case nvvm_cp_async_cg_shared_global_16:
+  case nvvm_cp_async_ca_shared_global_4_s:
+  case nvvm_cp_async_ca_shared_global_8_s:
+  case nvvm_cp_async_ca_shared_global_16_s:
+  case nvvm_cp_async_cg_shared_global_16_s: {
+    StringRef Rest = Name.drop_front(StringRef("llvm.nvvm.cp.async.cX.shared.global.").size());
+    In.Aux = Rest.starts_with("16") ? 16 : Rest.starts_with("8") ? 8 : 4;
+    In.Pred = Rest.ends_with(".s");
+    if (Error E = In.Pred ? ops({0, 1, 2}) : ops({0, 1}))
+      return E;
+    return ctx(ctxCpAsync);
+  }
+  case nvvm_cp_async_commit_group:
+    return ctx(ctxCpAsyncCommit);
+  case nvvm_cp_async_wait_group: {
+    uint64_t N;
+    if (Error E = imms({{0, &N}}))
+      return E;
+    In.Aux = uint32_t(N);
+    return ctx(ctxCpAsyncWait);
+  }
+  case nvvm_cp_async_wait_all: // commit_group, then wait_group 0
+    In.Aux = 0;
+    In.Sub = 1;
+    return ctx(ctxCpAsyncWait);
+  default:
+    Matched = false;
+    return Error::success();
+  }
+}
+
+/// Inline PTX: the statements moegen's sm_90a kernels emit, matched whole.
+Error CallDecoder::inlineAsm() {
+  StringRef Text = cast<InlineAsm>(CI.getCalledOperand())->getAsmString();
+  if (Text == "griddepcontrol.wait;")
+    return nop(); // kernels run one after another here
+  if (Text == "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;") {
+    if (Error E = ops({0, 1}))
+      return E;
+    return ctx(ctxRedAddBf16x2);
+  }
+  return D.unsupported(CI, "inline asm \"" + Text.str() + "\"");
+}
+
 /// The intrinsics with their own operand conventions; the rest go through
 /// the tables (IntrinsicTables.h).
 Error CallDecoder::intrinsic() {
   using namespace Intrinsic;
+  bool IsNvvm = false;
+  if (Error E = nvvm(IsNvvm); E || IsNvvm)
+    return E;
   switch (ID) {
   case expect:
   case expect_with_probability:
@@ -487,6 +660,8 @@ Error CallDecoder::intrinsic() {
 
 Error CallDecoder::run() {
   In.Dst = CI.getType()->isVoidTy() ? 0 : D.resultSlot(&CI);
+  if (CI.isInlineAsm())
+    return inlineAsm();
   const Function *Callee = CI.getCalledFunction();
   if (!Callee)
     return D.unsupported(CI, "indirect call");

@@ -75,7 +75,9 @@ enum class Kind : uint8_t {
   WaveOp,  // runs once for the active lanes of a wave (MFMA, ballot, ...)
   Lanes,   // a per-lane operation whose handler (a WaveFn) loops over the
            // active lanes itself: one call per instruction instead of per lane
-  Barrier, // llvm.amdgcn.s.barrier
+  Barrier, // llvm.amdgcn.s.barrier, or an NVVM CTA barrier: Pred holds the
+           // Barrier* flags, A the id slot, B the thread count slot, C the
+           // reduction's predicate slot (NVPTX)
   // Scalar fast paths of common Pure operations, executed inline by the
   // interpreter loop (see fastKind()).
   AddI32,
@@ -135,6 +137,13 @@ struct Inst {
   const llvm::Instruction *Src = nullptr;
 };
 
+/// Inst::Pred of an NVVM barrier (Kind::Barrier).
+enum BarrierFlags : uint8_t {
+  BarrierHasId = 1,    // the barrier id is at slot A (else barrier 0)
+  BarrierHasCount = 2, // the participating threads are at slot B (else the CTA's)
+  BarrierRedOr = 4,    // an i1 at slot C, ORed over the participants into Dst
+};
+
 /// The reconvergence pc of a branch whose paths only meet at the exit.
 constexpr uint32_t NoBlock = ~0u;
 
@@ -181,6 +190,12 @@ struct Program {
   uint32_t MinFlatWorkGroup = 1, MaxFlatWorkGroup = 1024; // "amdgpu-flat-work-group-size"
   uint32_t ReqdWorkGroup[3] = {0, 0, 0};                  // !reqd_work_group_size, 0 = none
   bool UsesFences = false;
+  // The target: gfx950 (waves of 64 lanes, 160 KiB of LDS) or NVPTX sm_90a
+  // (warps of 32, 227 KiB of shared memory a CTA, barriers that order shared
+  // memory on their own).
+  bool Nvptx = false;
+  uint32_t WaveLanes = 64;
+  uint32_t MaxLdsBytes = 163840;
 };
 
 } // namespace moegen::emu

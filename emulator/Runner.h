@@ -138,6 +138,7 @@ private:
   bool runWorkgroup(Workgroup &WG);
   bool runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t WorkItems);
   bool releaseBarrier(Workgroup &WG);
+  bool releaseNvvmBarriers(Workgroup &WG);
   /// The phi moves of an edge for the lanes of Mask (frames at Base + lane *
   /// Stride).
   void takeEdge(uint32_t EdgeIdx, uint8_t *Base, size_t Stride, uint64_t Mask) const;

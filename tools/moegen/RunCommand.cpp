@@ -1,9 +1,10 @@
 //===- RunCommand.cpp - moegen run ----------------------------------------===//
 //
-//   moegen run SPEC.moe --tokens N --backend emu|cuda [--seed S] [--inputs DIR]
-//              [--set key=value ...]
+//   moegen run SPEC.moe --tokens N --backend emu|cuda [--target gfx950|sm_90a]
+//              [--seed S] [--inputs DIR] [--set key=value ...]
 //
-// Compiles the layer (for gfx950 on emu, for sm_90a on cuda) and runs it
+// Compiles the layer (for gfx950 on emu unless --target sm_90a, for sm_90a on
+// cuda) and runs it
 // through MoeLayer (as host applications do) on the backend with inputs generated from the seed (or
 // read from DIR, as `moegen ref` writes them), and prints the decode-first error metrics of each
 // stage and of the layer against the reference. Exits non-zero when a stage exceeds the tolerance
@@ -57,6 +58,11 @@ static cl::opt<std::string>
                         "emulator) or cuda (an sm_90a GPU)"),
                cl::value_desc("name"), cl::init("emu"), cl::sub(command),
                cl::cat(moegenCategory()));
+static cl::opt<std::string>
+    targetArg("target",
+              cl::desc("the chip the kernels are compiled for: gfx950 (emu's default) or sm_90a "
+                       "(cuda's; on emu, the emulator runs the sm_90a kernels)"),
+              cl::value_desc("chip"), cl::sub(command), cl::cat(moegenCategory()));
 static SpecOverrideOption setArgs(command);
 
 static int runRun() {
@@ -75,6 +81,13 @@ static int runRun() {
                                  "' is not available here; backends: emu, cuda (the hip backend "
                                  "runs through the runtime API on a gfx950)");
   const bool cuda = backendName == "cuda";
+  std::string chip = targetArg.empty() ? (cuda ? "sm_90a" : "gfx950") : std::string(targetArg);
+  if (chip != "gfx950" && chip != "sm_90a")
+    return usageError("run", "--target: '" + chip + "' is not a chip moegen generates code for; "
+                                                    "chips: gfx950, sm_90a");
+  if (cuda && chip != "sm_90a")
+    return usageError("run", "--target " + chip + " with --backend cuda: the cuda backend runs "
+                                                  "sm_90a code");
   if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
     return usageError("run", llvm::toString(std::move(e)));
 
@@ -93,8 +106,7 @@ static int runRun() {
   // The cuda backend runs sm_90a code: a family without an sm_90a template
   // is refused here, by name (templates/TargetSupport).
   CompileOptions compileOptions;
-  if (cuda)
-    compileOptions.chip = options.target.chip = "sm_90a";
+  compileOptions.chip = options.target.chip = chip;
   if (llvm::Error e = verifyLayer(*spec, compileOptions)) {
     llvm::errs() << llvm::toString(std::move(e)) << "\n";
     return 1;
@@ -120,7 +132,7 @@ static int runRun() {
   if (!result)
     return fail(result.takeError());
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
-               << ", " << result->tokens << " tokens, "
+               << (cuda || chip == "gfx950" ? "" : " (" + chip + ")") << ", " << result->tokens << " tokens, "
                << (options.inputsDir.empty() ? generatedInputsOf(options)
                                              : "inputs from " + options.inputsDir)
                << "\n"

@@ -1,0 +1,276 @@
+//===- NvvmOps.cpp - NVPTX (sm_90a) operations: warps, cp.async, mma.sync -===//
+//
+// Semantics from the PTX ISA (8.x): warps of 32 lanes, `shfl.sync`,
+// `vote.sync`, `prmt`, `cp.async` groups, `mma.sync.m16n8k16` with bf16
+// operands, and the bf16x2 global reduction moegen emits as inline asm.
+// A warp's lanes run in lockstep here, so a `.sync` operation sees the lanes
+// of the current path as the ones that arrived; a member lane that exited is
+// refused (the hardware would wait for it forever).
+//
+//===----------------------------------------------------------------------===//
+#include "emulator/Formats.h"
+#include "emulator/Ops.h"
+#include "emulator/Runner.h"
+
+#include "llvm/IR/Instructions.h"
+
+#include <bit>
+#include <cmath>
+
+namespace moegen::emu {
+
+static bool active(const WaveCtx &W, unsigned L) { return (W.Active >> L) & 1; }
+
+bool ctxNvvmSreg(const Inst &I, LaneCtx &C) {
+  const LaunchConfig &Cfg = C.R->Cfg;
+  const uint32_t Block[3] = {Cfg.Block.X, Cfg.Block.Y, Cfg.Block.Z};
+  const uint32_t Grid[3] = {Cfg.Grid.X, Cfg.Grid.Y, Cfg.Grid.Z};
+  uint32_t V = 0;
+  switch (I.Sub) {
+  case NS_Ntid:
+    V = Block[I.Pred];
+    break;
+  case NS_Nctaid:
+    V = Grid[I.Pred];
+    break;
+  case NS_LaneId:
+    V = C.Lane;
+    break;
+  case NS_WarpSize:
+    V = C.R->P.WaveLanes;
+    break;
+  }
+  wr<uint32_t>(C.F, I.Dst, V);
+  return true;
+}
+
+/// The membermask at slot A must hold every active lane and no lane that
+/// exited (the lanes in lockstep are the ones that arrived).
+static bool checkMembers(const Inst &I, WaveCtx &W) {
+  for (unsigned L = 0; L < W.W->NumLanes; ++L) {
+    if (!active(W, L))
+      continue;
+    uint32_t Mask = rd<uint32_t>(W.frame(L), I.A);
+    if (!(Mask >> L & 1))
+      return W.R->fail(I, W.WG, W.W, int(L), "lane executes a .sync operation outside its membermask");
+    uint64_t Exited = W.W->DoneLanes & Mask;
+    if (Exited)
+      return W.R->fail(I, W.WG, W.W, int(L),
+                       "membermask names lane " + std::to_string(std::countr_zero(Exited)) +
+                           ", which exited");
+  }
+  return true;
+}
+
+bool waveShflSync(const Inst &I, WaveCtx &W) {
+  if (!checkMembers(I, W))
+    return false;
+  uint32_t Out[64];
+  bool In[64] = {};
+  for (unsigned L = 0; L < W.W->NumLanes; ++L) {
+    if (!active(W, L))
+      continue;
+    const uint8_t *F = W.frame(L);
+    uint32_t B = rd<uint32_t>(F, I.C) & 31, Cv = rd<uint32_t>(F, I.D);
+    uint32_t Clamp = Cv & 31, Seg = (Cv >> 8) & 31;
+    uint32_t MaxLane = (L & Seg) | (Clamp & ~Seg), MinLane = L & Seg;
+    int J = int(L);
+    bool P = false;
+    switch (I.Sub) {
+    case NF_Up:
+      J = int(L) - int(B);
+      P = J >= int(MaxLane);
+      break;
+    case NF_Down:
+      J = int(L + B);
+      P = J <= int(MaxLane);
+      break;
+    case NF_Bfly:
+      J = int(L ^ B);
+      P = J <= int(MaxLane);
+      break;
+    case NF_Idx:
+      J = int(MinLane | (B & ~Seg));
+      P = J <= int(MaxLane);
+      break;
+    }
+    if (!P)
+      J = int(L);
+    if (!active(W, unsigned(J)))
+      return W.R->fail(I, W.WG, W.W, int(L),
+                       "shfl.sync reads lane " + std::to_string(J) + ", which is not active");
+    Out[L] = rd<uint32_t>(W.frame(unsigned(J)), I.B);
+    In[L] = P;
+  }
+  for (unsigned L = 0; L < W.W->NumLanes; ++L)
+    if (active(W, L)) {
+      wr<uint32_t>(W.frame(L), I.Dst, Out[L]);
+      if (I.Aux) // the {value, i1} form: the predicate follows at 8 bytes
+        W.frame(L)[I.Dst + 8] = In[L];
+    }
+  return true;
+}
+
+bool waveVoteSync(const Inst &I, WaveCtx &W) {
+  if (!checkMembers(I, W))
+    return false;
+  uint32_t Ballot = 0;
+  unsigned Voters = 0;
+  for (unsigned L = 0; L < W.W->NumLanes; ++L)
+    if (active(W, L)) {
+      Ballot |= uint32_t(W.frame(L)[I.B] & 1) << L;
+      ++Voters;
+    }
+  unsigned Yes = unsigned(std::popcount(Ballot));
+  for (unsigned L = 0; L < W.W->NumLanes; ++L) {
+    if (!active(W, L))
+      continue;
+    uint8_t *F = W.frame(L);
+    switch (I.Sub) {
+    case NV_Ballot:
+      wr<uint32_t>(F, I.Dst, Ballot);
+      break;
+    case NV_Any:
+      F[I.Dst] = Yes > 0;
+      break;
+    case NV_All:
+      F[I.Dst] = Yes == Voters;
+      break;
+    case NV_Uni:
+      F[I.Dst] = Yes == 0 || Yes == Voters;
+      break;
+    }
+  }
+  return true;
+}
+
+void opPrmt(const Inst &I, uint8_t *F) {
+  const uint64_t X = uint64_t(rd<uint32_t>(F, I.A)) | uint64_t(rd<uint32_t>(F, I.B)) << 32;
+  const uint32_t Sel = rd<uint32_t>(F, I.C);
+  uint32_t R = 0;
+  for (unsigned Byte = 0; Byte < 4; ++Byte) {
+    uint32_t S = (Sel >> (4 * Byte)) & 0xF;
+    uint32_t V = uint32_t(X >> (8 * (S & 7))) & 0xFF;
+    if (S & 8) // sign replicate: the selected byte's msb in all 8 bits
+      V = (V & 0x80) ? 0xFF : 0;
+    R |= V << (8 * Byte);
+  }
+  wr<uint32_t>(F, I.Dst, R);
+}
+
+void opEx2Approx(const Inst &I, uint8_t *F) {
+  wr<float>(F, I.Dst, std::exp2(rd<float>(F, I.A)));
+}
+
+/// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with the PTX ISA's
+/// fragments (g = lane / 4, t = lane % 4):
+///   A: register r holds A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}];
+///   B: register r holds B[2t + 8r + {0, 1}][g];
+///   C/D: element e holds C[g + 8 (e >> 1)][2t + (e & 1)].
+/// The products are exact in f64; the sum is rounded once to f32 (the
+/// hardware's internal order and rounding are not documented).
+bool waveMmaBf16(const Inst &I, WaveCtx &W) {
+  if (W.Active != 0xFFFFFFFFull || W.W->NumLanes != 32)
+    return W.R->fail(I, W.WG, W.W, -1, "mma.sync executed by a partially active warp");
+  const uint32_t *Slot = I.Tab; // a0..a3, b0, b1, c0..c3
+  float A[16][16], B[16][8], C[16][8];
+  for (unsigned L = 0; L < 32; ++L) {
+    const uint8_t *F = W.frame(L);
+    unsigned G = L / 4, T = L % 4;
+    for (unsigned R = 0; R < 4; ++R) {
+      uint32_t V = rd<uint32_t>(F, Slot[R]);
+      unsigned Row = G + 8 * (R & 1), Col = 2 * T + 8 * (R >> 1);
+      A[Row][Col] = bf16ToFloat(uint16_t(V));
+      A[Row][Col + 1] = bf16ToFloat(uint16_t(V >> 16));
+    }
+    for (unsigned R = 0; R < 2; ++R) {
+      uint32_t V = rd<uint32_t>(F, Slot[4 + R]);
+      B[2 * T + 8 * R][G] = bf16ToFloat(uint16_t(V));
+      B[2 * T + 8 * R + 1][G] = bf16ToFloat(uint16_t(V >> 16));
+    }
+    for (unsigned E = 0; E < 4; ++E)
+      C[G + 8 * (E >> 1)][2 * T + (E & 1)] = rd<float>(F, Slot[6 + E]);
+  }
+  for (unsigned L = 0; L < 32; ++L) {
+    uint8_t *F = W.frame(L);
+    unsigned G = L / 4, T = L % 4;
+    for (unsigned E = 0; E < 4; ++E) {
+      unsigned Row = G + 8 * (E >> 1), Col = 2 * T + (E & 1);
+      double Sum = C[Row][Col];
+      for (unsigned K = 0; K < 16; ++K)
+        Sum += double(A[Row][K]) * double(B[K][Col]);
+      wr<float>(F, I.Dst + 8 * E, float(Sum));
+    }
+  }
+  return true;
+}
+
+bool ctxCpAsync(const Inst &I, LaneCtx &C) {
+  const uint32_t Dst = rd<uint32_t>(C.F, I.A);
+  const uint64_t Src = rd<uint64_t>(C.F, I.B);
+  const uint32_t Bytes = I.Aux;
+  const uint32_t SrcBytes = (I.Pred & 1) ? rd<uint32_t>(C.F, I.C) : Bytes;
+  if (Dst % Bytes || Src % Bytes)
+    return C.R->fail(I, C,
+                     "cp.async of " + std::to_string(Bytes) + " bytes from a source or to a " +
+                         "destination not aligned to them",
+                     Dst % Bytes ? uint64_t(Dst) : Src);
+  if (SrcBytes > Bytes)
+    return C.R->fail(I, C,
+                     "cp.async source size " + std::to_string(SrcBytes) + " exceeds its " +
+                         std::to_string(Bytes) + " bytes");
+  C.W->AsyncCopies.push_back({C.Lane, C.W->AsyncGroups[C.Lane], Dst, Src, Bytes, SrcBytes, &I});
+  return true;
+}
+
+bool ctxCpAsyncCommit(const Inst &, LaneCtx &C) {
+  ++C.W->AsyncGroups[C.Lane];
+  return true;
+}
+
+/// cp.async.wait_group N (Aux): the lane's copies of every committed group
+/// but the N most recent land in shared memory now (Sub = 1: wait_all, which
+/// commits the open group first).
+bool ctxCpAsyncWait(const Inst &I, LaneCtx &C) {
+  if (I.Sub)
+    ++C.W->AsyncGroups[C.Lane];
+  std::vector<AsyncCopy> &Copies = C.W->AsyncCopies;
+  const uint32_t Committed = C.W->AsyncGroups[C.Lane];
+  size_t Kept = 0;
+  for (size_t K = 0; K < Copies.size(); ++K) {
+    const AsyncCopy Cp = Copies[K];
+    if (Cp.Lane != C.Lane || uint64_t(Cp.Group) + I.Aux >= Committed) {
+      Copies[Kept++] = Cp;
+      continue;
+    }
+    uint8_t Data[16] = {};
+    if (Cp.SrcBytes) {
+      const uint8_t *S = C.R->global(C, *Cp.I, Cp.SrcAddr, Cp.SrcBytes, false);
+      if (!S)
+        return false;
+      std::memcpy(Data, S, Cp.SrcBytes);
+    }
+    uint8_t *D = C.R->lds(*Cp.I, *C.WG, *C.W, C.Lane, Cp.DstOff, Cp.Bytes, true);
+    if (!D)
+      return false;
+    std::memcpy(D, Data, Cp.Bytes);
+  }
+  Copies.resize(Kept);
+  return true;
+}
+
+/// red.relaxed.gpu.global.add.noftz.bf16x2 [A], B: each half rounded to
+/// nearest even, subnormals kept.
+bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C) {
+  const uint64_t Addr = rd<uint64_t>(C.F, I.A);
+  if (Addr % 4)
+    return C.R->fail(I, C, "red.global.add.bf16x2 at an address not aligned to 4 bytes", Addr);
+  AtomicGuard Guard(*C.R, true);
+  uint8_t *H = C.R->global(C, I, Addr, 4, true);
+  if (!H)
+    return false;
+  applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H, C.F + I.B);
+  return true;
+}
+
+} // namespace moegen::emu
