@@ -1,6 +1,6 @@
 //===- LayerCheckMain.cpp - moegen-layer-check: whole layers from a cache -===//
 //
-//   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--tokens N,...]
+//   moegen-layer-check SPEC.moe --cache DIR [--backend cuda|emu] [--target CHIP] [--tokens N,...]
 //                      [--kernels FAMILY,...] [--time N [--time-steps]] [--seed S]
 //                      [--weight-scale F] [--poison]
 //                      [--check-tokens N] [--resources] [--max-local-bytes N]
@@ -10,7 +10,8 @@
 // Runs a layer the way a deployment does: its kernels come from the prefilled
 // kernel cache DIR (`moegen cache prefill`, or a JIT run, of the same moegen
 // build: the cache keys carry the build id), MoeLayer::run launches them on
-// the backend (cuda: the first sm_90a GPU; emu: the gfx950 emulator), and
+// the backend (cuda: the first sm_90a GPU; emu: the emulator, running gfx950
+// kernels or, with --target sm_90a, sm_90a ones), and
 // every stage is compared with the reference exactly as `moegen run` does
 // (runtime/check/LayerCheck.h), on every token or, with --check-tokens N, on N
 // evenly spaced ones (the sorting is always compared whole); --poison fills
@@ -64,8 +65,13 @@ static cl::opt<std::string> cacheArg("cache",
                                      cl::value_desc("dir"));
 static cl::opt<std::string> backendArg("backend",
                                        cl::desc("cuda (the default: the first sm_90a GPU) or emu "
-                                                "(the gfx950 emulator)"),
+                                                "(the emulator)"),
                                        cl::value_desc("name"), cl::init("cuda"));
+static cl::opt<std::string>
+    targetArg("target",
+              cl::desc("the chip of the cache's kernels: sm_90a (cuda's) or, on emu, gfx950 (the "
+                       "default there) or sm_90a"),
+              cl::value_desc("chip"));
 static cl::list<int64_t> tokensArg("tokens", cl::desc("token counts (default 16)"),
                                    cl::CommaSeparated);
 static cl::list<std::string> kernelsArg("kernels",
@@ -168,7 +174,14 @@ int main(int argc, char **argv) {
     return fail("--max-local-bytes: " + llvm::Twine(maxLocalArg) + " is negative");
   options.kernelResources = resourcesArg || maxLocalArg >= 0;
   options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
-  options.target.chip = backendName == "cuda" ? "sm_90a" : TargetInfo::kDefaultChip.str();
+  options.target.chip = !targetArg.empty()    ? std::string(targetArg)
+                        : backendName == "cuda" ? "sm_90a"
+                                                : TargetInfo::kDefaultChip.str();
+  if (options.target.chip != "sm_90a" &&
+      (backendName == "cuda" || options.target.chip != TargetInfo::kDefaultChip))
+    return fail("--target: '" + options.target.chip + "' on " + backendName + "; the " +
+                backendName + " backend runs " +
+                (backendName == "cuda" ? "sm_90a" : "gfx950 or sm_90a") + " kernels");
   auto families = parseKernelFamilies(kernelsArg);
   if (!families)
     return fail("--kernels: " + llvm::toString(families.takeError()));

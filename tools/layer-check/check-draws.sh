@@ -8,7 +8,8 @@
 #   tools/layer-check/check-draws.sh DIR [LAYER_CHECK [ARGS...]]
 #
 # LAYER_CHECK defaults to moegen-layer-check on PATH; ARGS go to every call
-# (--backend emu for gfx950 draws; --load-only; --weight-scale 64 ...).
+# (--backend emu for gfx950 draws, --backend emu --target sm_90a to run sm_90a
+# draws on the emulator; --load-only; --weight-scale 64 ...).
 # Environment: TOKENS (token counts for every layer instead of the
 # manifest's, e.g. 1,37,256), WRAP (a command put before each call, e.g.
 # "compute-sanitizer --tool memcheck --error-exitcode 1"), LOG_DIR (where each

@@ -1,0 +1,188 @@
+//===- NvvmTest.cpp - The emulator on NVPTX (sm_90a) kernels ---------------===//
+//
+// kernels/nvvm.ll, hand-written: warp-local shuffles and votes, prmt,
+// mma.sync fragments, cp.async groups, named and reduction barriers, inline
+// PTX, and the checks that refuse what the hardware would not do.
+//
+//===----------------------------------------------------------------------===//
+#include "EmuTestUtil.h"
+
+#include "emulator/Formats.h"
+
+#include <bit>
+#include <random>
+
+using namespace moegen::emu;
+using namespace moegen::emu::test;
+
+namespace {
+
+uint32_t bf16Bits(float F) { return std::bit_cast<uint32_t>(F) >> 16; } // exact for small ints
+
+TEST(EmulatorNvvm, WarpsAreThirtyTwoLanes) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> Out(*E, 64 * 8, 0);
+  ASSERT_FALSE(bool(launch(*E, "warps", {1, 1, 1}, {64, 1, 1}, Args().add(Out.Addr))));
+  for (uint32_t T = 0; T < 64; ++T) {
+    const uint32_t *R = &Out.Host[T * 8];
+    uint32_t Lane = T % 32, Warp0 = T - Lane;
+    EXPECT_EQ(R[0], Lane) << T;
+    EXPECT_EQ(R[1], 100 * (Warp0 + 31 - Lane)) << T;          // idx
+    EXPECT_EQ(R[2], 100 * (Lane >= 3 ? T - 3 : T)) << T;       // up 3
+    EXPECT_EQ(R[3], Lane >= 3 ? 1u : 0u) << T;                 // its predicate
+    EXPECT_EQ(R[4], 100 * (Warp0 + (Lane ^ 5))) << T;          // bfly 5
+    uint32_t SegEnd = (Lane & 24) | 7;                         // down 4 in 8-lane segments
+    EXPECT_EQ(R[5], 100 * (Lane + 4 <= SegEnd ? T + 4 : T)) << T;
+    EXPECT_EQ(R[6], 0x11111111u) << T; // ballot of lane % 4 == 0, per warp
+    EXPECT_EQ(R[7], 64u) << T;         // ntid.x
+  }
+}
+
+TEST(EmulatorNvvm, Prmt) {
+  // (a, b, selector, expected): bytes 0-3 of a and 4-7 of b; bit 3 of a
+  // selector nibble replicates the chosen byte's sign; bits above 15 ignored.
+  const uint32_t Cases[][4] = {
+      {0x33221100, 0x77665544, 0x7531, 0x77553311},
+      {0x33221100, 0x77665544, 0x0123, 0x00112233},
+      {0x00800001, 0, 0x000A, 0x010101FF},
+      {0x7F80FF01, 0, 0xBA98, 0x00FFFF00},
+      {0x33221100, 0x77665544, 0xFFFF7531, 0x77553311},
+  };
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  std::vector<uint32_t> In;
+  for (const auto &C : Cases)
+    In.insert(In.end(), {C[0], C[1], C[2]});
+  DeviceBuffer<uint32_t> InB(*E, In);
+  DeviceBuffer<uint32_t> Out(*E, 32, 0);
+  const uint32_t N = std::size(Cases);
+  ASSERT_FALSE(
+      bool(launch(*E, "prmt", {1, 1, 1}, {N, 1, 1}, Args().add(InB.Addr).add(Out.Addr))));
+  for (uint32_t I = 0; I < N; ++I)
+    EXPECT_EQ(Out.Host[I], Cases[I][3]) << "case " << I;
+}
+
+// The fragments as the PTX ISA lays them out for m16n8k16 with bf16 A/B and
+// f32 C/D (g = lane / 4, t = lane % 4), built here from whole matrices.
+TEST(EmulatorNvvm, MmaM16n8k16Bf16Fragments) {
+  std::mt19937 Rng(7);
+  std::uniform_int_distribution<int> Small(-8, 8);
+  float A[16][16], B[16][8], C[16][8];
+  for (auto &Row : A)
+    for (float &V : Row)
+      V = float(Small(Rng));
+  for (auto &Row : B)
+    for (float &V : Row)
+      V = float(Small(Rng));
+  for (auto &Row : C)
+    for (float &V : Row)
+      V = float(Small(Rng)) / 4;
+  auto pack = [](float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; };
+  std::vector<uint32_t> Frag(32 * 10);
+  for (unsigned L = 0; L < 32; ++L) {
+    unsigned G = L / 4, T = L % 4;
+    uint32_t *F = &Frag[L * 10];
+    F[0] = pack(A[G][2 * T], A[G][2 * T + 1]);
+    F[1] = pack(A[G + 8][2 * T], A[G + 8][2 * T + 1]);
+    F[2] = pack(A[G][2 * T + 8], A[G][2 * T + 9]);
+    F[3] = pack(A[G + 8][2 * T + 8], A[G + 8][2 * T + 9]);
+    F[4] = pack(B[2 * T][G], B[2 * T + 1][G]);
+    F[5] = pack(B[2 * T + 8][G], B[2 * T + 9][G]);
+    F[6] = std::bit_cast<uint32_t>(C[G][2 * T]);
+    F[7] = std::bit_cast<uint32_t>(C[G][2 * T + 1]);
+    F[8] = std::bit_cast<uint32_t>(C[G + 8][2 * T]);
+    F[9] = std::bit_cast<uint32_t>(C[G + 8][2 * T + 1]);
+  }
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> FragB(*E, Frag);
+  DeviceBuffer<float> D(*E, 32 * 4, 0.f);
+  ASSERT_FALSE(
+      bool(launch(*E, "mma", {1, 1, 1}, {32, 1, 1}, Args().add(FragB.Addr).add(D.Addr))));
+  for (unsigned L = 0; L < 32; ++L) {
+    unsigned G = L / 4, T = L % 4;
+    for (unsigned El = 0; El < 4; ++El) {
+      unsigned Row = G + 8 * (El >> 1), Col = 2 * T + (El & 1);
+      float Want = C[Row][Col];
+      for (unsigned K = 0; K < 16; ++K)
+        Want += A[Row][K] * B[K][Col];
+      EXPECT_EQ(D.Host[L * 4 + El], Want) << "lane " << L << " element " << El;
+    }
+  }
+  // mma.sync is warp-wide: a partial warp is refused.
+  expectErrorContains(launch(*E, "mma", {1, 1, 1}, {16, 1, 1}, Args().add(FragB.Addr).add(D.Addr)),
+                      {"mma.sync executed by a partially active warp"});
+}
+
+TEST(EmulatorNvvm, CpAsyncLandsAtItsGroupsWait) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  std::vector<uint32_t> Src(64 * 4);
+  for (uint32_t I = 0; I < Src.size(); ++I)
+    Src[I] = 0x1000 + I;
+  DeviceBuffer<uint32_t> SrcB(*E, Src);
+  for (uint32_t Keep : {0u, 1u}) {
+    DeviceBuffer<uint32_t> Out(*E, 64 * 4, 0xDEAD);
+    ASSERT_FALSE(bool(launch(*E, "cpasync", {1, 1, 1}, {64, 1, 1},
+                             Args().add(SrcB.Addr).add(Out.Addr).add(Keep))));
+    for (uint32_t L = 0; L < 64; ++L) {
+      const uint32_t *R = &Out.Host[4 * L];
+      EXPECT_EQ(R[0], Src[4 * L]) << L;
+      EXPECT_EQ(R[1], Src[4 * L + 1]) << L;
+      // The second group: 4 source bytes, then zeros; or not read at all.
+      EXPECT_EQ(R[2], Keep ? 0xDEADu : Src[4 * L + 2]) << L;
+      EXPECT_EQ(R[3], Keep ? 0xDEADu : 0u) << L;
+    }
+  }
+  // A copy not waited for has not written shared memory.
+  DeviceBuffer<uint32_t> Out(*E, 64, 0);
+  expectErrorContains(
+      launch(*E, "cpasync_early", {1, 1, 1}, {32, 1, 1}, Args().add(SrcB.Addr).add(Out.Addr)),
+      {"never-written LDS", "warp 0", "lane 0"});
+}
+
+TEST(EmulatorNvvm, NamedAndReductionBarriers) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  for (uint32_t Hot : {37u, 500u}) {
+    DeviceBuffer<uint32_t> Out(*E, 128, 0);
+    ASSERT_FALSE(bool(launch(*E, "barriers", {2, 1, 1}, {128, 1, 1},
+                             Args().add(Out.Addr).add(Hot).add(uint32_t(64)))));
+    for (uint32_t T = 0; T < 128; ++T)
+      EXPECT_EQ(Out.Host[T], 3 * (T ^ 32) + (Hot < 128 ? 1000 : 0)) << T;
+  }
+  DeviceBuffer<uint32_t> Out(*E, 128, 0);
+  expectErrorContains(launch(*E, "barriers", {1, 1, 1}, {128, 1, 1},
+                             Args().add(Out.Addr).add(uint32_t(0)).add(uint32_t(96))),
+                      {"barrier deadlock", "barrier 1 never releases"});
+  expectErrorContains(launch(*E, "barriers", {1, 1, 1}, {128, 1, 1},
+                             Args().add(Out.Addr).add(uint32_t(0)).add(uint32_t(40))),
+                      {"barrier thread count 40 is not a multiple of 32"});
+}
+
+TEST(EmulatorNvvm, InlineBf16x2Reduction) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> Acc(*E, 1, 0);
+  uint32_t Val = bf16Bits(1.0f) | bf16Bits(0.5f) << 16;
+  ASSERT_FALSE(
+      bool(launch(*E, "red_bf16x2", {3, 1, 1}, {64, 1, 1}, Args().add(Acc.Addr).add(Val))));
+  EXPECT_EQ(Acc.Host[0], bf16Bits(192.0f) | bf16Bits(96.0f) << 16);
+}
+
+TEST(EmulatorNvvm, RefusesWhatTheHardwareWouldNotDo) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> Out(*E, 32, 0);
+  expectErrorContains(launch(*E, "bad_mask", {1, 1, 1}, {32, 1, 1}, Args().add(Out.Addr)),
+                      {"outside its membermask", "lane 3"});
+  expectErrorContains(launch(*E, "unknown_asm", {1, 1, 1}, {32, 1, 1}, Args()),
+                      {"inline asm \"membar.sys;\""});
+  // 227 KiB of shared memory at most.
+  expectErrorContains(E->launch("warps", {{1, 1, 1}, {32, 1, 1}, 240000},
+                                std::vector<uint8_t>(8, 0)),
+                      {"exceed the 227 KiB"});
+}
+
+} // namespace

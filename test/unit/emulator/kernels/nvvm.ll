@@ -1,0 +1,238 @@
+; NVPTX (sm_90a) operations (hand-written): warps of 32 lanes, shfl.sync,
+; vote.sync, prmt, mma.sync m16n8k16 bf16, cp.async groups, CTA barriers with
+; ids, thread counts and an OR reduction, and the inline PTX moegen emits.
+target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@smem = internal addrspace(3) global [256 x i32] undef, align 16
+
+; out[t * 8 + i]: warp-local lane queries and shuffles of v = 100 * tid.
+define ptx_kernel void @warps(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
+  %ntid = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %v = mul i32 %t, 100
+  ; idx: each lane reads lane (31 - lane) of its own warp.
+  %src = sub i32 31, %lane
+  %idx = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -1, i32 %v, i32 %src, i32 31)
+  ; up by 3 with the predicate: lanes 0..2 keep their own value.
+  %upp = call { i32, i1 } @llvm.nvvm.shfl.sync.up.i32p(i32 -1, i32 %v, i32 3, i32 0)
+  %up = extractvalue { i32, i1 } %upp, 0
+  %upin = extractvalue { i32, i1 } %upp, 1
+  %upz = zext i1 %upin to i32
+  ; bfly by 5 (f32), down by 4 within segments of 8 lanes (c = (32 - 8) << 8 | 7).
+  %vf = uitofp i32 %v to float
+  %bf = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %vf, i32 5, i32 31)
+  %bfi = fptoui float %bf to i32
+  %down = call i32 @llvm.nvvm.shfl.sync.down.i32(i32 -1, i32 %v, i32 4, i32 6151)
+  %m4 = and i32 %t, 3
+  %p = icmp eq i32 %m4, 0
+  %ballot = call i32 @llvm.nvvm.vote.ballot.sync(i32 -1, i1 %p)
+  %base = mul i32 %t, 8
+  %o0 = getelementptr i32, ptr addrspace(1) %out, i32 %base
+  store i32 %lane, ptr addrspace(1) %o0
+  %b1 = add i32 %base, 1
+  %o1 = getelementptr i32, ptr addrspace(1) %out, i32 %b1
+  store i32 %idx, ptr addrspace(1) %o1
+  %b2 = add i32 %base, 2
+  %o2 = getelementptr i32, ptr addrspace(1) %out, i32 %b2
+  store i32 %up, ptr addrspace(1) %o2
+  %b3 = add i32 %base, 3
+  %o3 = getelementptr i32, ptr addrspace(1) %out, i32 %b3
+  store i32 %upz, ptr addrspace(1) %o3
+  %b4 = add i32 %base, 4
+  %o4 = getelementptr i32, ptr addrspace(1) %out, i32 %b4
+  store i32 %bfi, ptr addrspace(1) %o4
+  %b5 = add i32 %base, 5
+  %o5 = getelementptr i32, ptr addrspace(1) %out, i32 %b5
+  store i32 %down, ptr addrspace(1) %o5
+  %b6 = add i32 %base, 6
+  %o6 = getelementptr i32, ptr addrspace(1) %out, i32 %b6
+  store i32 %ballot, ptr addrspace(1) %o6
+  %b7 = add i32 %base, 7
+  %o7 = getelementptr i32, ptr addrspace(1) %out, i32 %b7
+  store i32 %ntid, ptr addrspace(1) %o7
+  ret void
+}
+
+; out[i] = prmt(in[3i], in[3i + 1], in[3i + 2]) for lane i.
+define ptx_kernel void @prmt(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %i0 = mul i32 %t, 3
+  %i1 = add i32 %i0, 1
+  %i2 = add i32 %i0, 2
+  %pa = getelementptr i32, ptr addrspace(1) %in, i32 %i0
+  %pb = getelementptr i32, ptr addrspace(1) %in, i32 %i1
+  %pc = getelementptr i32, ptr addrspace(1) %in, i32 %i2
+  %a = load i32, ptr addrspace(1) %pa
+  %b = load i32, ptr addrspace(1) %pb
+  %c = load i32, ptr addrspace(1) %pc
+  %r = call i32 @llvm.nvvm.prmt(i32 %a, i32 %b, i32 %c)
+  %po = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %r, ptr addrspace(1) %po
+  ret void
+}
+
+; One warp: frag[lane * 10 + r] holds lane's a0..a3, b0, b1 (i32) and
+; c0..c3 (f32 bits); d[lane * 4 + e] receives the D fragment.
+define ptx_kernel void @mma(ptr addrspace(1) %frag, ptr addrspace(1) %d) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %base = mul i32 %t, 10
+  %p0 = getelementptr i32, ptr addrspace(1) %frag, i32 %base
+  %w = load <10 x i32>, ptr addrspace(1) %p0, align 4
+  %a0 = extractelement <10 x i32> %w, i32 0
+  %a1 = extractelement <10 x i32> %w, i32 1
+  %a2 = extractelement <10 x i32> %w, i32 2
+  %a3 = extractelement <10 x i32> %w, i32 3
+  %b0 = extractelement <10 x i32> %w, i32 4
+  %b1 = extractelement <10 x i32> %w, i32 5
+  %c0i = extractelement <10 x i32> %w, i32 6
+  %c1i = extractelement <10 x i32> %w, i32 7
+  %c2i = extractelement <10 x i32> %w, i32 8
+  %c3i = extractelement <10 x i32> %w, i32 9
+  %c0 = bitcast i32 %c0i to float
+  %c1 = bitcast i32 %c1i to float
+  %c2 = bitcast i32 %c2i to float
+  %c3 = bitcast i32 %c3i to float
+  %r = call { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float %c0, float %c1, float %c2, float %c3)
+  %d0 = extractvalue { float, float, float, float } %r, 0
+  %d1 = extractvalue { float, float, float, float } %r, 1
+  %d2 = extractvalue { float, float, float, float } %r, 2
+  %d3 = extractvalue { float, float, float, float } %r, 3
+  %ob = mul i32 %t, 4
+  %q0 = getelementptr float, ptr addrspace(1) %d, i32 %ob
+  store float %d0, ptr addrspace(1) %q0
+  %ob1 = add i32 %ob, 1
+  %q1 = getelementptr float, ptr addrspace(1) %d, i32 %ob1
+  store float %d1, ptr addrspace(1) %q1
+  %ob2 = add i32 %ob, 2
+  %q2 = getelementptr float, ptr addrspace(1) %d, i32 %ob2
+  store float %d2, ptr addrspace(1) %q2
+  %ob3 = add i32 %ob, 3
+  %q3 = getelementptr float, ptr addrspace(1) %d, i32 %ob3
+  store float %d3, ptr addrspace(1) %q3
+  ret void
+}
+
+; Lane l copies 16 bytes of src row l into shared row l in two groups: words
+; 0..1 (group 0) and 2..3 with a source size of 4 (group 1, the rest zero).
+; After wait_group %keep, out[4l..4l+3] = shared row l; with %keep = 1 the
+; second group is still in flight and its bytes are never written.
+define ptx_kernel void @cpasync(ptr addrspace(1) %src, ptr addrspace(1) %out, i32 %keep) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %row = mul i32 %t, 4
+  %s0 = getelementptr i32, ptr addrspace(1) %src, i32 %row
+  %d0 = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %row
+  %row2 = add i32 %row, 2
+  %s2 = getelementptr i32, ptr addrspace(1) %src, i32 %row2
+  %d2 = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %row2
+  call void @llvm.nvvm.cp.async.ca.shared.global.8(ptr addrspace(3) %d0, ptr addrspace(1) %s0)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.ca.shared.global.8.s(ptr addrspace(3) %d2, ptr addrspace(1) %s2, i32 4)
+  call void @llvm.nvvm.cp.async.commit.group()
+  %k = icmp eq i32 %keep, 0
+  br i1 %k, label %all, label %one
+all:
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  br label %read
+one:
+  call void @llvm.nvvm.cp.async.wait.group(i32 1)
+  br label %read
+read:
+  %n = select i1 %k, i32 4, i32 2
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %read ], [ %i1, %loop ]
+  %ri = add i32 %row, %i
+  %ps = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %ri
+  %v = load i32, ptr addrspace(3) %ps
+  %po = getelementptr i32, ptr addrspace(1) %out, i32 %ri
+  store i32 %v, ptr addrspace(1) %po
+  %i1 = add i32 %i, 1
+  %more = icmp ult i32 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+
+; As @cpasync with %keep = 1, but reading the whole row: the bytes of the
+; group still in flight are read before anything wrote them.
+define ptx_kernel void @cpasync_early(ptr addrspace(1) %src, ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %row = mul i32 %t, 4
+  %s0 = getelementptr i32, ptr addrspace(1) %src, i32 %row
+  %d0 = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %row
+  call void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3) %d0, ptr addrspace(1) %s0)
+  call void @llvm.nvvm.cp.async.commit.group()
+  %v = load i32, ptr addrspace(3) %d0
+  %po = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %v, ptr addrspace(1) %po
+  ret void
+}
+
+; Four warps: warps 0-1 and 2-3 each exchange a word through shared memory
+; across a named barrier of 64 threads (ids 1 and 2), then the CTA ORs
+; "tid == %hot" in a reduction barrier. out[t] = partner's word + 1000 * OR.
+; With %count = 96 the pairs' barriers never release.
+define ptx_kernel void @barriers(ptr addrspace(1) %out, i32 %hot, i32 %count) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %warp = lshr i32 %t, 5
+  %pair = lshr i32 %warp, 1
+  %id = add i32 %pair, 1
+  %ps = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %t
+  %v = mul i32 %t, 3
+  store i32 %v, ptr addrspace(3) %ps
+  call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 %id, i32 %count)
+  %other = xor i32 %t, 32
+  %po = getelementptr [256 x i32], ptr addrspace(3) @smem, i32 0, i32 %other
+  %w = load i32, ptr addrspace(3) %po
+  %h = icmp eq i32 %t, %hot
+  %any = call i1 @llvm.nvvm.barrier.cta.red.or.aligned.all(i32 0, i1 %h)
+  %anyz = zext i1 %any to i32
+  %k = mul i32 %anyz, 1000
+  %r = add i32 %w, %k
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %r, ptr addrspace(1) %q
+  ret void
+}
+
+; Every lane adds <2 x bf16> %val to word 0 of %acc by the inline PTX
+; reduction; griddepcontrol.wait runs first.
+define ptx_kernel void @red_bf16x2(ptr addrspace(1) %acc, i32 %val) {
+  call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()
+  call void asm sideeffect "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r"(ptr addrspace(1) %acc, i32 %val)
+  ret void
+}
+
+; Lane 3 runs a shuffle whose membermask leaves it out.
+define ptx_kernel void @bad_mask(ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %r = call i32 @llvm.nvvm.shfl.sync.idx.i32(i32 -9, i32 %t, i32 0, i32 31)
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %r, ptr addrspace(1) %q
+  ret void
+}
+
+; Inline PTX the emulator does not know.
+define ptx_kernel void @unknown_asm() {
+  call void asm sideeffect "membar.sys;", ""()
+  ret void
+}
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)
+declare { i32, i1 } @llvm.nvvm.shfl.sync.up.i32p(i32, i32, i32, i32)
+declare float @llvm.nvvm.shfl.sync.bfly.f32(i32, float, i32, i32)
+declare i32 @llvm.nvvm.shfl.sync.down.i32(i32, i32, i32, i32)
+declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1)
+declare i32 @llvm.nvvm.prmt(i32, i32, i32)
+declare { float, float, float, float } @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32, i32, i32, i32, i32, i32, float, float, float, float)
+declare void @llvm.nvvm.cp.async.ca.shared.global.8(ptr addrspace(3), ptr addrspace(1))
+declare void @llvm.nvvm.cp.async.ca.shared.global.8.s(ptr addrspace(3), ptr addrspace(1), i32)
+declare void @llvm.nvvm.cp.async.cg.shared.global.16(ptr addrspace(3), ptr addrspace(1))
+declare void @llvm.nvvm.cp.async.commit.group()
+declare void @llvm.nvvm.cp.async.wait.group(i32 immarg)
+declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)
+declare i1 @llvm.nvvm.barrier.cta.red.or.aligned.all(i32, i1)
