@@ -1,10 +1,12 @@
-//===- Emulator.h - Run gfx950 kernels (LLVM IR) on the CPU ---------------===//
+//===- Emulator.h - Run gfx950 and sm_90a kernels (LLVM IR) on the CPU ----===//
 //
 // The emulator executes the LLVM IR of amdgcn-amd-amdhsa gfx950 kernels as it
 // stands right before instruction selection, with wave64 semantics: a grid of
 // workgroups, waves of 64 lanes, LDS per workgroup, s_barrier, the AMDGPU
 // intrinsics moegen emits (MFMA, scaled conversions, buffer resources, LDS
-// transpose reads, global->LDS loads) and sanitizer-style checks.
+// transpose reads, global->LDS loads) and sanitizer-style checks. NVPTX
+// (sm_90a) kernels run the same way with warps of 32 lanes and the NVVM
+// operations moegen emits (emulator/README.md, "NVPTX").
 //
 // Usage:
 //   Emulator Emu;

@@ -378,32 +378,28 @@ Error CallDecoder::ockl() {
 Error CallDecoder::nvvm(bool &Matched) {
   using namespace Intrinsic;
   Matched = true;
-  auto dim = [](Intrinsic::ID Id, Intrinsic::ID X, Intrinsic::ID Y) {
-    return uint8_t(Id == X ? 0 : Id == Y ? 1 : 2);
+  // The special registers of one dimension each: tid, ctaid, ntid, nctaid.
+  static const struct {
+    Intrinsic::ID X, Y, Z;
+    CtxFn Fn;
+    uint16_t Sub;
+  } Dims[] = {
+      {nvvm_read_ptx_sreg_tid_x, nvvm_read_ptx_sreg_tid_y, nvvm_read_ptx_sreg_tid_z, ctxWorkitemId,
+       0},
+      {nvvm_read_ptx_sreg_ctaid_x, nvvm_read_ptx_sreg_ctaid_y, nvvm_read_ptx_sreg_ctaid_z,
+       ctxWorkgroupId, 0},
+      {nvvm_read_ptx_sreg_ntid_x, nvvm_read_ptx_sreg_ntid_y, nvvm_read_ptx_sreg_ntid_z, ctxNvvmSreg,
+       NS_Ntid},
+      {nvvm_read_ptx_sreg_nctaid_x, nvvm_read_ptx_sreg_nctaid_y, nvvm_read_ptx_sreg_nctaid_z,
+       ctxNvvmSreg, NS_Nctaid},
   };
+  for (const auto &R : Dims)
+    if (ID == R.X || ID == R.Y || ID == R.Z) {
+      In.Pred = uint8_t(ID == R.X ? 0 : ID == R.Y ? 1 : 2);
+      In.Sub = R.Sub;
+      return ctx(R.Fn);
+    }
   switch (ID) {
-  case nvvm_read_ptx_sreg_tid_x:
-  case nvvm_read_ptx_sreg_tid_y:
-  case nvvm_read_ptx_sreg_tid_z:
-    In.Pred = dim(ID, nvvm_read_ptx_sreg_tid_x, nvvm_read_ptx_sreg_tid_y);
-    return ctx(ctxWorkitemId);
-  case nvvm_read_ptx_sreg_ctaid_x:
-  case nvvm_read_ptx_sreg_ctaid_y:
-  case nvvm_read_ptx_sreg_ctaid_z:
-    In.Pred = dim(ID, nvvm_read_ptx_sreg_ctaid_x, nvvm_read_ptx_sreg_ctaid_y);
-    return ctx(ctxWorkgroupId);
-  case nvvm_read_ptx_sreg_ntid_x:
-  case nvvm_read_ptx_sreg_ntid_y:
-  case nvvm_read_ptx_sreg_ntid_z:
-    In.Pred = dim(ID, nvvm_read_ptx_sreg_ntid_x, nvvm_read_ptx_sreg_ntid_y);
-    In.Sub = NS_Ntid;
-    return ctx(ctxNvvmSreg);
-  case nvvm_read_ptx_sreg_nctaid_x:
-  case nvvm_read_ptx_sreg_nctaid_y:
-  case nvvm_read_ptx_sreg_nctaid_z:
-    In.Pred = dim(ID, nvvm_read_ptx_sreg_nctaid_x, nvvm_read_ptx_sreg_nctaid_y);
-    In.Sub = NS_Nctaid;
-    return ctx(ctxNvvmSreg);
   case nvvm_read_ptx_sreg_laneid:
   case nvvm_read_ptx_sreg_warpsize:
     In.Sub = ID == nvvm_read_ptx_sreg_laneid ? NS_LaneId : NS_WarpSize;

@@ -54,8 +54,8 @@ static cl::opt<std::string> inputsArg("inputs",
                                       cl::cat(moegenCategory()));
 static cl::opt<std::string>
     backendArg("backend",
-               cl::desc("where the kernels run: emu (the default: the gfx950 "
-                        "emulator) or cuda (an sm_90a GPU)"),
+               cl::desc("where the kernels run: emu (the default: the CPU emulator) or cuda "
+                        "(an sm_90a GPU)"),
                cl::value_desc("name"), cl::init("emu"), cl::sub(command),
                cl::cat(moegenCategory()));
 static cl::opt<std::string>

@@ -4,11 +4,14 @@
 // compiles and computes the reference's answer. Layers are drawn at random
 // (runtime/check/LayerSampler.h), checked by the rules, and each accepted one
 // is compiled and run on the emulator through the same check as `moegen run`.
-// Rejected draws must be rejected by the compiler too. (On sm_90a, `moegen
-// draw` writes such layers for a GPU: docs/sm90a.md.)
+// Rejected draws must be rejected by the compiler too. sm_90a's draws run on
+// the emulator's warps of 32 lanes the same way (but for warpgroup-MMA tiles,
+// which it does not run); `moegen draw` writes such layers for a GPU
+// (docs/sm90a.md).
 //
-// MOEGEN_PROPERTY_SCHEDULES (default 200) sets how many accepted layers are
-// run in all, MOEGEN_PROPERTY_SEED (default 1) the seed, and
+// MOEGEN_PROPERTY_SCHEDULES (default 200) sets how many accepted gfx950
+// layers are run in all, MOEGEN_PROPERTY_SM90A_SCHEDULES (default 24) how
+// many sm_90a ones, MOEGEN_PROPERTY_SEED (default 1) the seed, and
 // MOEGEN_PROPERTY_VERBOSE=1 prints each layer before it runs. A longer session:
 //   export MOEGEN_PROPERTY_SCHEDULES=2000 MOEGEN_PROPERTY_SEED=$RANDOM
 //   build/bin/KernelMatrixTests --gtest_filter='Shards/ScheduleProperty.*'
@@ -116,16 +119,29 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shards, ScheduleProperty, ::testing::Range(0, kShards));
 
-// sm_90a, which has no emulator: the rules and the compiler's verifier judge
-// every draw alike, and the first accepted layers compile to PTX (`moegen
+/// Whether a stage of the layer runs on warpgroup MMAs (not emulated).
+bool usesWgmma(const MoeSpec &spec, const TargetInfo &target) {
+  for (StageId stage : {StageId::Stage1, StageId::Stage2}) {
+    ScheduleIssues none;
+    if (planGemm(spec, stage, target, none).sm90.wgmma)
+      return true;
+  }
+  return false;
+}
+
+// sm_90a: the rules and the compiler's verifier judge every draw alike, the
+// first accepted layers compile to PTX, and accepted layers run on the
+// emulator through the same check as `moegen run --target sm_90a` (`moegen
 // draw` writes such layers for a GPU; tools/layer-check/check-draws.sh).
-TEST(ScheduleProperty, Sm90aRulesAndVerifierAgreeAndAcceptedLayersCompile) {
+TEST(ScheduleProperty, Sm90aRulesAndVerifierAgreeAndAcceptedLayersMatchTheReference) {
   const TargetInfo target = *TargetInfo::get("sm_90a");
+  const int64_t wantRun = envInt("MOEGEN_PROPERTY_SM90A_SCHEDULES", 24);
   LayerSampler sampler(static_cast<uint64_t>(envInt("MOEGEN_PROPERTY_SEED", 1)), /*nvptx=*/true);
   CompileOptions options;
   options.chip = "sm_90a";
-  int64_t accepted = 0, compiled = 0;
-  for (int drawn = 0; drawn < 600; ++drawn) {
+  std::unique_ptr<runtime::Backend> backend = runtime::createEmuBackend();
+  int64_t accepted = 0, compiled = 0, run = 0, wgmma = 0;
+  for (int drawn = 0; drawn < 600 || (run < wantRun && drawn < 200 * wantRun); ++drawn) {
     SampledLayer d = sampler.next();
     auto spec = parseMoeSpec(d.text, "draw.moe");
     ASSERT_TRUE(static_cast<bool>(spec)) << llvm::toString(spec.takeError()) << "\n" << d.text;
@@ -146,9 +162,37 @@ TEST(ScheduleProperty, Sm90aRulesAndVerifierAgreeAndAcceptedLayersCompile) {
         EXPECT_NE(k.code.hsaco.size(), 0u) << k.signature.symbol;
       ++compiled;
     }
+    if (run == wantRun)
+      continue;
+    if (usesWgmma(*spec, target)) {
+      ++wgmma;
+      continue;
+    }
+    SCOPED_TRACE("draw " + std::to_string(drawn) + ", " + std::to_string(d.tokens) + " tokens, " +
+                 std::to_string(d.cuNum) + " SMs:\n" + printMoeSpec(*spec));
+    LayerCheckOptions check;
+    check.tokens = d.tokens;
+    check.seed = static_cast<uint64_t>(drawn);
+    check.cuNum = d.cuNum;
+    check.target.chip = "sm_90a";
+    runtime::CompilerOptions jit;
+    jit.diskCache = false;
+    check.kernels = std::make_shared<runtime::Compiler>(jit);
+    auto result = runLayerCheck(*spec, *backend, check);
+    ASSERT_TRUE(static_cast<bool>(result))
+        << "accepted, but did not compile or run: " << llvm::toString(result.takeError());
+    EXPECT_TRUE(result->passed()) << result->table();
+    if (HasFailure())
+      return;
+    ++run;
   }
   EXPECT_GE(accepted, 10);
   EXPECT_EQ(compiled, 3);
+  EXPECT_EQ(run, wantRun);
+  std::printf("sm_90a: %lld accepted layers, %lld run on the emulator, %lld with warpgroup MMAs "
+              "not run\n",
+              static_cast<long long>(accepted), static_cast<long long>(run),
+              static_cast<long long>(wgmma));
 }
 
 } // namespace
