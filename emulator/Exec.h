@@ -68,8 +68,8 @@ struct PathEntry {
 /// wait for its group completes it.
 struct AsyncCopy {
   uint32_t Lane, Group;
-  uint32_t DstOff;  // shared-memory offset
-  uint64_t SrcAddr; // global address
+  uint32_t DstOff;          // shared-memory offset
+  uint64_t SrcAddr;         // global address
   uint32_t Bytes, SrcBytes; // copied, of which read from SrcAddr (the rest zero)
   const Inst *I;
 };

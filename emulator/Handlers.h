@@ -105,7 +105,7 @@ bool waveMmaBf16(const Inst &I, WaveCtx &W); // Tab = the 10 operand slots
 /// Pred & 1; Aux = bytes.
 bool ctxCpAsync(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncCommit(const Inst &I, LaneCtx &C);
-bool ctxCpAsyncWait(const Inst &I, LaneCtx &C); // Aux = groups left pending
+bool ctxCpAsyncWait(const Inst &I, LaneCtx &C);  // Aux = groups left pending
 bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
 
 } // namespace moegen::emu

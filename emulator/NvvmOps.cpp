@@ -52,7 +52,8 @@ static bool checkMembers(const Inst &I, WaveCtx &W) {
       continue;
     uint32_t Mask = rd<uint32_t>(W.frame(L), I.A);
     if (!(Mask >> L & 1))
-      return W.R->fail(I, W.WG, W.W, int(L), "lane executes a .sync operation outside its membermask");
+      return W.R->fail(I, W.WG, W.W, int(L),
+                       "lane executes a .sync operation outside its membermask");
     uint64_t Exited = W.W->DoneLanes & Mask;
     if (Exited)
       return W.R->fail(I, W.WG, W.W, int(L),
@@ -158,9 +159,7 @@ void opPrmt(const Inst &I, uint8_t *F) {
   wr<uint32_t>(F, I.Dst, R);
 }
 
-void opEx2Approx(const Inst &I, uint8_t *F) {
-  wr<float>(F, I.Dst, std::exp2(rd<float>(F, I.A)));
-}
+void opEx2Approx(const Inst &I, uint8_t *F) { wr<float>(F, I.Dst, std::exp2(rd<float>(F, I.A))); }
 
 /// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with the PTX ISA's
 /// fragments (g = lane / 4, t = lane % 4):

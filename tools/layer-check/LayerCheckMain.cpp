@@ -174,14 +174,17 @@ int main(int argc, char **argv) {
     return fail("--max-local-bytes: " + llvm::Twine(maxLocalArg) + " is negative");
   options.kernelResources = resourcesArg || maxLocalArg >= 0;
   options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
-  options.target.chip = !targetArg.empty()    ? std::string(targetArg)
-                        : backendName == "cuda" ? "sm_90a"
+  const llvm::StringRef hopper = TargetInfo::kHopperChip;
+  options.target.chip = !targetArg.empty()      ? std::string(targetArg)
+                        : backendName == "cuda" ? hopper.str()
                                                 : TargetInfo::kDefaultChip.str();
-  if (options.target.chip != "sm_90a" &&
+  if (options.target.chip != hopper &&
       (backendName == "cuda" || options.target.chip != TargetInfo::kDefaultChip))
     return fail("--target: '" + options.target.chip + "' on " + backendName + "; the " +
                 backendName + " backend runs " +
-                (backendName == "cuda" ? "sm_90a" : "gfx950 or sm_90a") + " kernels");
+                (backendName == "cuda" ? hopper.str()
+                                       : TargetInfo::kDefaultChip.str() + " or " + hopper.str()) +
+                " kernels");
   auto families = parseKernelFamilies(kernelsArg);
   if (!families)
     return fail("--kernels: " + llvm::toString(families.takeError()));

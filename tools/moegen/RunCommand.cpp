@@ -81,13 +81,16 @@ static int runRun() {
                                  "' is not available here; backends: emu, cuda (the hip backend "
                                  "runs through the runtime API on a gfx950)");
   const bool cuda = backendName == "cuda";
-  std::string chip = targetArg.empty() ? (cuda ? "sm_90a" : "gfx950") : std::string(targetArg);
-  if (chip != "gfx950" && chip != "sm_90a")
-    return usageError("run", "--target: '" + chip + "' is not a chip moegen generates code for; "
-                                                    "chips: gfx950, sm_90a");
-  if (cuda && chip != "sm_90a")
-    return usageError("run", "--target " + chip + " with --backend cuda: the cuda backend runs "
-                                                  "sm_90a code");
+  const llvm::StringRef hopper = TargetInfo::kHopperChip;
+  std::string chip = !targetArg.empty() ? std::string(targetArg)
+                     : cuda             ? hopper.str()
+                                        : TargetInfo::kDefaultChip.str();
+  if (!TargetInfo::forChip(chip))
+    return usageError("run", "--target: '" + chip + "' is not a chip moegen generates code for; " +
+                                 "chips: " + TargetInfo::supportedChips());
+  if (cuda && chip != hopper)
+    return usageError("run", "--target " + chip + " with --backend cuda: the cuda backend runs " +
+                                 hopper + " code");
   if (llvm::Error e = checkTokenCount(options.tokens, "--tokens"))
     return usageError("run", llvm::toString(std::move(e)));
 
@@ -132,7 +135,8 @@ static int runRun() {
   if (!result)
     return fail(result.takeError());
   llvm::outs() << spec->name << " (" << precisionTag(spec->formats) << ") on " << backendName
-               << (cuda || chip == "gfx950" ? "" : " (" + chip + ")") << ", " << result->tokens << " tokens, "
+               << (cuda || chip == TargetInfo::kDefaultChip ? "" : " (" + chip + ")") << ", "
+               << result->tokens << " tokens, "
                << (options.inputsDir.empty() ? generatedInputsOf(options)
                                              : "inputs from " + options.inputsDir)
                << "\n"

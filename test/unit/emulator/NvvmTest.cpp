@@ -28,11 +28,11 @@ TEST(EmulatorNvvm, WarpsAreThirtyTwoLanes) {
     const uint32_t *R = &Out.Host[T * 8];
     uint32_t Lane = T % 32, Warp0 = T - Lane;
     EXPECT_EQ(R[0], Lane) << T;
-    EXPECT_EQ(R[1], 100 * (Warp0 + 31 - Lane)) << T;          // idx
-    EXPECT_EQ(R[2], 100 * (Lane >= 3 ? T - 3 : T)) << T;       // up 3
-    EXPECT_EQ(R[3], Lane >= 3 ? 1u : 0u) << T;                 // its predicate
-    EXPECT_EQ(R[4], 100 * (Warp0 + (Lane ^ 5))) << T;          // bfly 5
-    uint32_t SegEnd = (Lane & 24) | 7;                         // down 4 in 8-lane segments
+    EXPECT_EQ(R[1], 100 * (Warp0 + 31 - Lane)) << T;     // idx
+    EXPECT_EQ(R[2], 100 * (Lane >= 3 ? T - 3 : T)) << T; // up 3
+    EXPECT_EQ(R[3], Lane >= 3 ? 1u : 0u) << T;           // its predicate
+    EXPECT_EQ(R[4], 100 * (Warp0 + (Lane ^ 5))) << T;    // bfly 5
+    uint32_t SegEnd = (Lane & 24) | 7;                   // down 4 in 8-lane segments
     EXPECT_EQ(R[5], 100 * (Lane + 4 <= SegEnd ? T + 4 : T)) << T;
     EXPECT_EQ(R[6], 0x11111111u) << T; // ballot of lane % 4 == 0, per warp
     EXPECT_EQ(R[7], 64u) << T;         // ntid.x
@@ -57,8 +57,7 @@ TEST(EmulatorNvvm, Prmt) {
   DeviceBuffer<uint32_t> InB(*E, In);
   DeviceBuffer<uint32_t> Out(*E, 32, 0);
   const uint32_t N = std::size(Cases);
-  ASSERT_FALSE(
-      bool(launch(*E, "prmt", {1, 1, 1}, {N, 1, 1}, Args().add(InB.Addr).add(Out.Addr))));
+  ASSERT_FALSE(bool(launch(*E, "prmt", {1, 1, 1}, {N, 1, 1}, Args().add(InB.Addr).add(Out.Addr))));
   for (uint32_t I = 0; I < N; ++I)
     EXPECT_EQ(Out.Host[I], Cases[I][3]) << "case " << I;
 }
@@ -98,8 +97,7 @@ TEST(EmulatorNvvm, MmaM16n8k16Bf16Fragments) {
   ASSERT_TRUE(E);
   DeviceBuffer<uint32_t> FragB(*E, Frag);
   DeviceBuffer<float> D(*E, 32 * 4, 0.f);
-  ASSERT_FALSE(
-      bool(launch(*E, "mma", {1, 1, 1}, {32, 1, 1}, Args().add(FragB.Addr).add(D.Addr))));
+  ASSERT_FALSE(bool(launch(*E, "mma", {1, 1, 1}, {32, 1, 1}, Args().add(FragB.Addr).add(D.Addr))));
   for (unsigned L = 0; L < 32; ++L) {
     unsigned G = L / 4, T = L % 4;
     for (unsigned El = 0; El < 4; ++El) {
@@ -180,9 +178,9 @@ TEST(EmulatorNvvm, RefusesWhatTheHardwareWouldNotDo) {
   expectErrorContains(launch(*E, "unknown_asm", {1, 1, 1}, {32, 1, 1}, Args()),
                       {"inline asm \"membar.sys;\""});
   // 227 KiB of shared memory at most.
-  expectErrorContains(E->launch("warps", {{1, 1, 1}, {32, 1, 1}, 240000},
-                                std::vector<uint8_t>(8, 0)),
-                      {"exceed the 227 KiB"});
+  expectErrorContains(
+      E->launch("warps", {{1, 1, 1}, {32, 1, 1}, 240000}, std::vector<uint8_t>(8, 0)),
+      {"exceed the 227 KiB"});
 }
 
 } // namespace

@@ -47,6 +47,28 @@ int64_t envInt(const char *name, int64_t fallback) {
   return (end && *end == '\0' && x > 0) ? x : fallback;
 }
 
+/// Runs an accepted layer for `chip` on the emulator through the same check
+/// as `moegen run`, at the draw's token and CU counts; fails the test unless
+/// every stage matches the reference with finite values.
+void expectMatchesReference(const MoeSpec &spec, const SampledLayer &d, int64_t seed,
+                            llvm::StringRef chip, runtime::Backend &backend) {
+  LayerCheckOptions options;
+  options.tokens = d.tokens;
+  options.seed = static_cast<uint64_t>(seed);
+  // Few CUs make the persistent GEMM grids loop over several M tiles.
+  options.cuNum = d.cuNum;
+  options.target.chip = chip.str();
+  runtime::CompilerOptions jit;
+  jit.diskCache = false; // memory only
+  options.kernels = std::make_shared<runtime::Compiler>(jit);
+  auto result = runLayerCheck(spec, backend, options);
+  ASSERT_TRUE(static_cast<bool>(result))
+      << "accepted, but did not compile or run: " << llvm::toString(result.takeError());
+  EXPECT_TRUE(result->passed()) << result->table();
+  for (const StageCheck &s : result->stages)
+    EXPECT_EQ(s.result.nonFinite, 0) << s.stage;
+}
+
 class ScheduleProperty : public ::testing::TestWithParam<int> {};
 
 TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
@@ -90,20 +112,7 @@ TEST_P(ScheduleProperty, AcceptedSchedulesMatchTheReference) {
       std::fprintf(stderr, "draw %lld, %lld tokens, %lld CUs:\n%s", static_cast<long long>(drawn),
                    static_cast<long long>(d.tokens), static_cast<long long>(d.cuNum),
                    printMoeSpec(*spec).c_str());
-    LayerCheckOptions options;
-    options.tokens = d.tokens;
-    options.seed = drawn;
-    // Few CUs make the persistent GEMM grids loop over several M tiles.
-    options.cuNum = d.cuNum;
-    runtime::CompilerOptions jit;
-    jit.diskCache = false; // memory only
-    options.kernels = std::make_shared<runtime::Compiler>(jit);
-    auto result = runLayerCheck(*spec, *backend, options);
-    ASSERT_TRUE(static_cast<bool>(result))
-        << "accepted, but did not compile or run: " << llvm::toString(result.takeError());
-    EXPECT_TRUE(result->passed()) << result->table();
-    for (const StageCheck &s : result->stages)
-      EXPECT_EQ(s.result.nonFinite, 0) << s.stage;
+    expectMatchesReference(*spec, d, drawn, target.chip, *backend);
     if (HasFailure())
       return; // one counterexample is enough to read
   }
@@ -170,18 +179,7 @@ TEST(ScheduleProperty, Sm90aRulesAndVerifierAgreeAndAcceptedLayersMatchTheRefere
     }
     SCOPED_TRACE("draw " + std::to_string(drawn) + ", " + std::to_string(d.tokens) + " tokens, " +
                  std::to_string(d.cuNum) + " SMs:\n" + printMoeSpec(*spec));
-    LayerCheckOptions check;
-    check.tokens = d.tokens;
-    check.seed = static_cast<uint64_t>(drawn);
-    check.cuNum = d.cuNum;
-    check.target.chip = "sm_90a";
-    runtime::CompilerOptions jit;
-    jit.diskCache = false;
-    check.kernels = std::make_shared<runtime::Compiler>(jit);
-    auto result = runLayerCheck(*spec, *backend, check);
-    ASSERT_TRUE(static_cast<bool>(result))
-        << "accepted, but did not compile or run: " << llvm::toString(result.takeError());
-    EXPECT_TRUE(result->passed()) << result->table();
+    expectMatchesReference(*spec, d, drawn, options.chip, *backend);
     if (HasFailure())
       return;
     ++run;
