@@ -88,7 +88,7 @@ static const char *issueText(LdsShadow::Issue I) {
 }
 
 uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint32_t Off,
-                     uint32_t Bytes, bool Write) {
+                     uint32_t Bytes, bool Write, bool *Uninit) {
   if (uint64_t(Off) + Bytes > LdsBytes) {
     fail(I, &WG, &W, int(Lane),
          std::string("out-of-bounds LDS ") + (Write ? "write" : "read") + " of " +
@@ -96,13 +96,25 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
          Off);
     return nullptr;
   }
+  if (Write && !W.WgmmaReads.empty())
+    for (const WgmmaRead &Rd : W.WgmmaReads)
+      if (Off < Rd.Off + Rd.Bytes && Rd.Off < Off + Bytes) {
+        fail(I, &WG, &W, int(Lane),
+             "shared memory written while a wgmma of this warp may still read it (before its "
+             "wgmma.wait_group)",
+             std::max(Off, Rd.Off));
+        return nullptr;
+      }
   bool Races = O.CheckLdsRaces;
   if (Races || O.CheckLdsUninit || O.CheckBarrierFences) {
     LdsShadow::Result Res =
         Write ? WG.Shadow.write(Off, Bytes, uint16_t(W.Index), WG.Epoch)
               : WG.Shadow.read(Off, Bytes, uint16_t(W.Index), WG.Epoch, O.CheckLdsUninit);
     bool IsRace = Res.What != LdsShadow::Issue::None && Res.What != LdsShadow::Issue::Uninit;
-    if ((IsRace && Races) || (Res.What == LdsShadow::Issue::Uninit && O.CheckLdsUninit)) {
+    bool IsUninit = Res.What == LdsShadow::Issue::Uninit && O.CheckLdsUninit;
+    if (IsUninit && !(IsRace && Races) && Uninit) {
+      *Uninit = true;
+    } else if ((IsRace && Races) || IsUninit) {
       std::string Msg = issueText(Res.What);
       if (IsRace)
         Msg += " (other wave " + std::to_string(Res.OtherWave) + ")";
@@ -663,6 +675,11 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
   }
   ++WG.Epoch;
   ++WG.Barriers;
+  // A wgmma still in flight reads its shared memory in the new epoch too.
+  if (O.CheckLdsRaces)
+    for (Wave &W : WG.Waves)
+      for (const WgmmaRead &Rd : W.WgmmaReads)
+        WG.Shadow.read(Rd.Off, Rd.Bytes, uint16_t(W.Index), WG.Epoch, false);
   return true;
 }
 
@@ -697,6 +714,8 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
     W.ReleasedEpoch.assign(1, 1);
     W.AsyncCopies.clear();
     W.AsyncGroups.fill(0);
+    W.WgmmaReads.clear();
+    W.WgmmaGroups = 0;
   }
   ++WG.Count;
   WG.WavesRun += NumWaves;
@@ -711,8 +730,13 @@ bool Runner::runWorkgroup(Workgroup &WG) {
     bool AllDone = true;
     for (Wave &W : WG.Waves)
       AllDone &= W.Paths.empty();
-    if (AllDone)
+    if (AllDone) {
+      for (Wave &W : WG.Waves)
+        if (!W.WgmmaReads.empty())
+          return fail(*W.WgmmaReads.back().I, &WG, &W, -1,
+                      "warp exited with a wgmma not waited for (wgmma.wait_group)");
       return true;
+    }
     if (!(P.Nvptx ? releaseNvvmBarriers(WG) : releaseBarrier(WG)))
       return false;
   }

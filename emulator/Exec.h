@@ -74,6 +74,15 @@ struct AsyncCopy {
   const Inst *I;
 };
 
+/// Shared memory a wgmma reads (NVPTX): read at issue here, but on the GPU
+/// the tensor cores may read it until a wgmma.wait_group releases its group,
+/// so it stays read (for the race check) and must not be written until then.
+struct WgmmaRead {
+  uint32_t Group; // the warp's committed groups at issue
+  uint32_t Off, Bytes;
+  const Inst *I; // the wgmma
+};
+
 struct Wave {
   unsigned Index = 0;
   unsigned NumLanes = 0;        // lanes that exist (the last wave may be partial)
@@ -93,6 +102,10 @@ struct Wave {
   // at its issue: committed once that count passes it).
   std::vector<AsyncCopy> AsyncCopies;
   std::array<uint32_t, 64> AsyncGroups{};
+  // NVPTX wgmma: the shared memory the warp's warpgroup MMAs read and that
+  // their wgmma.wait_group has not yet released, and the groups committed.
+  std::vector<WgmmaRead> WgmmaReads;
+  uint32_t WgmmaGroups = 0;
 };
 
 struct Runner;

@@ -107,6 +107,14 @@ bool ctxCpAsync(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncCommit(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncWait(const Inst &I, LaneCtx &C);  // Aux = groups left pending
 bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
+/// wgmma.mma_async m64nNk16 f32 += bf16 x bf16, A from registers, B by a
+/// shared-memory descriptor: Aux = N / 2 accumulators; Tab = their slots,
+/// then a0..a3, the descriptor and scale-d.
+bool waveWgmmaBf16(const Inst &I, WaveCtx &W);
+bool waveWgmmaCommit(const Inst &I, WaveCtx &W);
+bool waveWgmmaWait(const Inst &I, WaveCtx &W); // Aux = groups left pending
+/// Aux results, each the XOR of Tab[i] and Tab[Aux].
+void opXorWords(const Inst &I, uint8_t *F);
 
 } // namespace moegen::emu
 

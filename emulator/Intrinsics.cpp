@@ -503,6 +503,17 @@ Error CallDecoder::nvvm(bool &Matched) {
       return E;
     return ctx(ctxCpAsync);
   }
+  case nvvm_wgmma_fence_sync_aligned: // wgmmas run when issued here
+    return nop();
+  case nvvm_wgmma_commit_group_sync_aligned:
+    return wave(waveWgmmaCommit);
+  case nvvm_wgmma_wait_group_sync_aligned: {
+    uint64_t N;
+    if (Error E = imms({{0, &N}}))
+      return E;
+    In.Aux = uint32_t(N);
+    return wave(waveWgmmaWait);
+  }
   case nvvm_cp_async_commit_group:
     return ctx(ctxCpAsyncCommit);
   case nvvm_cp_async_wait_group: {
@@ -522,6 +533,32 @@ Error CallDecoder::nvvm(bool &Matched) {
   }
 }
 
+/// The text of moegen's wgmma with A from registers (Sm90GemmKernel::wgmma):
+/// NAcc f32 accumulators tied to their inputs, then a0..a3, the descriptor
+/// and scale-d.
+static std::string wgmmaAsm(unsigned NAcc) {
+  auto Arg = [](unsigned I) { return "$" + std::to_string(I); };
+  std::string T = "{\n.reg .pred p;\nsetp.ne.b32 p, " + Arg(2 * NAcc + 5) +
+                  ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * NAcc) +
+                  "k16.f32.bf16.bf16 {";
+  for (unsigned I = 0; I < NAcc; ++I)
+    T += (I ? ", " : "") + Arg(I);
+  T += "}, {" + Arg(2 * NAcc) + ", " + Arg(2 * NAcc + 1) + ", " + Arg(2 * NAcc + 2) + ", " +
+       Arg(2 * NAcc + 3) + "}, " + Arg(2 * NAcc + 4) + ", p, 1, 1, 0;\n}";
+  return T;
+}
+
+/// The register pass after a wgmma wait (Sm90GemmKernel::waitWgmmas): N
+/// words XORed with one more operand; the operands after it are only kept
+/// alive.
+static std::string xorWordsAsm(unsigned N) {
+  std::string T;
+  for (unsigned I = 0; I < N; ++I)
+    T += "xor.b32 $" + std::to_string(I) + ", $" + std::to_string(N + I) + ", $" +
+         std::to_string(2 * N) + ";\n";
+  return T;
+}
+
 /// Inline PTX: the statements moegen's sm_90a kernels emit, matched whole.
 Error CallDecoder::inlineAsm() {
   StringRef Text = cast<InlineAsm>(CI.getCalledOperand())->getAsmString();
@@ -531,6 +568,33 @@ Error CallDecoder::inlineAsm() {
     if (Error E = ops({0, 1}))
       return E;
     return ctx(ctxRedAddBf16x2);
+  }
+  auto *ST = dyn_cast<StructType>(CI.getType());
+  unsigned Results = ST ? ST->getNumElements() : 0;
+  auto slots = [&](unsigned Count) -> Error {
+    SmallVector<uint32_t, 64> Slots;
+    for (unsigned I = 0; I < Count; ++I) {
+      auto S = op(I);
+      if (!S)
+        return S.takeError();
+      Slots.push_back(*S);
+    }
+    In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(D.addInts(Slots)) + 1);
+    In.Aux = Results;
+    return Error::success();
+  };
+  if (Results && Results <= 128 && Results % 4 == 0 && CI.arg_size() == Results + 6 &&
+      Text == wgmmaAsm(Results)) {
+    if (Error E = slots(Results + 6))
+      return E;
+    return wave(waveWgmmaBf16);
+  }
+  if (CI.arg_size() >= 2 * Results + 1 && Text == xorWordsAsm(Results)) {
+    if (!Results)
+      return nop();
+    if (Error E = slots(Results + 1))
+      return E;
+    return pure(opXorWords);
   }
   return D.unsupported(CI, "inline asm \"" + Text.str() + "\"");
 }

@@ -1,8 +1,9 @@
-//===- NvvmOps.cpp - NVPTX (sm_90a) operations: warps, cp.async, mma.sync -===//
+//===- NvvmOps.cpp - NVPTX (sm_90a) operations: warps, cp.async, MMAs -----===//
 //
 // Semantics from the PTX ISA (8.x): warps of 32 lanes, `shfl.sync`,
-// `vote.sync`, `prmt`, `cp.async` groups, `mma.sync.m16n8k16` with bf16
-// operands, and the bf16x2 global reduction moegen emits as inline asm.
+// `vote.sync`, `prmt`, `cp.async` groups, `mma.sync.m16n8k16` and
+// `wgmma.mma_async` m64nNk16 with bf16 operands, and the inline asm moegen
+// emits (the bf16x2 global reduction, the wgmma and its register pass).
 // A warp's lanes run in lockstep here, so a `.sync` operation sees the lanes
 // of the current path as the ones that arrived; a member lane that exited is
 // refused (the hardware would wait for it forever).
@@ -12,6 +13,7 @@
 #include "emulator/Ops.h"
 #include "emulator/Runner.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/IR/Instructions.h"
 
 #include <bit>
@@ -202,6 +204,109 @@ bool waveMmaBf16(const Inst &I, WaveCtx &W) {
     }
   }
   return true;
+}
+
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 with A in registers:
+/// warp w of the warpgroup supplies rows 16w..16w + 15 of A and holds those
+/// rows of D, so each warp's part depends only on its own registers and the
+/// shared B, and runs here on its own. A as mma.sync's A fragment; D element
+/// e holds D[g + 8 ((e >> 1) & 1)][8 (e >> 2) + 2t + (e & 1)]. B (K x N,
+/// K-major, no swizzle) from the descriptor: start address, leading byte
+/// offset (between core matrices along K) and stride byte offset (between
+/// 8-column groups along N), each in 16-byte units; a core matrix is 8
+/// columns of 8 K-adjacent elements, 16 bytes each. scale-d = 0 ignores
+/// the accumulators' inputs. Computed when issued (sum exact, rounded once
+/// to f32, as waveMmaBf16); the shared memory read stays claimed until the
+/// group's wgmma.wait_group (WgmmaRead).
+bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
+  if (W.Active != 0xFFFFFFFFull || W.W->NumLanes != 32)
+    return W.R->fail(I, W.WG, W.W, -1, "wgmma executed by a partially active warp");
+  if (uint64_t Threads = W.R->Cfg.Block.count(); Threads % 128)
+    return W.R->fail(I, W.WG, W.W, -1,
+                     "wgmma in a CTA of " + std::to_string(Threads) +
+                         " threads: a warpgroup is 4 whole warps (128 threads)");
+  const unsigned NAcc = I.Aux, N = 2 * NAcc;
+  const uint32_t *Slot = I.Tab; // acc[NAcc], a0..a3, descriptor, scale-d
+  const uint64_t Desc = rd<uint64_t>(W.frame(0), Slot[NAcc + 4]);
+  const uint32_t ScaleD = rd<uint32_t>(W.frame(0), Slot[NAcc + 5]);
+  for (unsigned L = 1; L < 32; ++L)
+    if (rd<uint64_t>(W.frame(L), Slot[NAcc + 4]) != Desc ||
+        rd<uint32_t>(W.frame(L), Slot[NAcc + 5]) != ScaleD)
+      return W.R->fail(I, W.WG, W.W, int(L),
+                       "wgmma descriptor or scale-d differs between the lanes of a warp");
+  const unsigned Swizzle = unsigned(Desc >> 62), BaseOffset = unsigned(Desc >> 49) & 7;
+  if (Swizzle || BaseOffset)
+    return W.R->fail(I, W.WG, W.W, -1,
+                     "wgmma descriptor with swizzle mode " + std::to_string(Swizzle) +
+                         " and base offset " + std::to_string(BaseOffset) +
+                         " (only the unswizzled layout is modelled)");
+  const uint32_t Start = uint32_t(Desc & 0x3FFF) << 4;
+  const uint32_t Leading = uint32_t(Desc >> 16 & 0x3FFF) << 4;
+  const uint32_t Stride = uint32_t(Desc >> 32 & 0x3FFF) << 4;
+  static thread_local float B[16][256], Acc[16][256];
+  bool Garbage[256] = {};
+  float A[16][16];
+  for (unsigned Group = 0; Group < N / 8; ++Group)
+    for (unsigned Half = 0; Half < 2; ++Half) {
+      const uint32_t Off = Start + Group * Stride + Half * Leading;
+      for (unsigned Col = 0; Col < 8; ++Col) {
+        // A column of B never written (rows a tile does not fill) only
+        // makes its own column of D undefined: NaN, so that using it fails.
+        bool Uninit = false;
+        const uint8_t *Row = W.R->lds(I, *W.WG, *W.W, 0, Off + 16 * Col, 16, false, &Uninit);
+        if (!Row)
+          return false;
+        Garbage[8 * Group + Col] |= Uninit;
+        for (unsigned K = 0; K < 8; ++K)
+          B[8 * Half + K][8 * Group + Col] = bf16ToFloat(rd<uint16_t>(Row, 2 * K));
+      }
+      W.W->WgmmaReads.push_back({W.W->WgmmaGroups, Off, 128, &I});
+    }
+  for (unsigned L = 0; L < 32; ++L) {
+    const uint8_t *F = W.frame(L);
+    unsigned G = L / 4, T = L % 4;
+    for (unsigned R = 0; R < 4; ++R) {
+      uint32_t V = rd<uint32_t>(F, Slot[NAcc + R]);
+      unsigned Row = G + 8 * (R & 1), Col = 2 * T + 8 * (R >> 1);
+      A[Row][Col] = bf16ToFloat(uint16_t(V));
+      A[Row][Col + 1] = bf16ToFloat(uint16_t(V >> 16));
+    }
+    for (unsigned E = 0; E < NAcc; ++E)
+      Acc[G + 8 * ((E >> 1) & 1)][8 * (E >> 2) + 2 * T + (E & 1)] =
+          ScaleD ? rd<float>(F, Slot[E]) : 0.0f;
+  }
+  for (unsigned L = 0; L < 32; ++L) {
+    uint8_t *F = W.frame(L);
+    unsigned G = L / 4, T = L % 4;
+    for (unsigned E = 0; E < NAcc; ++E) {
+      unsigned Row = G + 8 * ((E >> 1) & 1), Col = 8 * (E >> 2) + 2 * T + (E & 1);
+      double Sum = Acc[Row][Col];
+      for (unsigned K = 0; K < 16; ++K)
+        Sum += double(A[Row][K]) * double(B[K][Col]);
+      wr<float>(F, I.Dst + 8 * E, Garbage[Col] ? std::nanf("") : float(Sum));
+    }
+  }
+  return true;
+}
+
+bool waveWgmmaCommit(const Inst &, WaveCtx &W) {
+  ++W.W->WgmmaGroups;
+  return true;
+}
+
+/// wgmma.wait_group N: every committed group but the N most recent is done;
+/// its shared memory is released.
+bool waveWgmmaWait(const Inst &I, WaveCtx &W) {
+  std::vector<WgmmaRead> &Reads = W.W->WgmmaReads;
+  llvm::erase_if(
+      Reads, [&](const WgmmaRead &Rd) { return uint64_t(Rd.Group) + I.Aux < W.W->WgmmaGroups; });
+  return true;
+}
+
+void opXorWords(const Inst &I, uint8_t *F) {
+  const uint32_t Mask = rd<uint32_t>(F, I.Tab[I.Aux]);
+  for (unsigned E = 0; E < I.Aux; ++E)
+    wr<uint32_t>(F, I.Dst + 8 * E, rd<uint32_t>(F, I.Tab[E]) ^ Mask);
 }
 
 bool ctxCpAsync(const Inst &I, LaneCtx &C) {

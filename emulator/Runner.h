@@ -43,8 +43,10 @@ struct Runner {
         return H;
     return globalSlow(C, I, Addr, Bytes, Write);
   }
+  /// With Uninit, a read of never-written bytes sets *Uninit instead of
+  /// failing (the caller decides what such bytes may affect).
   uint8_t *lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint32_t Off, uint32_t Bytes,
-               bool Write);
+               bool Write, bool *Uninit = nullptr);
   uint8_t *priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes);
   /// Generic pointer of address space AS held at frame offset Slot.
   LLVM_ATTRIBUTE_ALWAYS_INLINE uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS,

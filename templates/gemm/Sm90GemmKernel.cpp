@@ -1013,11 +1013,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             SmallVector<Value> words(in.take_front(wordCount));
             for (int64_t c = 0; c < blocks; ++c) {
               issueWgmmas(base, c, words, acc);
-              // (The last step decodes a stage never refilled; its words are
-              // not used.)
+              // (The last step decodes its own stage again, whose words are
+              // not used: the next stage may never have been filled.)
+              Value following = arith::MinUIOp::create(b, a.add(i, a.idx(1)), a.idx(steps - 1));
               SmallVector<Value> nextWords =
                   c + 1 < blocks ? decodeBlock(base, c + 1, blockScales(scales, c + 1))
-                                 : decodeBlock(stageOf(a.add(i, a.idx(1))), 0,
+                                 : decodeBlock(stageOf(following), 0,
                                                blockScales(scales.drop_front(perStep), 0));
               words = waitWgmmas(words, nextWords);
             }

@@ -113,6 +113,72 @@ TEST(EmulatorNvvm, MmaM16n8k16Bf16Fragments) {
                       {"mma.sync executed by a partially active warp"});
 }
 
+TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
+  // D (64 x 16) = C + A (64 x 16) x B (16 x 16), B in four core matrices at
+  // shared byte 512: K-adjacent ones 256 bytes apart, N-adjacent 128.
+  std::mt19937 Rng(11);
+  std::uniform_int_distribution<int> Small(-8, 8);
+  float A[64][16], B[16][16], C[64][16];
+  for (auto &Row : A)
+    for (float &V : Row)
+      V = float(Small(Rng));
+  for (auto &Row : B)
+    for (float &V : Row)
+      V = float(Small(Rng));
+  for (auto &Row : C)
+    for (float &V : Row)
+      V = float(Small(Rng)) / 4;
+  std::vector<uint16_t> Bytes(256, 0);
+  for (unsigned K = 0; K < 16; ++K)
+    for (unsigned N = 0; N < 16; ++N)
+      Bytes[((N / 8) * 128 + (K / 8) * 256 + (N % 8) * 16 + (K % 8) * 2) / 2] =
+          uint16_t(bf16Bits(B[K][N]));
+  std::vector<uint32_t> BWords(128);
+  std::memcpy(BWords.data(), Bytes.data(), 512);
+  auto pack = [](float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; };
+  std::vector<uint32_t> Frag(128 * 12);
+  for (unsigned Th = 0; Th < 128; ++Th) {
+    unsigned W = Th / 32, G = Th % 32 / 4, T = Th % 4, R0 = 16 * W + G;
+    uint32_t *F = &Frag[Th * 12];
+    F[0] = pack(A[R0][2 * T], A[R0][2 * T + 1]);
+    F[1] = pack(A[R0 + 8][2 * T], A[R0 + 8][2 * T + 1]);
+    F[2] = pack(A[R0][2 * T + 8], A[R0][2 * T + 9]);
+    F[3] = pack(A[R0 + 8][2 * T + 8], A[R0 + 8][2 * T + 9]);
+    for (unsigned El = 0; El < 8; ++El)
+      F[4 + El] =
+          std::bit_cast<uint32_t>(C[R0 + 8 * (El >> 1 & 1)][8 * (El >> 2) + 2 * T + El % 2]);
+  }
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> FragB(*E, Frag), BB(*E, BWords);
+  DeviceBuffer<float> D(*E, 128 * 8, 0.f);
+  auto run = [&](uint32_t Scaled, uint32_t Mode, unsigned Threads = 128) {
+    return launch(*E, "wgmma", {1, 1, 1}, {Threads, 1, 1},
+                  Args().add(FragB.Addr).add(BB.Addr).add(D.Addr).add(Scaled).add(Mode));
+  };
+  for (uint32_t Scaled : {1u, 0u}) {
+    if (llvm::Error Err = run(Scaled, 0))
+      FAIL() << llvm::toString(std::move(Err));
+    for (unsigned Th = 0; Th < 128; ++Th) {
+      unsigned W = Th / 32, G = Th % 32 / 4, T = Th % 4;
+      for (unsigned El = 0; El < 8; ++El) {
+        unsigned Row = 16 * W + G + 8 * (El >> 1 & 1), Col = 8 * (El >> 2) + 2 * T + El % 2;
+        float Want = Scaled ? C[Row][Col] : 0.f;
+        for (unsigned K = 0; K < 16; ++K)
+          Want += A[Row][K] * B[K][Col];
+        EXPECT_EQ(D.Host[Th * 8 + El], Want)
+            << "scale-d " << Scaled << " thread " << Th << " element " << El;
+      }
+    }
+  }
+  // B is read until the group's wait: writing it earlier, or never waiting,
+  // is refused; so is a CTA that is not whole warpgroups.
+  expectErrorContains(run(1, 1), {"shared memory written while a wgmma of this warp may still "
+                                  "read it (before its wgmma.wait_group)"});
+  expectErrorContains(run(1, 2), {"warp exited with a wgmma not waited for"});
+  expectErrorContains(run(1, 0, 96), {"wgmma in a CTA of 96 threads"});
+}
+
 TEST(EmulatorNvvm, CpAsyncLandsAtItsGroupsWait) {
   auto E = loadKernels("nvvm.ll");
   ASSERT_TRUE(E);

@@ -1,6 +1,7 @@
 ; NVPTX (sm_90a) operations (hand-written): warps of 32 lanes, shfl.sync,
-; vote.sync, prmt, mma.sync m16n8k16 bf16, cp.async groups, CTA barriers with
-; ids, thread counts and an OR reduction, and the inline PTX moegen emits.
+; vote.sync, prmt, mma.sync m16n8k16 bf16, wgmma m64n16k16 bf16, cp.async
+; groups, CTA barriers with ids, thread counts and an OR reduction, and the
+; inline PTX moegen emits.
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -219,6 +220,87 @@ define ptx_kernel void @unknown_asm() {
   ret void
 }
 
+; A warpgroup (128 threads): wgmma m64n16k16 with A from registers and B from
+; shared memory. Thread t copies word t of %b (512 bytes: B's four core
+; matrices) to shared byte 512 + 4t; frag[12t..12t + 11] holds its a0..a3
+; and its 8 accumulators (f32 bits); d[8t + e] receives D element e. The
+; descriptor: start at shared byte 512, leading byte offset (K) 256, stride
+; byte offset (N) 128. %mode 1: thread 0 overwrites B before the wait;
+; %mode 2: no wait at all.
+define ptx_kernel void @wgmma(ptr addrspace(1) %frag, ptr addrspace(1) %b, ptr addrspace(1) %d, i32 %scaled, i32 %mode) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bp = getelementptr i32, ptr addrspace(1) %b, i32 %t
+  %bw = load i32, ptr addrspace(1) %bp
+  %si = add i32 %t, 128
+  %sp = getelementptr i32, ptr addrspace(3) @smem, i32 %si
+  store i32 %bw, ptr addrspace(3) %sp
+  call void @llvm.nvvm.fence.proxy.async.shared_cta()
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %fb = mul i32 %t, 12
+  %fp = getelementptr i32, ptr addrspace(1) %frag, i32 %fb
+  %w = load <12 x i32>, ptr addrspace(1) %fp, align 4
+  %a0 = extractelement <12 x i32> %w, i32 0
+  %a1 = extractelement <12 x i32> %w, i32 1
+  %a2 = extractelement <12 x i32> %w, i32 2
+  %a3 = extractelement <12 x i32> %w, i32 3
+  %cv = shufflevector <12 x i32> %w, <12 x i32> poison, <8 x i32> <i32 4, i32 5, i32 6, i32 7, i32 8, i32 9, i32 10, i32 11>
+  %cf = bitcast <8 x i32> %cv to <8 x float>
+  %c0 = extractelement <8 x float> %cf, i32 0
+  %c1 = extractelement <8 x float> %cf, i32 1
+  %c2 = extractelement <8 x float> %cf, i32 2
+  %c3 = extractelement <8 x float> %cf, i32 3
+  %c4 = extractelement <8 x float> %cf, i32 4
+  %c5 = extractelement <8 x float> %cf, i32 5
+  %c6 = extractelement <8 x float> %cf, i32 6
+  %c7 = extractelement <8 x float> %cf, i32 7
+  %bstart = getelementptr i32, ptr addrspace(3) @smem, i32 128
+  %addr = ptrtoint ptr addrspace(3) %bstart to i64
+  %a4 = lshr i64 %addr, 4
+  %start = and i64 %a4, 16383
+  %desc = or i64 %start, 34360786944
+  call void @llvm.nvvm.wgmma.fence.sync.aligned()
+  %r = call { float, float, float, float, float, float, float, float } asm sideeffect "{\0A.reg .pred p;\0Asetp.ne.b32 p, $21, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, $1, $2, $3, $4, $5, $6, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;\0A}", "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,r,r,r,r,l,r"(float %c0, float %c1, float %c2, float %c3, float %c4, float %c5, float %c6, float %c7, i32 %a0, i32 %a1, i32 %a2, i32 %a3, i64 %desc, i32 %scaled)
+  call void @llvm.nvvm.wgmma.commit_group.sync.aligned()
+  %early = icmp eq i32 %mode, 1
+  %first = icmp eq i32 %t, 0
+  %hit = and i1 %early, %first
+  br i1 %hit, label %overwrite, label %wait
+
+overwrite:
+  store i32 0, ptr addrspace(3) %sp
+  br label %wait
+
+wait:
+  %skip = icmp eq i32 %mode, 2
+  br i1 %skip, label %out, label %dowait
+
+dowait:
+  call void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 0)
+  br label %out
+
+out:
+  %ob = mul i32 %t, 8
+  %op = getelementptr float, ptr addrspace(1) %d, i32 %ob
+  %d0 = extractvalue { float, float, float, float, float, float, float, float } %r, 0
+  %d1 = extractvalue { float, float, float, float, float, float, float, float } %r, 1
+  %d2 = extractvalue { float, float, float, float, float, float, float, float } %r, 2
+  %d3 = extractvalue { float, float, float, float, float, float, float, float } %r, 3
+  %d4 = extractvalue { float, float, float, float, float, float, float, float } %r, 4
+  %d5 = extractvalue { float, float, float, float, float, float, float, float } %r, 5
+  %d6 = extractvalue { float, float, float, float, float, float, float, float } %r, 6
+  %d7 = extractvalue { float, float, float, float, float, float, float, float } %r, 7
+  %v0 = insertelement <8 x float> poison, float %d0, i32 0
+  %v1 = insertelement <8 x float> %v0, float %d1, i32 1
+  %v2 = insertelement <8 x float> %v1, float %d2, i32 2
+  %v3 = insertelement <8 x float> %v2, float %d3, i32 3
+  %v4 = insertelement <8 x float> %v3, float %d4, i32 4
+  %v5 = insertelement <8 x float> %v4, float %d5, i32 5
+  %v6 = insertelement <8 x float> %v5, float %d6, i32 6
+  %v7 = insertelement <8 x float> %v6, float %d7, i32 7
+  store <8 x float> %v7, ptr addrspace(1) %op, align 4
+  ret void
+}
+
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
 declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
@@ -236,3 +318,8 @@ declare void @llvm.nvvm.cp.async.commit.group()
 declare void @llvm.nvvm.cp.async.wait.group(i32 immarg)
 declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)
 declare i1 @llvm.nvvm.barrier.cta.red.or.aligned.all(i32, i1)
+declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
+declare void @llvm.nvvm.fence.proxy.async.shared_cta()
+declare void @llvm.nvvm.wgmma.fence.sync.aligned()
+declare void @llvm.nvvm.wgmma.commit_group.sync.aligned()
+declare void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 immarg)
