@@ -18,6 +18,15 @@ using namespace moegen::emu::test;
 namespace {
 
 uint32_t bf16Bits(float F) { return std::bit_cast<uint32_t>(F) >> 16; } // exact for small ints
+uint32_t packBf16(float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; }
+
+/// Small integers in [-8, 8], divided by Div: exact in bf16 and in f32 sums.
+template <size_t R, size_t C> void fillSmall(std::mt19937 &Rng, float (&M)[R][C], float Div = 1) {
+  std::uniform_int_distribution<int> Small(-8, 8);
+  for (auto &Row : M)
+    for (float &V : Row)
+      V = float(Small(Rng)) / Div;
+}
 
 TEST(EmulatorNvvm, WarpsAreThirtyTwoLanes) {
   auto E = loadKernels("nvvm.ll");
@@ -66,28 +75,20 @@ TEST(EmulatorNvvm, Prmt) {
 // f32 C/D (g = lane / 4, t = lane % 4), built here from whole matrices.
 TEST(EmulatorNvvm, MmaM16n8k16Bf16Fragments) {
   std::mt19937 Rng(7);
-  std::uniform_int_distribution<int> Small(-8, 8);
   float A[16][16], B[16][8], C[16][8];
-  for (auto &Row : A)
-    for (float &V : Row)
-      V = float(Small(Rng));
-  for (auto &Row : B)
-    for (float &V : Row)
-      V = float(Small(Rng));
-  for (auto &Row : C)
-    for (float &V : Row)
-      V = float(Small(Rng)) / 4;
-  auto pack = [](float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; };
+  fillSmall(Rng, A);
+  fillSmall(Rng, B);
+  fillSmall(Rng, C, 4);
   std::vector<uint32_t> Frag(32 * 10);
   for (unsigned L = 0; L < 32; ++L) {
     unsigned G = L / 4, T = L % 4;
     uint32_t *F = &Frag[L * 10];
-    F[0] = pack(A[G][2 * T], A[G][2 * T + 1]);
-    F[1] = pack(A[G + 8][2 * T], A[G + 8][2 * T + 1]);
-    F[2] = pack(A[G][2 * T + 8], A[G][2 * T + 9]);
-    F[3] = pack(A[G + 8][2 * T + 8], A[G + 8][2 * T + 9]);
-    F[4] = pack(B[2 * T][G], B[2 * T + 1][G]);
-    F[5] = pack(B[2 * T + 8][G], B[2 * T + 9][G]);
+    F[0] = packBf16(A[G][2 * T], A[G][2 * T + 1]);
+    F[1] = packBf16(A[G + 8][2 * T], A[G + 8][2 * T + 1]);
+    F[2] = packBf16(A[G][2 * T + 8], A[G][2 * T + 9]);
+    F[3] = packBf16(A[G + 8][2 * T + 8], A[G + 8][2 * T + 9]);
+    F[4] = packBf16(B[2 * T][G], B[2 * T + 1][G]);
+    F[5] = packBf16(B[2 * T + 8][G], B[2 * T + 9][G]);
     F[6] = std::bit_cast<uint32_t>(C[G][2 * T]);
     F[7] = std::bit_cast<uint32_t>(C[G][2 * T + 1]);
     F[8] = std::bit_cast<uint32_t>(C[G + 8][2 * T]);
@@ -117,17 +118,10 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
   // D (64 x 16) = C + A (64 x 16) x B (16 x 16), B in four core matrices at
   // shared byte 512: K-adjacent ones 256 bytes apart, N-adjacent 128.
   std::mt19937 Rng(11);
-  std::uniform_int_distribution<int> Small(-8, 8);
   float A[64][16], B[16][16], C[64][16];
-  for (auto &Row : A)
-    for (float &V : Row)
-      V = float(Small(Rng));
-  for (auto &Row : B)
-    for (float &V : Row)
-      V = float(Small(Rng));
-  for (auto &Row : C)
-    for (float &V : Row)
-      V = float(Small(Rng)) / 4;
+  fillSmall(Rng, A);
+  fillSmall(Rng, B);
+  fillSmall(Rng, C, 4);
   std::vector<uint16_t> Bytes(256, 0);
   for (unsigned K = 0; K < 16; ++K)
     for (unsigned N = 0; N < 16; ++N)
@@ -135,15 +129,14 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
           uint16_t(bf16Bits(B[K][N]));
   std::vector<uint32_t> BWords(128);
   std::memcpy(BWords.data(), Bytes.data(), 512);
-  auto pack = [](float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; };
   std::vector<uint32_t> Frag(128 * 12);
   for (unsigned Th = 0; Th < 128; ++Th) {
     unsigned W = Th / 32, G = Th % 32 / 4, T = Th % 4, R0 = 16 * W + G;
     uint32_t *F = &Frag[Th * 12];
-    F[0] = pack(A[R0][2 * T], A[R0][2 * T + 1]);
-    F[1] = pack(A[R0 + 8][2 * T], A[R0 + 8][2 * T + 1]);
-    F[2] = pack(A[R0][2 * T + 8], A[R0][2 * T + 9]);
-    F[3] = pack(A[R0 + 8][2 * T + 8], A[R0 + 8][2 * T + 9]);
+    F[0] = packBf16(A[R0][2 * T], A[R0][2 * T + 1]);
+    F[1] = packBf16(A[R0 + 8][2 * T], A[R0 + 8][2 * T + 1]);
+    F[2] = packBf16(A[R0][2 * T + 8], A[R0][2 * T + 9]);
+    F[3] = packBf16(A[R0 + 8][2 * T + 8], A[R0 + 8][2 * T + 9]);
     for (unsigned El = 0; El < 8; ++El)
       F[4 + El] =
           std::bit_cast<uint32_t>(C[R0 + 8 * (El >> 1 & 1)][8 * (El >> 2) + 2 * T + El % 2]);
