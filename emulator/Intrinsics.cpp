@@ -589,9 +589,10 @@ Error CallDecoder::inlineAsm() {
       return E;
     return wave(waveWgmmaBf16);
   }
-  if (CI.arg_size() >= 2 * Results + 1 && Text == xorWordsAsm(Results)) {
+  if (CI.arg_size() >= 2 * Results + 1 && Text == xorWordsAsm(Results) &&
+      (Results || CI.getType()->isVoidTy())) {
     if (!Results)
-      return nop();
+      return nop(); // an empty statement that only keeps its operands alive
     if (Error E = slots(Results + 1))
       return E;
     return pure(opXorWords);
