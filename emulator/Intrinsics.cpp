@@ -55,6 +55,19 @@ struct CallDecoder {
     }
     return Error::success();
   }
+  /// The slots of the first Count operands as In.Tab (Program::Ints, fixed
+  /// up once the program is complete).
+  Error tab(unsigned Count) {
+    SmallVector<uint32_t, 64> Slots;
+    for (unsigned I = 0; I < Count; ++I) {
+      auto S = op(I);
+      if (!S)
+        return S.takeError();
+      Slots.push_back(*S);
+    }
+    In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(D.addInts(Slots)) + 1);
+    return Error::success();
+  }
   Error pure(PureFn Fn) {
     In.K = Kind::Pure;
     In.Fn.Pure = Fn;
@@ -477,17 +490,10 @@ Error CallDecoder::nvvm(bool &Matched) {
     if (Error E = ops({0}))
       return E;
     return pure(opEx2Approx);
-  case nvvm_mma_m16n8k16_row_col_bf16: {
-    SmallVector<uint32_t, 10> Slots;
-    for (unsigned I = 0; I < 10; ++I) {
-      auto S = op(I);
-      if (!S)
-        return S.takeError();
-      Slots.push_back(*S);
-    }
-    In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(D.addInts(Slots)) + 1);
+  case nvvm_mma_m16n8k16_row_col_bf16:
+    if (Error E = tab(10))
+      return E;
     return wave(waveMmaBf16);
-  }
   case nvvm_cp_async_ca_shared_global_4:
   case nvvm_cp_async_ca_shared_global_8:
   case nvvm_cp_async_ca_shared_global_16:
@@ -571,21 +577,10 @@ Error CallDecoder::inlineAsm() {
   }
   auto *ST = dyn_cast<StructType>(CI.getType());
   unsigned Results = ST ? ST->getNumElements() : 0;
-  auto slots = [&](unsigned Count) -> Error {
-    SmallVector<uint32_t, 64> Slots;
-    for (unsigned I = 0; I < Count; ++I) {
-      auto S = op(I);
-      if (!S)
-        return S.takeError();
-      Slots.push_back(*S);
-    }
-    In.Tab = reinterpret_cast<const uint32_t *>(uintptr_t(D.addInts(Slots)) + 1);
-    In.Aux = Results;
-    return Error::success();
-  };
+  In.Aux = Results;
   if (Results && Results <= 128 && Results % 4 == 0 && CI.arg_size() == Results + 6 &&
       Text == wgmmaAsm(Results)) {
-    if (Error E = slots(Results + 6))
+    if (Error E = tab(Results + 6))
       return E;
     return wave(waveWgmmaBf16);
   }
@@ -593,7 +588,7 @@ Error CallDecoder::inlineAsm() {
       (Results || CI.getType()->isVoidTy())) {
     if (!Results)
       return nop(); // an empty statement that only keeps its operands alive
-    if (Error E = slots(Results + 1))
+    if (Error E = tab(Results + 1))
       return E;
     return pure(opXorWords);
   }

@@ -163,6 +163,19 @@ void opPrmt(const Inst &I, uint8_t *F) {
 
 void opEx2Approx(const Inst &I, uint8_t *F) { wr<float>(F, I.Dst, std::exp2(rd<float>(F, I.A))); }
 
+/// Lane (g = G, t = T)'s part of a 16 x 16 bf16 A fragment (mma.sync's, and
+/// a warp's rows of wgmma's): register r at slot Slots[r] holds
+/// A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}].
+static void readAFragment(const uint8_t *F, const uint32_t *Slots, unsigned G, unsigned T,
+                          float (&A)[16][16]) {
+  for (unsigned R = 0; R < 4; ++R) {
+    uint32_t V = rd<uint32_t>(F, Slots[R]);
+    unsigned Row = G + 8 * (R & 1), Col = 2 * T + 8 * (R >> 1);
+    A[Row][Col] = bf16ToFloat(uint16_t(V));
+    A[Row][Col + 1] = bf16ToFloat(uint16_t(V >> 16));
+  }
+}
+
 /// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with the PTX ISA's
 /// fragments (g = lane / 4, t = lane % 4):
 ///   A: register r holds A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}];
@@ -178,12 +191,7 @@ bool waveMmaBf16(const Inst &I, WaveCtx &W) {
   for (unsigned L = 0; L < 32; ++L) {
     const uint8_t *F = W.frame(L);
     unsigned G = L / 4, T = L % 4;
-    for (unsigned R = 0; R < 4; ++R) {
-      uint32_t V = rd<uint32_t>(F, Slot[R]);
-      unsigned Row = G + 8 * (R & 1), Col = 2 * T + 8 * (R >> 1);
-      A[Row][Col] = bf16ToFloat(uint16_t(V));
-      A[Row][Col + 1] = bf16ToFloat(uint16_t(V >> 16));
-    }
+    readAFragment(F, Slot, G, T, A);
     for (unsigned R = 0; R < 2; ++R) {
       uint32_t V = rd<uint32_t>(F, Slot[4 + R]);
       B[2 * T + 8 * R][G] = bf16ToFloat(uint16_t(V));
@@ -265,12 +273,7 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
   for (unsigned L = 0; L < 32; ++L) {
     const uint8_t *F = W.frame(L);
     unsigned G = L / 4, T = L % 4;
-    for (unsigned R = 0; R < 4; ++R) {
-      uint32_t V = rd<uint32_t>(F, Slot[NAcc + R]);
-      unsigned Row = G + 8 * (R & 1), Col = 2 * T + 8 * (R >> 1);
-      A[Row][Col] = bf16ToFloat(uint16_t(V));
-      A[Row][Col + 1] = bf16ToFloat(uint16_t(V >> 16));
-    }
+    readAFragment(F, Slot + NAcc, G, T, A);
     for (unsigned E = 0; E < NAcc; ++E)
       Acc[G + 8 * ((E >> 1) & 1)][8 * (E >> 2) + 2 * T + (E & 1)] =
           ScaleD ? rd<float>(F, Slot[E]) : 0.0f;

@@ -20,6 +20,15 @@ namespace {
 uint32_t bf16Bits(float F) { return std::bit_cast<uint32_t>(F) >> 16; } // exact for small ints
 uint32_t packBf16(float Lo, float Hi) { return bf16Bits(Lo) | bf16Bits(Hi) << 16; }
 
+/// The 4 A-fragment registers of lane t of a quad whose rows are Lo (g) and
+/// Hi (g + 8), as mma.sync m16n8k16 (and each warp of wgmma) takes them.
+void packAFragment(const float *Lo, const float *Hi, unsigned T, uint32_t *F) {
+  F[0] = packBf16(Lo[2 * T], Lo[2 * T + 1]);
+  F[1] = packBf16(Hi[2 * T], Hi[2 * T + 1]);
+  F[2] = packBf16(Lo[2 * T + 8], Lo[2 * T + 9]);
+  F[3] = packBf16(Hi[2 * T + 8], Hi[2 * T + 9]);
+}
+
 /// Small integers in [-8, 8], divided by Div: exact in bf16 and in f32 sums.
 template <size_t R, size_t C> void fillSmall(std::mt19937 &Rng, float (&M)[R][C], float Div = 1) {
   std::uniform_int_distribution<int> Small(-8, 8);
@@ -83,10 +92,7 @@ TEST(EmulatorNvvm, MmaM16n8k16Bf16Fragments) {
   for (unsigned L = 0; L < 32; ++L) {
     unsigned G = L / 4, T = L % 4;
     uint32_t *F = &Frag[L * 10];
-    F[0] = packBf16(A[G][2 * T], A[G][2 * T + 1]);
-    F[1] = packBf16(A[G + 8][2 * T], A[G + 8][2 * T + 1]);
-    F[2] = packBf16(A[G][2 * T + 8], A[G][2 * T + 9]);
-    F[3] = packBf16(A[G + 8][2 * T + 8], A[G + 8][2 * T + 9]);
+    packAFragment(A[G], A[G + 8], T, F);
     F[4] = packBf16(B[2 * T][G], B[2 * T + 1][G]);
     F[5] = packBf16(B[2 * T + 8][G], B[2 * T + 9][G]);
     F[6] = std::bit_cast<uint32_t>(C[G][2 * T]);
@@ -133,10 +139,7 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
   for (unsigned Th = 0; Th < 128; ++Th) {
     unsigned W = Th / 32, G = Th % 32 / 4, T = Th % 4, R0 = 16 * W + G;
     uint32_t *F = &Frag[Th * 12];
-    F[0] = packBf16(A[R0][2 * T], A[R0][2 * T + 1]);
-    F[1] = packBf16(A[R0 + 8][2 * T], A[R0 + 8][2 * T + 1]);
-    F[2] = packBf16(A[R0][2 * T + 8], A[R0][2 * T + 9]);
-    F[3] = packBf16(A[R0 + 8][2 * T + 8], A[R0 + 8][2 * T + 9]);
+    packAFragment(A[R0], A[R0 + 8], T, F);
     for (unsigned El = 0; El < 8; ++El)
       F[4 + El] =
           std::bit_cast<uint32_t>(C[R0 + 8 * (El >> 1 & 1)][8 * (El >> 2) + 2 * T + El % 2]);
