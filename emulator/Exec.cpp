@@ -63,6 +63,36 @@ uint8_t *Runner::globalSlow(LaneCtx &C, const Inst &I, uint64_t Addr, uint32_t B
   return H;
 }
 
+bool Runner::asyncProxyRead(const Inst &I, Workgroup &WG, Wave &W, uint32_t Off, uint32_t Bytes) {
+  for (uint32_t B = Off; B < Off + Bytes; ++B) {
+    const uint64_t Seq = WG.GenericWriteSeq[B];
+    if (!Seq)
+      continue;
+    const unsigned WriterWave = WG.GenericWriter[B] / 64, Lane = WG.GenericWriter[B] % 64;
+    const std::vector<ProxyFence> &Fences = WG.Waves[WriterWave].ProxyFences;
+    // The writer's first fence after the write (fences record the ProxySeq
+    // they cover, so they are in order).
+    auto F = std::partition_point(Fences.begin(), Fences.end(),
+                                  [&](const ProxyFence &Fe) { return Fe.Seq < Seq; });
+    while (F != Fences.end() && !(F->Mask >> Lane & 1))
+      ++F;
+    std::string Writer = "warp " + std::to_string(WriterWave) + " lane " + std::to_string(Lane);
+    if (F == Fences.end())
+      return fail(I, &WG, &W, -1,
+                  "wgmma reads shared memory that " + Writer +
+                      " wrote through the generic proxy (a store or cp.async) with no "
+                      "fence.proxy.async after the write",
+                  B);
+    if (F->Epoch == WG.Epoch && WriterWave != W.Index)
+      return fail(I, &WG, &W, -1,
+                  "wgmma reads shared memory that " + Writer +
+                      " fenced to the async proxy with no barrier between its fence.proxy.async "
+                      "and the wgmma",
+                  B);
+  }
+  return true;
+}
+
 uint8_t *Runner::priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes) {
   if (uint64_t(Off) + Bytes > P.PrivateBytes) {
     fail(I, C, "out-of-bounds private (scratch) access of " + std::to_string(Bytes) + " bytes",
@@ -105,6 +135,10 @@ uint8_t *Runner::lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint3
              std::max(Off, Rd.Off));
         return nullptr;
       }
+  if (Write && P.UsesAsyncProxy) {
+    std::fill_n(WG.GenericWriteSeq.begin() + Off, Bytes, ++WG.ProxySeq);
+    std::fill_n(WG.GenericWriter.begin() + Off, Bytes, uint16_t(W.Index * 64 + Lane));
+  }
   bool Races = O.CheckLdsRaces;
   if (Races || O.CheckLdsUninit || O.CheckBarrierFences) {
     LdsShadow::Result Res =
@@ -716,6 +750,12 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
     W.AsyncGroups.fill(0);
     W.WgmmaReads.clear();
     W.WgmmaGroups = 0;
+    W.ProxyFences.clear();
+  }
+  if (P.UsesAsyncProxy) {
+    WG.GenericWriteSeq.assign(LdsBytes, 0);
+    WG.GenericWriter.assign(LdsBytes, 0);
+    WG.ProxySeq = 0;
   }
   ++WG.Count;
   WG.WavesRun += NumWaves;

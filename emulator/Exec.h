@@ -83,6 +83,14 @@ struct WgmmaRead {
   const Inst *I; // the wgmma
 };
 
+/// A fence.proxy.async (NVPTX) of the lanes in Mask: their shared-memory
+/// writes through the generic proxy before it (ProxySeq below Seq) become
+/// visible to the async proxy, to other warps once a barrier follows.
+struct ProxyFence {
+  uint64_t Seq, Mask;
+  uint32_t Epoch;
+};
+
 struct Wave {
   unsigned Index = 0;
   unsigned NumLanes = 0;        // lanes that exist (the last wave may be partial)
@@ -106,6 +114,7 @@ struct Wave {
   // their wgmma.wait_group has not yet released, and the groups committed.
   std::vector<WgmmaRead> WgmmaReads;
   uint32_t WgmmaGroups = 0;
+  std::vector<ProxyFence> ProxyFences; // in issue order
 };
 
 struct Runner;
@@ -118,6 +127,11 @@ struct Workgroup {
   size_t MemHint = ~size_t(0);
   std::vector<uint8_t> Lds;
   LdsShadow Shadow;
+  // Program::UsesAsyncProxy: each shared-memory byte's last generic-proxy
+  // write (ProxySeq at it, 0: none) and its writer (wave x 64 + lane).
+  std::vector<uint64_t> GenericWriteSeq;
+  std::vector<uint16_t> GenericWriter;
+  uint64_t ProxySeq = 0;
   uint32_t Epoch = 1; // barriers completed + 1
   std::vector<Wave> Waves;
 };

@@ -113,6 +113,9 @@ bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
 bool waveWgmmaBf16(const Inst &I, WaveCtx &W);
 bool waveWgmmaCommit(const Inst &I, WaveCtx &W);
 bool waveWgmmaWait(const Inst &I, WaveCtx &W); // Aux = groups left pending
+/// fence.proxy.async.shared::cta: the active lanes' earlier shared-memory
+/// writes become visible to the async proxy (Runner::asyncProxyRead).
+bool waveFenceProxyAsync(const Inst &I, WaveCtx &W);
 /// Aux results, each the XOR of Tab[i] and Tab[Aux].
 void opXorWords(const Inst &I, uint8_t *F);
 

@@ -441,8 +441,9 @@ Error CallDecoder::nvvm(bool &Matched) {
   case nvvm_bar_warp_sync: // the warp's lanes run in lockstep
   case nvvm_griddepcontrol_launch_dependents:
   case nvvm_griddepcontrol_wait:
-  case nvvm_fence_proxy_async_shared_cta:
     return nop();
+  case nvvm_fence_proxy_async_shared_cta:
+    return wave(waveFenceProxyAsync);
   case nvvm_vote_ballot_sync:
   case nvvm_vote_any_sync:
   case nvvm_vote_all_sync:
@@ -582,6 +583,7 @@ Error CallDecoder::inlineAsm() {
       Text == wgmmaAsm(Results)) {
     if (Error E = tab(Results + 6))
       return E;
+    D.program().UsesAsyncProxy = true;
     return wave(waveWgmmaBf16);
   }
   if (CI.arg_size() >= 2 * Results + 1 && Text == xorWordsAsm(Results) &&

@@ -262,7 +262,7 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
         // makes its own column of D undefined: NaN, so that using it fails.
         bool Uninit = false;
         const uint8_t *Row = W.R->lds(I, *W.WG, *W.W, 0, Off + 16 * Col, 16, false, &Uninit);
-        if (!Row)
+        if (!Row || !W.R->asyncProxyRead(I, *W.WG, *W.W, Off + 16 * Col, 16))
           return false;
         Garbage[8 * Group + Col] |= Uninit;
         for (unsigned K = 0; K < 8; ++K)
@@ -289,6 +289,12 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
       wr<float>(F, I.Dst + 8 * E, Garbage[Col] ? std::nanf("") : float(Sum));
     }
   }
+  return true;
+}
+
+bool waveFenceProxyAsync(const Inst &, WaveCtx &W) {
+  if (W.R->P.UsesAsyncProxy)
+    W.W->ProxyFences.push_back({W.WG->ProxySeq, W.Active, W.WG->Epoch});
   return true;
 }
 

@@ -190,6 +190,9 @@ struct Program {
   uint32_t MinFlatWorkGroup = 1, MaxFlatWorkGroup = 1024; // "amdgpu-flat-work-group-size"
   uint32_t ReqdWorkGroup[3] = {0, 0, 0};                  // !reqd_work_group_size, 0 = none
   bool UsesFences = false;
+  // NVPTX: a wgmma reads shared memory through the async proxy, so the
+  // generic proxy's writes there are tracked until a fence.proxy.async.
+  bool UsesAsyncProxy = false;
   // The target: gfx950 (waves of 64 lanes, 160 KiB of LDS) or NVPTX sm_90a
   // (warps of 32, 227 KiB of shared memory a CTA, barriers that order shared
   // memory on their own).

@@ -48,6 +48,11 @@ struct Runner {
   uint8_t *lds(const Inst &I, Workgroup &WG, Wave &W, unsigned Lane, uint32_t Off, uint32_t Bytes,
                bool Write, bool *Uninit = nullptr);
   uint8_t *priv(LaneCtx &C, const Inst &I, uint32_t Off, uint32_t Bytes);
+  /// A read of [Off, Off + Bytes) through the async proxy (a wgmma operand)
+  /// by warp W: every byte written there through the generic proxy must
+  /// have been fenced (fence.proxy.async) by its writer after the write,
+  /// and by a barrier before this read where the writer is another warp.
+  bool asyncProxyRead(const Inst &I, Workgroup &WG, Wave &W, uint32_t Off, uint32_t Bytes);
   /// Generic pointer of address space AS held at frame offset Slot.
   LLVM_ATTRIBUTE_ALWAYS_INLINE uint8_t *resolve(LaneCtx &C, const Inst &I, unsigned AS,
                                                 uint32_t Slot, uint32_t Bytes, bool Write) {

@@ -173,6 +173,15 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
                                   "read it (before its wgmma.wait_group)"});
   expectErrorContains(run(1, 2), {"warp exited with a wgmma not waited for"});
   expectErrorContains(run(1, 0, 96), {"wgmma in a CTA of 96 threads"});
+  // wgmma reads B through the async proxy: the generic proxy's stores must
+  // be fenced by their writer, and the fence ordered before the wgmma by a
+  // barrier.
+  expectErrorContains(run(1, 3), {"wgmma reads shared memory that warp 0 lane 0 wrote through the "
+                                  "generic proxy (a store or cp.async) with no fence.proxy.async "
+                                  "after the write"});
+  expectErrorContains(run(1, 4), {"wgmma reads shared memory that warp 0 lane 0 fenced to the "
+                                  "async proxy with no barrier between its fence.proxy.async and "
+                                  "the wgmma"});
 }
 
 TEST(EmulatorNvvm, CpAsyncLandsAtItsGroupsWait) {

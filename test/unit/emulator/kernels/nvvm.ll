@@ -226,7 +226,9 @@ define ptx_kernel void @unknown_asm() {
 ; and its 8 accumulators (f32 bits); d[8t + e] receives D element e. The
 ; descriptor: start at shared byte 512, leading byte offset (K) 256, stride
 ; byte offset (N) 128. %mode 1: thread 0 overwrites B before the wait;
-; %mode 2: no wait at all.
+; %mode 2: no wait at all; %mode 3: B not fenced to the async proxy; %mode
+; 4: fenced only after the barrier, and warp 0 then leaves (so that warp 1
+; reads what warp 0 fenced with no barrier since).
 define ptx_kernel void @wgmma(ptr addrspace(1) %frag, ptr addrspace(1) %b, ptr addrspace(1) %d, i32 %scaled, i32 %mode) {
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %bp = getelementptr i32, ptr addrspace(1) %b, i32 %t
@@ -234,8 +236,27 @@ define ptx_kernel void @wgmma(ptr addrspace(1) %frag, ptr addrspace(1) %b, ptr a
   %si = add i32 %t, 128
   %sp = getelementptr i32, ptr addrspace(3) @smem, i32 %si
   store i32 %bw, ptr addrspace(3) %sp
+  %unfenced = icmp uge i32 %mode, 3
+  br i1 %unfenced, label %sync, label %fence
+
+fence:
   call void @llvm.nvvm.fence.proxy.async.shared_cta()
+  br label %sync
+
+sync:
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %late = icmp eq i32 %mode, 4
+  br i1 %late, label %latefence, label %issue
+
+latefence:
+  call void @llvm.nvvm.fence.proxy.async.shared_cta()
+  %warp0 = icmp ult i32 %t, 32
+  br i1 %warp0, label %leave, label %issue
+
+leave:
+  ret void
+
+issue:
   %fb = mul i32 %t, 12
   %fp = getelementptr i32, ptr addrspace(1) %frag, i32 %fb
   %w = load <12 x i32>, ptr addrspace(1) %fp, align 4
