@@ -758,31 +758,54 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// fragment zero (the rare second K loop of registerMainLoop).
   enum class StepRows { TwoProducts, OneProduct, LargeScalesOnly };
 
+  /// A step's weights (loadLaneWeights) ready to decode: per weight row its
+  /// code words and either its byte table or its arithmetic route's scale.
+  struct StepCodes {
+    SmallVector<Value> codes;
+    SmallVector<std::optional<E2m1Table>> tables; // none: the arithmetic route
+    SmallVector<Value> scales;
+  };
+  StepCodes prepareStep(ArrayRef<Value> raw, StepRows mode) {
+    StepCodes c;
+    for (size_t r = 0; 2 * r < raw.size(); ++r) {
+      c.codes.push_back(
+          vector::BitCastOp::create(b, VectorType::get({l.superK / 32}, i32()), raw[2 * r]));
+      if (!l.decodesArithmetically(static_cast<int64_t>(r))) {
+        c.scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
+        c.tables.push_back(e2m1Table(c.scales.back()));
+        continue;
+      }
+      c.tables.push_back(std::nullopt);
+      Value e = scaleOf(raw, r);
+      if (mode == StepRows::OneProduct)
+        c.scales.push_back(oneProductMultiplier(e));
+      else if (mode == StepRows::LargeScalesOnly)
+        c.scales.push_back(a.select(largeScale(e), e8m0ToBf16x2(raw[2 * r + 1]), a.i32(0)));
+      else
+        c.scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
+    }
+    return c;
+  }
+  /// Code word `w` of every weight row of a step: its 4 fragment words (word
+  /// p: codes 2p, 2p + 1), rows in accIndex order.
+  SmallVector<std::array<Value, 4>> decodeStepWord(const StepCodes &c, int64_t w, StepRows mode) {
+    SmallVector<std::array<Value, 4>> decoded;
+    for (auto [codes, table, scale] : llvm::zip(c.codes, c.tables, c.scales)) {
+      Value word = vector::ExtractOp::create(b, codes, ArrayRef<int64_t>{w});
+      decoded.push_back(table ? dequantWord(word, *table)
+                              : dequantWordArith(word, scale,
+                                                 /*scaled126=*/mode == StepRows::OneProduct));
+    }
+    return decoded;
+  }
+
   /// The MMAs of one step for the first `tiles` row tiles of the M tile: A
   /// rows from the staging at `base`, weights from `raw` (loadLaneWeights).
   void mmaStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc, int64_t tiles,
                StepRows mode) {
     int64_t words = l.superK / 32;
     VectorType v4i32 = VectorType::get({4}, i32());
-    SmallVector<Value> codes;
-    SmallVector<std::optional<E2m1Table>> tables; // none: the arithmetic route
-    SmallVector<Value> scales;
-    for (size_t r = 0; 2 * r < raw.size(); ++r) {
-      codes.push_back(vector::BitCastOp::create(b, VectorType::get({words}, i32()), raw[2 * r]));
-      if (!l.decodesArithmetically(static_cast<int64_t>(r))) {
-        scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
-        tables.push_back(e2m1Table(scales.back()));
-        continue;
-      }
-      tables.push_back(std::nullopt);
-      Value e = scaleOf(raw, r);
-      if (mode == StepRows::OneProduct)
-        scales.push_back(oneProductMultiplier(e));
-      else if (mode == StepRows::LargeScalesOnly)
-        scales.push_back(a.select(largeScale(e), e8m0ToBf16x2(raw[2 * r + 1]), a.i32(0)));
-      else
-        scales.push_back(e8m0ToBf16x2(raw[2 * r + 1]));
-    }
+    StepCodes codes = prepareStep(raw, mode);
     Value laneGroup0 = a.mul(quadCol, a.idx(words));
     // The lane's group w of staged A row `row`.
     auto loadRow = [&](int64_t row, int64_t w) {
@@ -794,11 +817,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return vector::ExtractOp::create(b, v, ArrayRef<int64_t>{i}).getResult();
     };
     for (int64_t w = 0; w < words; ++w) {
-      SmallVector<std::array<Value, 4>> decoded; // per weight row: its 4 fragment words of word w
-      for (auto [c, table, scale] : llvm::zip(codes, tables, scales))
-        decoded.push_back(table ? dequantWord(word(c, w), *table)
-                                : dequantWordArith(word(c, w), scale,
-                                                   /*scaled126=*/mode == StepRows::OneProduct));
+      SmallVector<std::array<Value, 4>> decoded = decodeStepWord(codes, w, mode);
       auto rowWords = [&](int64_t half, int64_t nt) { return decoded[half * l.nTiles + nt]; };
       if (l.swapAB) {
         // A: rows g and g + 8 of a 16-column block are the lane's rows of its
@@ -1129,6 +1148,36 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return out;
   }
 
+  /// loopN on wgmma: one step's wgmmas, the lane's weights `raw`
+  /// (loadLaneWeights) decoded as mmaStep decodes them into the A fragments,
+  /// B the M tile's rows staged at `base` (copyRowsForWgmma). k16 step 2w +
+  /// sub takes fragment words 2 sub, 2 sub + 1 of code word w. Every word is
+  /// decoded before the group is issued: a decoding between a group's
+  /// wgmmas would make ptxas serialize them (C7513).
+  void wgmmaRegisterStep(Value base, ArrayRef<Value> raw, MutableArrayRef<Value> acc) {
+    int64_t words = l.superK / 32;
+    StepCodes codes = prepareStep(raw, StepRows::TwoProducts);
+    SmallVector<SmallVector<std::array<Value, 4>>> decoded;
+    for (int64_t w = 0; w < words; ++w)
+      decoded.push_back(decodeStepWord(codes, w, StepRows::TwoProducts));
+    Value desc0 = stagingDescriptor(base);
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    SmallVector<Value> live;
+    for (int64_t w = 0; w < words; ++w)
+      for (int64_t sub = 0; sub < 2; ++sub) {
+        // Core matrices 2 (2w + sub) and the next: 128 bytes each.
+        Value desc = arith::AddIOp::create(b, desc0, a.i64((2 * (2 * w + sub)) * 128 >> 4));
+        const std::array<Value, 4> &lo = decoded[w][0], &hi = decoded[w][1];
+        wgmma({lo[2 * sub], hi[2 * sub], lo[2 * sub + 1], hi[2 * sub + 1]}, desc,
+              acc.slice(swappedIndex(0, 0, 0, 0), 4 * rowTiles()));
+      }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    for (const auto &rows : decoded)
+      for (const std::array<Value, 4> &row : rows)
+        live.append(row.begin(), row.end());
+    waitWgmmas(live, {});
+  }
+
   /// swapAB: the accumulators in the plain layout (accIndex), through warp
   /// shuffles. Plain register 2 hr + c of (mt, nt) at lane (g, q) is row
   /// 16 mt + 8 hr + g, column 8 nt + 2q + c: swapped register 2 (nt % 2) +
@@ -1204,16 +1253,29 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// its K loop and epilogue. Returns what the next M tile gets (carriedIn's
   /// layout).
   SmallVector<Value> loopNTile() {
-    SmallVector<StageUnit> aUnits = planAUnits(l.superK);
     int64_t steps = p.kPerWave / l.superK;
     Value step0 = a.divu(groupKStart(), a.idx(l.superK));
-    for (int64_t i = 0; i < steps; ++i)
-      copyAStep(aUnits, a.add(step0, a.idx(i)), a.idx(i * l.stagingBytes / 4), /*commit=*/false);
+    if (l.wgmma) {
+      copyRowsForWgmma(step0);
+    } else {
+      SmallVector<StageUnit> aUnits = planAUnits(l.superK);
+      for (int64_t i = 0; i < steps; ++i)
+        copyAStep(aUnits, a.add(step0, a.idx(i)), a.idx(i * l.stagingBytes / 4),
+                  /*commit=*/false);
+    }
     NVVM::CpAsyncCommitGroupOp::create(b);
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    if (l.wgmma) // the tensor cores read the rows through the async proxy
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b);
     SmallVector<Value> init(carriedIn.begin(), carriedIn.end());
-    return byLiveRowTiles(TypeRange(carriedIn), [&](int64_t tiles) -> SmallVector<Value> {
+    auto versions = [&](function_ref<SmallVector<Value>(int64_t)> body) {
+      // (wgmma: one version, N = tile_m, as wgmmaMainLoop.)
+      return l.wgmma ? body(rowTiles()) : byLiveRowTiles(TypeRange(carriedIn), body);
+    };
+    return versions([&](int64_t tiles) -> SmallVector<Value> {
       auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -1227,6 +1289,51 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       bidN = firstN;
       return SmallVector<Value>(loop.getResults());
     });
+  }
+
+  /// loopN on wgmma: the M tile's A rows for all of K, step i at i32 index
+  /// i x stagingBytes / 4, in the core-matrix layout wgmma reads B in
+  /// (stagingDescriptor), with K in the order of the lanes' code words: k16
+  /// step t of a step holds in fragment column 2q + 8j + e the element q
+  /// superK / 4 + 4t + 2j + e of the step, which a lane of quad column q
+  /// decodes into that column (registerMainLoop's words). So each 4-byte
+  /// pair of a core matrix's 16-byte row comes from its own place: 8-element
+  /// group G = 2t + j's pair q is the step's elements q superK / 4 + 2G, + 1.
+  /// Lane (g, q) of warp w copies pair q of rows 8 (w + warps x i) + g (the
+  /// warp's 32 copies fall in 32 distinct banks); padding rows are zeros.
+  void copyRowsForWgmma(Value step0) {
+    int64_t steps = p.kPerWave / l.superK, groups = l.superK / 8, rowGroups = s.tileM / 8;
+    Value firstElem = a.mul(step0, a.idx(l.superK));
+    for (int64_t i = 0; i * l.warpsN < rowGroups; ++i) {
+      Value group = a.add(waveN, a.idx(i * l.warpsN));
+      Value in;
+      if ((i + 1) * l.warpsN > rowGroups) {
+        in = a.cmp(CmpIPredicate::ult, group, a.idx(rowGroups));
+        group = a.select(in, group, a.idx(0));
+      }
+      auto body = [&] {
+        GemmRowInfo ri = rowInfo(a.add(a.mul(group, a.idx(8)), quadRow));
+        Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
+        row = a.select(ri.valid, row, a.idx(0));
+        Value src0 =
+            a.add(a.add(a.mul(row, a.idx(K)), firstElem), a.mul(quadCol, a.idx(l.superK / 4)));
+        Value dst0 =
+            a.add(a.mul(group, a.idx(groups * 32)), a.add(a.mul(quadRow, a.idx(4)), quadCol));
+        Value bytes = a.select(ri.valid, a.i32(4), a.i32(0));
+        for (int64_t st = 0; st < steps; ++st)
+          for (int64_t g = 0; g < groups; ++g) {
+            Value src =
+                elementPtr(aBuf, b.getBF16Type(), a.add(src0, a.idx(st * l.superK + 2 * g)));
+            Value dst =
+                elementPtr(shared, i32(), a.add(dst0, a.idx(st * l.stagingBytes / 4 + g * 32)), 3);
+            NVVM::CpAsyncOp::create(b, dst, src, 4, NVVM::LoadCacheModifierKind::CA, bytes);
+          }
+      };
+      if (in)
+        ifThen(in, body);
+      else
+        body();
+    }
   }
 
   /// The current M tile's row tiles (rowsPerTile rows) up to its last
@@ -1353,7 +1460,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                     ? loadLaneWeights(rows, stepOf(a.add(i, a.idx(l.prefetch))))
                     : loadAhead(i);
             ArrayRef<Value> step = weights.take_front(perStep);
-            mmaStep(base, step, acc, tiles, mode);
+            if (l.wgmma)
+              wgmmaRegisterStep(base, step, acc);
+            else
+              mmaStep(base, step, acc, tiles, mode);
             llvm::append_range(acc, weights.slice(perStep, weights.size() - perStep - scan));
             llvm::append_range(acc, nextW);
             if (scan)

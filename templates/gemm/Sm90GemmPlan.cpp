@@ -123,7 +123,30 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
                                     : Sm90GemmLayout::kWgmmaWarpsPerSM;
     int64_t rows = l.nTiles * halves;
+    // Stage 2 over a short K (loopN): the weights in registers as register
+    // weights load them, carried from N tile to N tile, and the M tile's A
+    // rows for all of K staged once, where they fit.
+    int64_t step = widestStep(p.kPerWave), steps = step ? p.kPerWave / step : 0;
+    if (!stage1 && s.kBatch == 1 && step && steps <= Sm90GemmLayout::kMaxCarrySteps) {
+      int64_t stepRegs = rows * (step / 32 + 1);
+      int64_t minBlocks = residentBlocks(l.accRegs + 2 * stepRegs, l.warpsN, l.warpsPerSM);
+      int64_t staging = s.tileM * 2 * step;
+      if (steps * staging <= sharedPerBlock(minBlocks, target)) {
+        l.loopN = l.carryWeights = true;
+        l.superK = step;
+        l.aRowBytes = 2 * step;
+        l.stagingBytes = staging;
+        l.buffers = steps;
+        l.minBlocksPerSM = minBlocks;
+        int64_t regs = std::min<int64_t>(255, 65536 / (minBlocks * l.warpsN * 32));
+        int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
+        l.prefetch = std::clamp<int64_t>(std::max<int64_t>(0, budget - l.accRegs) / stepRegs - 1, 1,
+                                         std::min(Sm90GemmLayout::kMaxPrefetch, steps));
+      }
+    }
     for (int64_t w : {64, 32}) {
+      if (l.loopN)
+        break;
       if (p.kPerWave % w != 0)
         continue;
       int64_t blocks = w / Sm90GemmLayout::kChunk;
@@ -150,9 +173,11 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     else if (l.superK == 0)
       fail("lds", "two stages of " + str(s.tileM) + " A rows and " + str(halves * s.tileN) +
                       " weight rows, 32 wide, exceed the shared memory of the sm_90a wgmma GEMM");
-    l.decodeAhead = l.buffers >= 3;
-    // The scales of the stages in flight stay in registers.
-    l.prefetch = l.buffers - 1;
+    if (!l.loopN) {
+      l.decodeAhead = l.buffers >= 3;
+      // The scales of the stages in flight stay in registers.
+      l.prefetch = l.buffers - 1;
+    }
   } else if (l.registerWeights) {
     // The widest main-loop step that divides a K-group's range; each lane of
     // a quad takes a quarter of it (16 fp4 bytes at 128).

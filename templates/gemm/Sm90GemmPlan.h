@@ -134,7 +134,10 @@ struct Sm90GemmLayout {
   /// buffer of its own) and loops over N tiles bidN, bidN + grid.x, ...: no
   /// barrier or copy in the K loops, the sorted rows read once per M tile,
   /// and the weights carried from N tile to N tile (GemmPlan::grid chooses
-  /// grid.x by the token count).
+  /// grid.x by the token count). On warpgroup MMAs too: the weights then
+  /// come to registers as register weights load them (no staged codes) and
+  /// are decoded into wgmma's A fragments, and the A rows are staged in
+  /// wgmma's core-matrix layout with K in the order of the lanes' codes.
   bool loopN = false;
   int64_t warpsPerSM = 0;     // register weights: resident warps the registers are planned for
   int64_t minBlocksPerSM = 0; // register weights: workgroups an SM must hold at once
