@@ -344,21 +344,44 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   EXPECT_TRUE(s1.dynamicShared);
   // Each launch provides it.
   EXPECT_EQ(gemmKernelSignature("s1", spec, p1).dynamicSharedBytes, s1.sharedBytes);
-  // Stage 2 (tile_n 128): two warpgroups share the staged rows.
+  // Stage 2 (tile_n 128, K = 128): two warpgroups loop over the N tiles
+  // (loopN) with the weights in registers, one 128-wide step ahead and
+  // carried, and the M tile's rows staged once for all of K (128 rows of
+  // 128 bf16, static shared memory); no staged codes, no stages.
   GemmPlan p2 = plan(spec, StageId::Stage2);
-  EXPECT_TRUE(p2.sm90.wgmma);
-  EXPECT_EQ(p2.sm90.warpsN, 8);
-  EXPECT_EQ(p2.sm90.accRegs, 64);
-  EXPECT_EQ(p2.sm90.stagingBytes, 128 * 128 + 128 * 32);
+  const Sm90GemmLayout &s2 = p2.sm90;
+  EXPECT_TRUE(s2.wgmma);
+  EXPECT_TRUE(s2.loopN);
+  EXPECT_TRUE(s2.carryWeights);
+  EXPECT_EQ(s2.warpsN, 8);
+  EXPECT_EQ(s2.accRegs, 64);
+  EXPECT_EQ(s2.superK, 128);
+  EXPECT_EQ(s2.stagingBytes, 128 * 256);
+  EXPECT_EQ(s2.buffers, 1);
+  EXPECT_EQ(s2.prefetch, 1);
+  EXPECT_FALSE(s2.decodeAhead);
+  EXPECT_EQ(s2.minBlocksPerSM, 1);
+  EXPECT_EQ(s2.sharedBytes, 128 * 256);
+  EXPECT_FALSE(s2.dynamicShared);
+  // 256 rows over K = 384: three steps of rows (192 KiB) exceed the shared
+  // memory of the two workgroups an SM holds (113 KiB each), so stage 2
+  // stages codes and rows step by step, the stages shrunk to what fits.
   MoeSpec tall = spec;
+  tall.problem.interDim = 384;
   tall.stage1.tileM = tall.stage2.tileM = 256;
   tall.stage2.tileN = 64;
-  // 256 rows: the stages shrink to what the shared memory of the two
-  // workgroups an SM holds allows (113 KiB each).
   const Sm90GemmLayout tallPlan = plan(tall, StageId::Stage2).sm90;
+  EXPECT_FALSE(tallPlan.loopN);
   EXPECT_EQ(tallPlan.minBlocksPerSM, 2);
   EXPECT_EQ(tallPlan.buffers, 3);
   EXPECT_TRUE(tallPlan.decodeAhead);
+  // At K = 128 the one step of 256 rows (64 KiB) fits: the N loop, in
+  // dynamic shared memory.
+  tall.problem.interDim = 128;
+  const Sm90GemmLayout tallLoop = plan(tall, StageId::Stage2).sm90;
+  EXPECT_TRUE(tallLoop.loopN);
+  EXPECT_EQ(tallLoop.sharedBytes, 256 * 256);
+  EXPECT_TRUE(tallLoop.dynamicShared);
   // mma.sync below 128 rows, with k_wave > 1, or where tile_n is not a
   // whole number of warpgroups.
   MoeSpec rows64 = spec;
