@@ -1162,7 +1162,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       decoded.push_back(decodeStepWord(codes, w, StepRows::TwoProducts));
     Value desc0 = stagingDescriptor(base);
     NVVM::WgmmaFenceAlignedOp::create(b);
-    SmallVector<Value> live;
     for (int64_t w = 0; w < words; ++w)
       for (int64_t sub = 0; sub < 2; ++sub) {
         // Core matrices 2 (2w + sub) and the next: 128 bytes each.
@@ -1172,6 +1171,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
               acc.slice(swappedIndex(0, 0, 0, 0), 4 * rowTiles()));
       }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    SmallVector<Value> live; // read by the tensor cores until the wait
     for (const auto &rows : decoded)
       for (const std::array<Value, 4> &row : rows)
         live.append(row.begin(), row.end());

@@ -5,6 +5,7 @@
 #include "templates/gemm/GemmPlan.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace moegen {
@@ -73,8 +74,32 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   l.warpsN = p.nWaves;
   // (With k_batch > 1 stage 1 writes f32 partials; finish quantizes.)
   bool fusedQuant = stage1 && s.fusedQuant != FusedQuant::None && s.kBatch == 1;
-  l.wgmma = l.registerWeights && s.kWave == 1 && s.tileM >= Sm90GemmLayout::kWgmmaMinRows &&
-            s.tileN % 64 == 0;
+  // Stage 2 over a short K on warpgroup MMAs, looping over its N tiles
+  // (loopN): the weights in registers as register weights load them, carried
+  // from N tile to N tile, and the M tile's rows for all of K staged once,
+  // where they fit the shared memory of the workgroups an SM holds. From
+  // kWgmmaLoopNMinRows rows (wgmma's N: a multiple of 8, 16-row tiles here).
+  struct WgmmaLoopN {
+    int64_t step, steps, minBlocks, stepRegs;
+  };
+  auto wgmmaLoopN = [&]() -> std::optional<WgmmaLoopN> {
+    int64_t step = widestStep(p.kPerWave);
+    if (stage1 || !l.registerWeights || s.kWave != 1 || s.kBatch != 1 || s.tileN % 64 != 0 ||
+        s.tileM % 16 != 0 || s.tileM < Sm90GemmLayout::kWgmmaLoopNMinRows || step == 0 ||
+        p.kPerWave / step > Sm90GemmLayout::kMaxCarrySteps ||
+        (s.tileM < Sm90GemmLayout::kWgmmaMinRows && s.weightDecode != WeightDecode::Mixed))
+      return std::nullopt;
+    int64_t warps = s.tileN / 16, acc = s.tileM / 2, stepRegs = 2 * (step / 32 + 1);
+    int64_t warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
+                                          : Sm90GemmLayout::kWgmmaWarpsPerSM;
+    int64_t minBlocks = residentBlocks(acc + 2 * stepRegs, warps, warpsPerSM);
+    if (p.kPerWave / step * s.tileM * 2 * step > sharedPerBlock(minBlocks, target))
+      return std::nullopt;
+    return WgmmaLoopN{step, p.kPerWave / step, minBlocks, stepRegs};
+  };
+  std::optional<WgmmaLoopN> loopNOnWgmma = wgmmaLoopN();
+  l.wgmma = loopNOnWgmma || (l.registerWeights && s.kWave == 1 &&
+                             s.tileM >= Sm90GemmLayout::kWgmmaMinRows && s.tileN % 64 == 0);
   if (l.wgmma) {
     l.warpsN = s.tileN / 16;
     l.quantPairs = fusedQuant;
@@ -123,26 +148,18 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
                                     : Sm90GemmLayout::kWgmmaWarpsPerSM;
     int64_t rows = l.nTiles * halves;
-    // Stage 2 over a short K (loopN): the weights in registers as register
-    // weights load them, carried from N tile to N tile, and the M tile's A
-    // rows for all of K staged once, where they fit.
-    int64_t step = widestStep(p.kPerWave), steps = step ? p.kPerWave / step : 0;
-    if (!stage1 && s.kBatch == 1 && step && steps <= Sm90GemmLayout::kMaxCarrySteps) {
-      int64_t stepRegs = rows * (step / 32 + 1);
-      int64_t minBlocks = residentBlocks(l.accRegs + 2 * stepRegs, l.warpsN, l.warpsPerSM);
-      int64_t staging = s.tileM * 2 * step;
-      if (steps * staging <= sharedPerBlock(minBlocks, target)) {
-        l.loopN = l.carryWeights = true;
-        l.superK = step;
-        l.aRowBytes = 2 * step;
-        l.stagingBytes = staging;
-        l.buffers = steps;
-        l.minBlocksPerSM = minBlocks;
-        int64_t regs = std::min<int64_t>(255, 65536 / (minBlocks * l.warpsN * 32));
-        int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
-        l.prefetch = std::clamp<int64_t>(std::max<int64_t>(0, budget - l.accRegs) / stepRegs - 1, 1,
-                                         std::min(Sm90GemmLayout::kMaxPrefetch, steps));
-      }
+    if (loopNOnWgmma) {
+      const WgmmaLoopN &n = *loopNOnWgmma;
+      l.loopN = l.carryWeights = true;
+      l.superK = n.step;
+      l.aRowBytes = 2 * n.step;
+      l.stagingBytes = s.tileM * 2 * n.step;
+      l.buffers = n.steps;
+      l.minBlocksPerSM = n.minBlocks;
+      int64_t regs = std::min<int64_t>(255, 65536 / (n.minBlocks * l.warpsN * 32));
+      int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
+      l.prefetch = std::clamp<int64_t>(std::max<int64_t>(0, budget - l.accRegs) / n.stepRegs - 1, 1,
+                                       std::min(Sm90GemmLayout::kMaxPrefetch, n.steps));
     }
     for (int64_t w : {64, 32}) {
       if (l.loopN)

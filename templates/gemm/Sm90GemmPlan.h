@@ -119,6 +119,8 @@ struct Sm90GemmLayout {
   /// Only the scales are loaded ahead into registers. The accumulators are the
   /// swapAB layout with 16 columns per warp.
   static constexpr int64_t kWgmmaMinRows = 128;
+  /// Stage 2's N loop (loopN) runs on warpgroup MMAs from this many rows.
+  static constexpr int64_t kWgmmaLoopNMinRows = 128;
   static constexpr int64_t kMaxStages = 4;
   bool wgmma = false;
   int64_t superK = 0;   // register weights: K per main-loop step (128, 64 or 32)
