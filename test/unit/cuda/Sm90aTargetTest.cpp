@@ -387,6 +387,10 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   MoeSpec rows64 = spec;
   rows64.stage1.tileM = rows64.stage2.tileM = 64;
   EXPECT_FALSE(plan(rows64, StageId::Stage1).sm90.wgmma);
+  // Stage 2's N loop below kWgmmaLoopNMinRows stays on mma.sync.
+  const Sm90GemmLayout rows64Stage2 = plan(rows64, StageId::Stage2).sm90;
+  EXPECT_FALSE(rows64Stage2.wgmma);
+  EXPECT_TRUE(rows64Stage2.loopN);
   // (k_wave 2 at 128 rows: the mma.sync kernel's K-group reduction then
   // exceeds the static shared memory, refused by name.)
   MoeSpec kw = spec;
