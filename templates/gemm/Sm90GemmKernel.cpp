@@ -961,6 +961,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return decoded;
   }
 
+  /// Makes this thread's shared-memory writes through the generic proxy
+  /// (stores, cp.async) visible to the async proxy the tensor cores read
+  /// wgmma's operands through.
+  void fenceAsyncProxy() {
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  }
+
   /// The wgmma main loop: `buffers` stages of A rows and weight codes in
   /// flight (cp.async groups), the scales of as many steps in registers.
   /// Step i waits for its group, makes it visible to the async proxy, and
@@ -985,9 +994,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     // to the async proxy (cp.async writes through the generic one), barrier.
     auto awaitStages = [&](int64_t pending) {
       NVVM::CpAsyncWaitGroupOp::create(b, pending);
-      NVVM::FenceProxyOp::create(
-          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      fenceAsyncProxy();
       gpu::BarrierOp::create(b);
     };
     // A step's scales (loadStepScales: per row, then block): block c's.
@@ -1266,9 +1273,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     NVVM::CpAsyncCommitGroupOp::create(b);
     NVVM::CpAsyncWaitGroupOp::create(b, 0);
     if (l.wgmma) // the tensor cores read the rows through the async proxy
-      NVVM::FenceProxyOp::create(
-          b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      fenceAsyncProxy();
     gpu::BarrierOp::create(b);
     SmallVector<Value> init(carriedIn.begin(), carriedIn.end());
     auto versions = [&](function_ref<SmallVector<Value>(int64_t)> body) {
