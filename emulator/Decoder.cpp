@@ -23,6 +23,7 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GetElementPtrTypeIterator.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IntrinsicsAMDGPU.h"
@@ -456,6 +457,46 @@ Error Decoder::assignSlots() {
   return Error::success();
 }
 
+static bool isWgmma(const Value *V) {
+  auto *CI = dyn_cast<CallInst>(V);
+  auto *Asm = CI ? dyn_cast<InlineAsm>(CI->getCalledOperand()) : nullptr;
+  return Asm && StringRef(Asm->getAsmString()).contains("wgmma.mma_async");
+}
+
+/// The values that hold a wgmma's accumulators (NVPTX): its results, what
+/// extractvalue takes of them, and the phis they flow through (a loop's
+/// carried accumulators). Only other wgmmas may read them while a wgmma of
+/// the warp is in flight (the PTX ISA leaves such reads undefined).
+static DenseSet<const Value *> wgmmaAccumulators(const Function &F) {
+  DenseSet<const Value *> Acc;
+  for (const BasicBlock &BB : F)
+    for (const Instruction &I : BB)
+      if (isWgmma(&I))
+        Acc.insert(&I);
+  for (bool Grew = !Acc.empty(); Grew;) {
+    Grew = false;
+    for (const BasicBlock &BB : F)
+      for (const Instruction &I : BB) {
+        bool Carries = isa<PHINode>(I) || isa<ExtractValueInst>(I) || isa<InsertValueInst>(I);
+        if (!Carries || Acc.contains(&I))
+          continue;
+        if (llvm::any_of(I.operands(), [&](const Use &U) { return Acc.contains(U.get()); }))
+          Grew |= Acc.insert(&I).second;
+      }
+  }
+  return Acc;
+}
+
+/// Whether `I` reads an accumulator value as data: wgmmas (their tied
+/// inputs) and the instructions that only carry the values (phis,
+/// extractvalue, insertvalue) do not.
+static bool readsAccumulator(const Instruction &I, const DenseSet<const Value *> &Acc) {
+  if (Acc.empty() || isWgmma(&I) || isa<PHINode>(I) || isa<ExtractValueInst>(I) ||
+      isa<InsertValueInst>(I))
+    return false;
+  return llvm::any_of(I.operands(), [&](const Use &U) { return Acc.contains(U.get()); });
+}
+
 Expected<std::unique_ptr<Program>> Decoder::run() {
   P->Name = F.getName().str();
   P->F = &F;
@@ -524,11 +565,19 @@ Expected<std::unique_ptr<Program>> Decoder::run() {
       Reconverge.push_back(Join ? BlockIndex.lookup(Join) : NoBlock);
     }
   }
+  DenseSet<const Value *> Accumulators = wgmmaAccumulators(F);
   for (const BasicBlock &BB : F) {
     BlockStart.push_back(uint32_t(P->Code.size()));
     for (const Instruction &I : BB) {
       if (isa<PHINode>(I))
         continue;
+      if (readsAccumulator(I, Accumulators)) {
+        Inst Check;
+        Check.Src = &I;
+        Check.K = Kind::WaveOp;
+        Check.Fn.Wave = reinterpret_cast<void *>(waveCheckAccumulatorRead);
+        P->Code.push_back(Check);
+      }
       if (Error E = I.isTerminator() ? decodeBlockEnd(I) : decodeInst(I))
         return std::move(E);
     }

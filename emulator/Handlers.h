@@ -116,6 +116,9 @@ bool waveWgmmaWait(const Inst &I, WaveCtx &W); // Aux = groups left pending
 /// fence.proxy.async.shared::cta: the active lanes' earlier shared-memory
 /// writes become visible to the async proxy (Runner::asyncProxyRead).
 bool waveFenceProxyAsync(const Inst &I, WaveCtx &W);
+/// Placed before an instruction that reads a wgmma accumulator as data: the
+/// warp must have no wgmma in flight (every group waited for).
+bool waveCheckAccumulatorRead(const Inst &I, WaveCtx &W);
 /// Aux results, each the XOR of Tab[i] and Tab[Aux].
 void opXorWords(const Inst &I, uint8_t *F);
 

@@ -298,6 +298,14 @@ bool waveFenceProxyAsync(const Inst &, WaveCtx &W) {
   return true;
 }
 
+bool waveCheckAccumulatorRead(const Inst &I, WaveCtx &W) {
+  if (W.W->WgmmaReads.empty())
+    return true;
+  return W.R->fail(I, W.WG, W.W, -1,
+                   "reads a wgmma accumulator while a wgmma of the warp is in flight (before "
+                   "its wgmma.wait_group)");
+}
+
 bool waveWgmmaCommit(const Inst &, WaveCtx &W) {
   ++W.W->WgmmaGroups;
   return true;

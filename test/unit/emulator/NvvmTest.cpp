@@ -167,11 +167,14 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
       }
     }
   }
-  // B is read until the group's wait: writing it earlier, or never waiting,
-  // is refused; so is a CTA that is not whole warpgroups.
+  // B is read and D written until the group's wait: writing B or reading D
+  // earlier, or never waiting, is refused; so is a CTA that is not whole
+  // warpgroups.
   expectErrorContains(run(1, 1), {"shared memory written while a wgmma of this warp may still "
                                   "read it (before its wgmma.wait_group)"});
-  expectErrorContains(run(1, 2), {"warp exited with a wgmma not waited for"});
+  expectErrorContains(run(1, 2), {"reads a wgmma accumulator while a wgmma of the warp is in "
+                                  "flight (before its wgmma.wait_group)"});
+  expectErrorContains(run(1, 5), {"warp exited with a wgmma not waited for"});
   expectErrorContains(run(1, 0, 96), {"wgmma in a CTA of 96 threads"});
   // wgmma reads B through the async proxy: the generic proxy's stores must
   // be fenced by their writer, and the fence ordered before the wgmma by a

@@ -226,9 +226,10 @@ define ptx_kernel void @unknown_asm() {
 ; and its 8 accumulators (f32 bits); d[8t + e] receives D element e. The
 ; descriptor: start at shared byte 512, leading byte offset (K) 256, stride
 ; byte offset (N) 128. %mode 1: thread 0 overwrites B before the wait;
-; %mode 2: no wait at all; %mode 3: B not fenced to the async proxy; %mode
-; 4: fenced only after the barrier, and warp 0 then leaves (so that warp 1
-; reads what warp 0 fenced with no barrier since).
+; %mode 2: D read with no wait; %mode 3: B not fenced to the async proxy;
+; %mode 4: fenced only after the barrier, and warp 0 then leaves (so that
+; warp 1 reads what warp 0 fenced with no barrier since); %mode 5: neither
+; a wait nor a read of D.
 define ptx_kernel void @wgmma(ptr addrspace(1) %frag, ptr addrspace(1) %b, ptr addrspace(1) %d, i32 %scaled, i32 %mode) {
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %bp = getelementptr i32, ptr addrspace(1) %b, i32 %t
@@ -236,7 +237,9 @@ define ptx_kernel void @wgmma(ptr addrspace(1) %frag, ptr addrspace(1) %b, ptr a
   %si = add i32 %t, 128
   %sp = getelementptr i32, ptr addrspace(3) @smem, i32 %si
   store i32 %bw, ptr addrspace(3) %sp
-  %unfenced = icmp uge i32 %mode, 3
+  %m3 = icmp eq i32 %mode, 3
+  %m4 = icmp eq i32 %mode, 4
+  %unfenced = or i1 %m3, %m4
   br i1 %unfenced, label %sync, label %fence
 
 fence:
@@ -292,6 +295,10 @@ overwrite:
   br label %wait
 
 wait:
+  %noread = icmp eq i32 %mode, 5
+  br i1 %noread, label %leave, label %readers
+
+readers:
   %skip = icmp eq i32 %mode, 2
   br i1 %skip, label %out, label %dowait
 
