@@ -76,18 +76,15 @@ bool Runner::asyncProxyRead(const Inst &I, Workgroup &WG, Wave &W, uint32_t Off,
                                   [&](const ProxyFence &Fe) { return Fe.Seq < Seq; });
     while (F != Fences.end() && !(F->Mask >> Lane & 1))
       ++F;
-    std::string Writer = "warp " + std::to_string(WriterWave) + " lane " + std::to_string(Lane);
-    if (F == Fences.end())
+    const bool Unfenced = F == Fences.end();
+    if (Unfenced || (F->Epoch == WG.Epoch && WriterWave != W.Index))
       return fail(I, &WG, &W, -1,
-                  "wgmma reads shared memory that " + Writer +
-                      " wrote through the generic proxy (a store or cp.async) with no "
-                      "fence.proxy.async after the write",
-                  B);
-    if (F->Epoch == WG.Epoch && WriterWave != W.Index)
-      return fail(I, &WG, &W, -1,
-                  "wgmma reads shared memory that " + Writer +
-                      " fenced to the async proxy with no barrier between its fence.proxy.async "
-                      "and the wgmma",
+                  "wgmma reads shared memory that warp " + std::to_string(WriterWave) + " lane " +
+                      std::to_string(Lane) +
+                      (Unfenced ? " wrote through the generic proxy (a store or cp.async) with "
+                                  "no fence.proxy.async after the write"
+                                : " fenced to the async proxy with no barrier between its "
+                                  "fence.proxy.async and the wgmma"),
                   B);
   }
   return true;

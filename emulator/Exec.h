@@ -84,7 +84,7 @@ struct WgmmaRead {
 };
 
 /// A fence.proxy.async (NVPTX) of the lanes in Mask: their shared-memory
-/// writes through the generic proxy before it (ProxySeq below Seq) become
+/// writes through the generic proxy before it (ProxySeq up to Seq) become
 /// visible to the async proxy, to other warps once a barrier follows.
 struct ProxyFence {
   uint64_t Seq, Mask;
