@@ -160,37 +160,34 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
       l.prefetch = std::clamp<int64_t>(std::max<int64_t>(0, budget - l.accRegs) / n.stepRegs - 1, 1,
                                        std::min(Sm90GemmLayout::kMaxPrefetch, n.steps));
-    }
-    for (int64_t w : {64, 32}) {
-      if (l.loopN)
+    } else {
+      for (int64_t w : {64, 32}) {
+        if (p.kPerWave % w != 0)
+          continue;
+        int64_t blocks = w / Sm90GemmLayout::kChunk;
+        // Registers per weight row: 8 decoded words (this block's and the
+        // next's) and a scale per block and stage.
+        int64_t minBlocks = residentBlocks(
+            l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks), l.warpsN, l.warpsPerSM);
+        int64_t budget = sharedPerBlock(minBlocks, target);
+        int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
+        int64_t stages =
+            std::min((budget - l.quantScratchBytes) / staging, Sm90GemmLayout::kMaxStages);
+        if (stages < (w == 32 ? 2 : 3))
+          continue;
+        l.superK = w;
+        l.aRowBytes = 2 * w;
+        l.stagingBytes = staging;
+        l.buffers = stages;
+        l.minBlocksPerSM = minBlocks;
         break;
-      if (p.kPerWave % w != 0)
-        continue;
-      int64_t blocks = w / Sm90GemmLayout::kChunk;
-      // Registers per weight row: 8 decoded words (this block's and the
-      // next's) and a scale per block and stage.
-      int64_t minBlocks = residentBlocks(
-          l.accRegs + rows * (8 + Sm90GemmLayout::kMaxStages * blocks), l.warpsN, l.warpsPerSM);
-      int64_t budget = sharedPerBlock(minBlocks, target);
-      int64_t staging = s.tileM * 2 * w + halves * s.tileN * w / 2;
-      int64_t stages =
-          std::min((budget - l.quantScratchBytes) / staging, Sm90GemmLayout::kMaxStages);
-      if (stages < (w == 32 ? 2 : 3))
-        continue;
-      l.superK = w;
-      l.aRowBytes = 2 * w;
-      l.stagingBytes = staging;
-      l.buffers = stages;
-      l.minBlocksPerSM = minBlocks;
-      break;
-    }
-    if (p.kPerWave % 32 != 0)
-      fail("k_wave", "each K-group's " + str(p.kPerWave) +
-                         " elements of K are not a multiple of 32 (one MX block)");
-    else if (l.superK == 0)
-      fail("lds", "two stages of " + str(s.tileM) + " A rows and " + str(halves * s.tileN) +
-                      " weight rows, 32 wide, exceed the shared memory of the sm_90a wgmma GEMM");
-    if (!l.loopN) {
+      }
+      if (p.kPerWave % 32 != 0)
+        fail("k_wave", "each K-group's " + str(p.kPerWave) +
+                           " elements of K are not a multiple of 32 (one MX block)");
+      else if (l.superK == 0)
+        fail("lds", "two stages of " + str(s.tileM) + " A rows and " + str(halves * s.tileN) +
+                        " weight rows, 32 wide, exceed the shared memory of the sm_90a wgmma GEMM");
       l.decodeAhead = l.buffers >= 3;
       // The scales of the stages in flight stay in registers.
       l.prefetch = l.buffers - 1;
