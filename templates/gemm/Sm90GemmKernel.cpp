@@ -127,6 +127,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return units;
   }
 
+  /// The element offset of a staged row's A row: the token's (stage 1) or
+  /// the routed slot's (stage 2); row 0's for padding rows (a valid address,
+  /// never copied from).
+  Value aRowStart(const GemmRowInfo &ri) {
+    Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
+    return a.mul(a.select(ri.valid, row, a.idx(0)), a.idx(K));
+  }
+
   /// The A units of one main-loop step of `stepK` elements. Up to 4 lanes
   /// share a row (64 contiguous bytes of bf16 A per 4 units), each taking
   /// every 4th unit of it, so that a thread stages few rows: their row
@@ -147,9 +155,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         r = a.select(in, r, a.idx(0));
       }
       GemmRowInfo ri = rowInfo(r);
-      Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
-      row = a.select(ri.valid, row, a.idx(0));
-      Value rowStart = a.mul(row, a.idx(K));
+      Value rowStart = aRowStart(ri);
       for (int64_t up = 0; up < perRow / lanesPerRow; ++up) {
         Value u = a.add(laneUnit, a.idx(up * lanesPerRow));
         StageUnit su;
@@ -1318,10 +1324,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       }
       auto body = [&] {
         GemmRowInfo ri = rowInfo(a.add(a.mul(group, a.idx(8)), quadRow));
-        Value row = stage1 ? ri.token : a.add(a.mul(ri.token, a.idx(topk)), ri.slot);
-        row = a.select(ri.valid, row, a.idx(0));
-        Value src0 =
-            a.add(a.add(a.mul(row, a.idx(K)), firstElem), a.mul(quadCol, a.idx(l.superK / 4)));
+        Value src0 = a.add(a.add(aRowStart(ri), firstElem), a.mul(quadCol, a.idx(l.superK / 4)));
         Value dst0 =
             a.add(a.mul(group, a.idx(groups * 32)), a.add(a.mul(quadRow, a.idx(4)), quadCol));
         Value bytes = a.select(ri.valid, a.i32(4), a.i32(0));

@@ -29,6 +29,19 @@ int64_t sharedPerBlock(int64_t blocks, const TargetInfo &target) {
   return std::min(target.ldsBytes, Sm90GemmLayout::kSharedBytesPerSM / blocks - 1024);
 }
 
+/// Register weights: the steps of weights in flight (1 to kMaxPrefetch, at
+/// most `steps`) that the registers a thread has where `blocks` workgroups of
+/// `warps` warps share an SM (255 at most) leave beside `loopRegs`, the
+/// accumulators and the step being used, each step `stepRegs` registers.
+int64_t prefetchSteps(int64_t blocks, int64_t warps, int64_t loopRegs, int64_t accRegs,
+                      int64_t stepRegs, int64_t steps) {
+  int64_t regs = std::min<int64_t>(255, 65536 / (blocks * warps * 32));
+  int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - loopRegs);
+  int64_t spare = std::max<int64_t>(0, budget - accRegs);
+  return std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
+                             std::min(Sm90GemmLayout::kMaxPrefetch, steps));
+}
+
 /// The widest main-loop step (register weights) that divides `kPerWave`; 0
 /// for none.
 int64_t widestStep(int64_t kPerWave) {
@@ -156,10 +169,8 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       l.stagingBytes = s.tileM * 2 * n.step;
       l.buffers = n.steps;
       l.minBlocksPerSM = n.minBlocks;
-      int64_t regs = std::min<int64_t>(255, 65536 / (n.minBlocks * l.warpsN * 32));
-      int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - Sm90GemmLayout::kOtherRegs);
-      l.prefetch = std::clamp<int64_t>(std::max<int64_t>(0, budget - l.accRegs) / n.stepRegs - 1, 1,
-                                       std::min(Sm90GemmLayout::kMaxPrefetch, n.steps));
+      l.prefetch = prefetchSteps(n.minBlocks, l.warpsN, Sm90GemmLayout::kOtherRegs, l.accRegs,
+                                 n.stepRegs, n.steps);
     } else {
       for (int64_t w : {64, 32}) {
         if (p.kPerWave % w != 0)
@@ -214,11 +225,9 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // N warps on each of the SM's 4 sub-partitions, as N waves per SIMD on
     // gfx950; 0: kTargetWarpsPerSM), as far as the 64K registers of an SM
     // hold them with one step of weights in flight (at most kMaxBlocksPerSM;
-    // the persistent grid launches as many per SM, GemmPlan::grid); the
-    // registers that leaves a thread (255 at most).
+    // the persistent grid launches as many per SM, GemmPlan::grid).
     int64_t warps = std::max<int64_t>(1, l.warpsN * s.kWave);
     l.minBlocksPerSM = residentBlocks(l.accRegs + 2 * stepRegs, warps, l.warpsPerSM);
-    int64_t regs = std::min<int64_t>(255, 65536 / (l.minBlocksPerSM * warps * 32));
     // Registers for the main loop beside accumulators and weights in
     // flight: with an occupancy asked for (waves_per_eu), what its weight rows
     // need (their decoding tables and addresses, by ptxas's counts), so the
@@ -228,10 +237,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     int64_t loopRegs = s.wavesPerEU > 0 ? Sm90GemmLayout::kBaseRegs +
                                               Sm90GemmLayout::kRegsPerWeightRow * weightRows
                                         : Sm90GemmLayout::kOtherRegs;
-    int64_t budget = std::min(Sm90GemmLayout::kMaxAccRegs, regs - loopRegs);
-    int64_t spare = std::max<int64_t>(0, budget - l.accRegs);
-    l.prefetch = std::clamp<int64_t>(spare / std::max<int64_t>(1, stepRegs) - 1, 1,
-                                     std::min(Sm90GemmLayout::kMaxPrefetch, superBlocks));
+    l.prefetch = prefetchSteps(l.minBlocksPerSM, warps, loopRegs, l.accRegs, stepRegs, superBlocks);
     l.carryWeights = superBlocks <= Sm90GemmLayout::kMaxCarrySteps;
     // Stage 2 over a short K: the M tile's A rows for the whole K range stay
     // staged while the workgroup loops over its N tiles (loopN), where they
