@@ -93,7 +93,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   // where they fit the shared memory of the workgroups an SM holds. From
   // kWgmmaLoopNMinRows rows (wgmma's N: a multiple of 8, 16-row tiles here).
   struct WgmmaLoopN {
-    int64_t step, steps, minBlocks, stepRegs;
+    int64_t step, steps, warpsPerSM, minBlocks, stepRegs;
   };
   auto wgmmaLoopN = [&]() -> std::optional<WgmmaLoopN> {
     int64_t step = widestStep(p.kPerWave);
@@ -104,11 +104,11 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       return std::nullopt;
     int64_t warps = s.tileN / 16, acc = s.tileM / 2, stepRegs = 2 * (step / 32 + 1);
     int64_t warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
-                                          : Sm90GemmLayout::kWgmmaWarpsPerSM;
+                                          : Sm90GemmLayout::kWgmmaLoopNWarpsPerSM;
     int64_t minBlocks = residentBlocks(acc + 2 * stepRegs, warps, warpsPerSM);
     if (p.kPerWave / step * s.tileM * 2 * step > sharedPerBlock(minBlocks, target))
       return std::nullopt;
-    return WgmmaLoopN{step, p.kPerWave / step, minBlocks, stepRegs};
+    return WgmmaLoopN{step, p.kPerWave / step, warpsPerSM, minBlocks, stepRegs};
   };
   std::optional<WgmmaLoopN> loopNOnWgmma = wgmmaLoopN();
   l.wgmma = loopNOnWgmma || (l.registerWeights && s.kWave == 1 &&
@@ -168,6 +168,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       l.aRowBytes = 2 * n.step;
       l.stagingBytes = s.tileM * 2 * n.step;
       l.buffers = n.steps;
+      l.warpsPerSM = n.warpsPerSM;
       l.minBlocksPerSM = n.minBlocks;
       l.prefetch = prefetchSteps(n.minBlocks, l.warpsN, Sm90GemmLayout::kOtherRegs, l.accRegs,
                                  n.stepRegs, n.steps);

@@ -119,8 +119,12 @@ struct Sm90GemmLayout {
   /// Only the scales are loaded ahead into registers. The accumulators are the
   /// swapAB layout with 16 columns per warp.
   static constexpr int64_t kWgmmaMinRows = 128;
-  /// Stage 2's N loop (loopN) runs on warpgroup MMAs from this many rows.
-  static constexpr int64_t kWgmmaLoopNMinRows = 128;
+  /// Stage 2's N loop (loopN) runs on warpgroup MMAs from this many rows,
+  /// asking registers for kWgmmaLoopNWarpsPerSM warps an SM where a schedule
+  /// leaves waves_per_eu at 0: two workgroups of tile_n 128 where their
+  /// registers allow (at one, 64- and 80-row tiles took 1.2-1.3x the time).
+  static constexpr int64_t kWgmmaLoopNMinRows = 64;
+  static constexpr int64_t kWgmmaLoopNWarpsPerSM = 16;
   static constexpr int64_t kMaxStages = 4;
   bool wgmma = false;
   int64_t superK = 0;   // register weights: K per main-loop step (128, 64 or 32)

@@ -225,13 +225,26 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   kimi.problem.topk = 16;
   kimi.stage1.tileM = kimi.stage2.tileM = 64;
   kimi.stage2.tileN = 128;
+  // (The arithmetic decoding keeps 64-row tiles on mma.sync.)
+  kimi.stage2.weightDecode = WeightDecode::Arithmetic;
   GemmPlan g2 = plan(kimi, StageId::Stage2);
+  EXPECT_FALSE(g2.sm90.wgmma);
   EXPECT_TRUE(g2.sm90.loopN);
   EXPECT_EQ(g2.sm90.buffers, 3);
   EXPECT_EQ(g2.sm90.stagingBytes, 64 * 272);
   EXPECT_EQ(g2.sm90.sharedBytes, 3 * 64 * 272);
   EXPECT_TRUE(g2.sm90.dynamicShared);
   EXPECT_EQ(g2.sm90.minBlocksPerSM, 2);
+  // With the mixed decoding the N loop runs on wgmma: the rows of each
+  // step in the core-matrix layout, 64 rows of 256 bytes, unpadded.
+  MoeSpec mixed = kimi;
+  mixed.stage2.weightDecode = WeightDecode::Mixed;
+  const Sm90GemmLayout onWgmma = plan(mixed, StageId::Stage2).sm90;
+  EXPECT_TRUE(onWgmma.wgmma);
+  EXPECT_TRUE(onWgmma.loopN);
+  EXPECT_EQ(onWgmma.stagingBytes, 64 * 256);
+  EXPECT_EQ(onWgmma.sharedBytes, 3 * 64 * 256);
+  EXPECT_EQ(onWgmma.minBlocksPerSM, 2);
   // Stage 1 (K = 3584, 28 steps) stages A step by step.
   EXPECT_FALSE(plan(kimi, StageId::Stage1).sm90.loopN);
   // 32-row tiles: 26112 bytes, static.
@@ -387,10 +400,23 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   MoeSpec rows64 = spec;
   rows64.stage1.tileM = rows64.stage2.tileM = 64;
   EXPECT_FALSE(plan(rows64, StageId::Stage1).sm90.wgmma);
-  // Stage 2's N loop below kWgmmaLoopNMinRows stays on mma.sync.
+  // Stage 2's N loop is on wgmma from kWgmmaLoopNMinRows (64) rows, with
+  // registers for two workgroups an SM unless waves_per_eu says otherwise.
   const Sm90GemmLayout rows64Stage2 = plan(rows64, StageId::Stage2).sm90;
-  EXPECT_FALSE(rows64Stage2.wgmma);
+  EXPECT_TRUE(rows64Stage2.wgmma);
   EXPECT_TRUE(rows64Stage2.loopN);
+  EXPECT_EQ(rows64Stage2.warpsPerSM, 16);
+  EXPECT_EQ(rows64Stage2.minBlocksPerSM, 2);
+  EXPECT_EQ(rows64Stage2.accRegs, 32);
+  MoeSpec rows64Waves2 = rows64;
+  rows64Waves2.stage2.wavesPerEU = 2;
+  EXPECT_EQ(plan(rows64Waves2, StageId::Stage2).sm90.minBlocksPerSM, 1);
+  // Below it, stage 2's N loop stays on mma.sync.
+  MoeSpec rows48 = spec;
+  rows48.stage1.tileM = rows48.stage2.tileM = 48;
+  const Sm90GemmLayout rows48Stage2 = plan(rows48, StageId::Stage2).sm90;
+  EXPECT_FALSE(rows48Stage2.wgmma);
+  EXPECT_TRUE(rows48Stage2.loopN);
   // (k_wave 2 at 128 rows: the mma.sync kernel's K-group reduction then
   // exceeds the static shared memory, refused by name.)
   MoeSpec kw = spec;
