@@ -463,6 +463,12 @@ static bool isWgmma(const Value *V) {
   return Asm && StringRef(Asm->getAsmString()).contains("wgmma.mma_async");
 }
 
+/// Instructions that only carry values on (a wgmma's accumulators among
+/// them) without reading them as data.
+static bool carriesValues(const Instruction &I) {
+  return isa<PHINode>(I) || isa<ExtractValueInst>(I) || isa<InsertValueInst>(I);
+}
+
 /// The values that hold a wgmma's accumulators (NVPTX): its results, what
 /// extractvalue takes of them, and the phis they flow through (a loop's
 /// carried accumulators). Only other wgmmas may read them while a wgmma of
@@ -477,8 +483,7 @@ static DenseSet<const Value *> wgmmaAccumulators(const Function &F) {
     Grew = false;
     for (const BasicBlock &BB : F)
       for (const Instruction &I : BB) {
-        bool Carries = isa<PHINode>(I) || isa<ExtractValueInst>(I) || isa<InsertValueInst>(I);
-        if (!Carries || Acc.contains(&I))
+        if (!carriesValues(I) || Acc.contains(&I))
           continue;
         if (llvm::any_of(I.operands(), [&](const Use &U) { return Acc.contains(U.get()); }))
           Grew |= Acc.insert(&I).second;
@@ -491,8 +496,7 @@ static DenseSet<const Value *> wgmmaAccumulators(const Function &F) {
 /// inputs) and the instructions that only carry the values (phis,
 /// extractvalue, insertvalue) do not.
 static bool readsAccumulator(const Instruction &I, const DenseSet<const Value *> &Acc) {
-  if (Acc.empty() || isWgmma(&I) || isa<PHINode>(I) || isa<ExtractValueInst>(I) ||
-      isa<InsertValueInst>(I))
+  if (Acc.empty() || isWgmma(&I) || carriesValues(I))
     return false;
   return llvm::any_of(I.operands(), [&](const Use &U) { return Acc.contains(U.get()); });
 }

@@ -64,6 +64,11 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   bool stage1 = p.stage == StageId::Stage1;
   int64_t halves = stage1 ? 2 : 1;
   l.registerWeights = p.bFormat == DType::MXFP4;
+  // The warps per SM registers are planned for: waves_per_eu on each
+  // sub-partition where a schedule sets it, else the kernel's own default.
+  auto warpsAskedFor = [&](int64_t byDefault) {
+    return s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions : byDefault;
+  };
   // One warp per gfx950 wave; with register weights two, each taking half the
   // wave's columns, where those stay whole MMA tiles: half the accumulators
   // and weight registers per thread buy a deeper prefetch and twice the warps
@@ -73,8 +78,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   // each of a warp's staged-row fragments then feeds two MMAs instead of one
   // (stage 1's gate and up halves do that already), half the shared-memory
   // reads per MMA (docs/sm90a.md).
-  l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
-                                  : Sm90GemmLayout::kTargetWarpsPerSM;
+  l.warpsPerSM = warpsAskedFor(Sm90GemmLayout::kTargetWarpsPerSM);
   auto wholeWavesHoldSM = [&] {
     if (stage1 || p.nWaves <= 0 || s.tileN % (8 * p.nWaves) != 0)
       return false;
@@ -103,8 +107,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
         (s.tileM < Sm90GemmLayout::kWgmmaMinRows && s.weightDecode != WeightDecode::Mixed))
       return std::nullopt;
     int64_t warps = s.tileN / 16, acc = s.tileM / 2, stepRegs = 2 * (step / 32 + 1);
-    int64_t warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
-                                          : Sm90GemmLayout::kWgmmaLoopNWarpsPerSM;
+    int64_t warpsPerSM = warpsAskedFor(Sm90GemmLayout::kWgmmaLoopNWarpsPerSM);
     int64_t minBlocks = residentBlocks(acc + 2 * stepRegs, warps, warpsPerSM);
     if (p.kPerWave / step * s.tileM * 2 * step > sharedPerBlock(minBlocks, target))
       return std::nullopt;
@@ -158,8 +161,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // memory of the workgroups an SM holds allows: dynamic shared memory
     // beyond 48 KiB. Steps of two MX blocks (one barrier per 64 of K) where
     // they leave three stages, else of one.
-    l.warpsPerSM = s.wavesPerEU > 0 ? s.wavesPerEU * Sm90GemmLayout::kSubPartitions
-                                    : Sm90GemmLayout::kWgmmaWarpsPerSM;
+    l.warpsPerSM = warpsAskedFor(Sm90GemmLayout::kWgmmaWarpsPerSM);
     int64_t rows = l.nTiles * halves;
     if (loopNOnWgmma) {
       const WgmmaLoopN &n = *loopNOnWgmma;
