@@ -942,7 +942,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// per row): word 2t + j of a row is k16 step t's pair at fragment column
   /// 2q + 8j (the block's K 16t + 8j + 2q, + 1). Each row's 16-byte block is
   /// read whole (the quad's lanes read the same bytes), and byte q of each
-  /// of its words kept.
+  /// of its words kept; then decoded as weight_decode = mixed decodes it
+  /// (even rows through the block's byte table, odd rows by two products).
   SmallVector<Value> decodeBlock(Value base, int64_t c, ArrayRef<Value> scales) {
     int64_t blocks = l.superK / kChunk;
     // prmt selector: byte q of the first word, byte q of the second.
@@ -960,8 +961,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         };
         Value mine =
             permute(permute(word(0), word(1), select), permute(word(2), word(3), select), 0x5410u);
-        std::array<Value, 4> w =
-            dequantWord(mine, e2m1Table(e8m0ToBf16x2(scales[half * l.nTiles + nt])));
+        int64_t row = half * l.nTiles + nt;
+        Value scale2 = e8m0ToBf16x2(scales[row]);
+        // Odd rows on the FMA pipe (weight_decode = mixed, as mma.sync
+        // decodes them): 2-4% less time than every row through a table.
+        std::array<Value, 4> w = l.decodesArithmetically(row)
+                                     ? dequantWordArith(mine, scale2, /*scaled126=*/false)
+                                     : dequantWord(mine, e2m1Table(scale2));
         decoded.append(w.begin(), w.end());
       }
     return decoded;
