@@ -616,7 +616,9 @@ bool Runner::releaseBarrier(Workgroup &WG) {
 /// NVVM barriers (`bar.sync` / `barrier.cta.*`): each waiting warp names a
 /// barrier id and, for a named barrier of some warps, a thread count. A
 /// barrier releases when the warps at it hold all the CTA's threads (no
-/// count) or exactly `count` threads; a reduction barrier gives every
+/// count) or, with the threads that arrived at it without waiting
+/// (`barrier.cta.arrive`, waveBarrierArrive), exactly `count` threads; a
+/// reduction barrier gives every
 /// participant the OR of their predicates. Barriers order shared memory on
 /// their own (no fences). Every release ends the race check's epoch, so a
 /// named barrier of two warps also separates the other warps' accesses
@@ -671,11 +673,25 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
     return true;
   bool Released = false;
   for (Group &G : Groups) {
+    if (uint32_t Arrived = WG.Arrived[G.Id]) {
+      if (WG.ArriveCount[G.Id] != G.Count) {
+        Wave &W = *G.Waves.front();
+        return fail(P.Code[W.Paths.back().Pc], &WG, &W, -1,
+                    "warps wait at barrier " + std::to_string(G.Id) + " with thread count " +
+                        std::to_string(G.Count) + " where others arrived with " +
+                        std::to_string(WG.ArriveCount[G.Id]));
+      }
+      G.Threads += Arrived;
+    }
     uint32_t Need = G.Count ? G.Count : CtaThreads;
     if (G.Threads > Need) {
       Wave &W = *G.Waves.back();
+      uint32_t Arrived = WG.Arrived[G.Id];
       return fail(P.Code[W.Paths.back().Pc], &WG, &W, -1,
                   std::to_string(G.Threads) + " threads wait at barrier " + std::to_string(G.Id) +
+                      (Arrived
+                           ? " or arrived at it (" + std::to_string(Arrived) + " without waiting)"
+                           : std::string()) +
                       ", which releases " + std::to_string(Need));
     }
     // The CTA's barrier needs every warp; the partial last warp counts whole.
@@ -687,6 +703,7 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
       for (Wave *W : G.Waves)
         for (unsigned L = 0; L < W->NumLanes; ++L)
           Or |= frame(*W, L)[I.C] & 1;
+    WG.Arrived[G.Id] = WG.ArriveCount[G.Id] = 0;
     for (Wave *W : G.Waves) {
       if (I.Pred & BarrierRedOr)
         for (unsigned L = 0; L < W->NumLanes; ++L)
@@ -749,6 +766,8 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
     W.WgmmaGroups = 0;
     W.ProxyFences.clear();
   }
+  WG.Arrived.fill(0);
+  WG.ArriveCount.fill(0);
   if (P.UsesAsyncProxy) {
     WG.GenericWriteSeq.assign(LdsBytes, 0);
     WG.GenericWriter.assign(LdsBytes, 0);

@@ -133,6 +133,9 @@ struct Workgroup {
   std::vector<uint16_t> GenericWriter;
   uint64_t ProxySeq = 0;
   uint32_t Epoch = 1; // barriers completed + 1
+  // NVVM named barriers: the threads that arrived at each (bar.arrive)
+  // without waiting, in its current phase, and the thread count they named.
+  std::array<uint32_t, 16> Arrived{}, ArriveCount{};
   std::vector<Wave> Waves;
 };
 

@@ -107,15 +107,20 @@ bool ctxCpAsync(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncCommit(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncWait(const Inst &I, LaneCtx &C);  // Aux = groups left pending
 bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
-/// wgmma.mma_async m64nNk16 f32 += bf16 x bf16, A from registers, B by a
-/// shared-memory descriptor: Aux = N / 2 accumulators; Tab = their slots,
-/// then a0..a3, the descriptor and scale-d.
+/// wgmma.mma_async m64nNk16 f32 += bf16 x bf16, B by a shared-memory
+/// descriptor, A from registers (Sub 0) or by a descriptor too (Sub 1):
+/// Aux = N / 2 accumulators; Tab = their slots, then a0..a3 (Sub 0) or A's
+/// descriptor (Sub 1), B's descriptor and scale-d.
 bool waveWgmmaBf16(const Inst &I, WaveCtx &W);
 bool waveWgmmaCommit(const Inst &I, WaveCtx &W);
 bool waveWgmmaWait(const Inst &I, WaveCtx &W); // Aux = groups left pending
 /// fence.proxy.async.shared::cta: the active lanes' earlier shared-memory
 /// writes become visible to the async proxy (Runner::asyncProxyRead).
 bool waveFenceProxyAsync(const Inst &I, WaveCtx &W);
+/// barrier.cta.arrive: the warp's threads count towards named barrier A's
+/// current phase (B threads in all) and the warp goes on (Pred as
+/// Kind::Barrier's flags).
+bool waveBarrierArrive(const Inst &I, WaveCtx &W);
 /// Placed before an instruction that reads a wgmma accumulator as data: the
 /// warp must have no wgmma in flight (every group waited for).
 bool waveCheckAccumulatorRead(const Inst &I, WaveCtx &W);

@@ -427,6 +427,15 @@ Error CallDecoder::nvvm(bool &Matched) {
     In.Pred = BarrierHasId | BarrierHasCount;
     In.K = Kind::Barrier;
     return ops({0, 1});
+  case nvvm_barrier_cta_arrive_aligned_count:
+  case nvvm_barrier_cta_arrive_count:
+    In.Pred = BarrierHasId | BarrierHasCount;
+    if (Error E = ops({0, 1}))
+      return E;
+    return wave(waveBarrierArrive);
+  case nvvm_setmaxnreg_inc_sync_aligned_u32: // registers are not modelled (LLVM's
+  case nvvm_setmaxnreg_dec_sync_aligned_u32: // verifier holds the count to 24-256, by 8)
+    return nop();
   case nvvm_barrier_cta_red_or_aligned_all:
   case nvvm_barrier_cta_red_or_all:
     if (Error E = ops({0}))
@@ -540,18 +549,20 @@ Error CallDecoder::nvvm(bool &Matched) {
   }
 }
 
-/// The text of moegen's wgmma with A from registers (Sm90GemmKernel::wgmma):
-/// NAcc f32 accumulators tied to their inputs, then a0..a3, the descriptor
-/// and scale-d.
-static std::string wgmmaAsm(unsigned NAcc) {
+/// The text of moegen's wgmma (Sm90GemmKernel::wgmma): NAcc f32 accumulators
+/// tied to their inputs, then A (a0..a3 in registers, or its shared-memory
+/// descriptor), B's descriptor and scale-d; neither operand transposed.
+static std::string wgmmaAsm(unsigned NAcc, bool SharedA) {
   auto Arg = [](unsigned I) { return "$" + std::to_string(I); };
-  std::string T = "{\n.reg .pred p;\nsetp.ne.b32 p, " + Arg(2 * NAcc + 5) +
+  const unsigned A = 2 * NAcc, DescB = SharedA ? A + 1 : A + 4;
+  std::string T = "{\n.reg .pred p;\nsetp.ne.b32 p, " + Arg(DescB + 1) +
                   ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * NAcc) +
                   "k16.f32.bf16.bf16 {";
   for (unsigned I = 0; I < NAcc; ++I)
     T += (I ? ", " : "") + Arg(I);
-  T += "}, {" + Arg(2 * NAcc) + ", " + Arg(2 * NAcc + 1) + ", " + Arg(2 * NAcc + 2) + ", " +
-       Arg(2 * NAcc + 3) + "}, " + Arg(2 * NAcc + 4) + ", p, 1, 1, 0;\n}";
+  T += SharedA ? "}, " + Arg(A)
+               : "}, {" + Arg(A) + ", " + Arg(A + 1) + ", " + Arg(A + 2) + ", " + Arg(A + 3) + "}";
+  T += ", " + Arg(DescB) + (SharedA ? ", p, 1, 1, 0, 0;\n}" : ", p, 1, 1, 0;\n}");
   return T;
 }
 
@@ -579,10 +590,14 @@ Error CallDecoder::inlineAsm() {
   auto *ST = dyn_cast<StructType>(CI.getType());
   unsigned Results = ST ? ST->getNumElements() : 0;
   In.Aux = Results;
-  if (Results && Results <= 128 && Results % 4 == 0 && CI.arg_size() == Results + 6 &&
-      Text == wgmmaAsm(Results)) {
-    if (Error E = tab(Results + 6))
+  for (bool SharedA : {false, true}) {
+    unsigned Operands = Results + (SharedA ? 3 : 6);
+    if (!Results || Results > 128 || Results % 4 || CI.arg_size() != Operands ||
+        Text != wgmmaAsm(Results, SharedA))
+      continue;
+    if (Error E = tab(Operands))
       return E;
+    In.Sub = SharedA;
     D.program().UsesAsyncProxy = true;
     return wave(waveWgmmaBf16);
   }

@@ -214,10 +214,13 @@ bool waveMmaBf16(const Inst &I, WaveCtx &W) {
   return true;
 }
 
-/// wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 with A in registers:
-/// warp w of the warpgroup supplies rows 16w..16w + 15 of A and holds those
-/// rows of D, so each warp's part depends only on its own registers and the
-/// shared B, and runs here on its own. A as mma.sync's A fragment; D element
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 with A in registers
+/// or in shared memory: warp w of the warpgroup supplies rows 16w..16w + 15
+/// of A and holds those rows of D, so each warp's part depends only on its
+/// own registers or rows and the shared B, and runs here on its own. A in
+/// registers as mma.sync's A fragment; in shared memory (M x K, K-major, no
+/// swizzle) by a descriptor read as B's, its 8-row groups at the stride
+/// byte offset; D element
 /// e holds D[g + 8 ((e >> 1) & 1)][8 (e >> 2) + 2t + (e & 1)]. B (K x N,
 /// K-major, no swizzle) from the descriptor: start address, leading byte
 /// offset (between core matrices along K) and stride byte offset (between
@@ -234,35 +237,57 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
                      "wgmma in a CTA of " + std::to_string(Threads) +
                          " threads: a warpgroup is 4 whole warps (128 threads)");
   const unsigned NAcc = I.Aux, N = 2 * NAcc;
-  const uint32_t *Slot = I.Tab; // acc[NAcc], a0..a3, descriptor, scale-d
-  const uint64_t Desc = rd<uint64_t>(W.frame(0), Slot[NAcc + 4]);
-  const uint32_t ScaleD = rd<uint32_t>(W.frame(0), Slot[NAcc + 5]);
+  const bool SharedA = I.Sub == 1;
+  // acc[NAcc], then a0..a3 or A's descriptor, B's descriptor, scale-d.
+  const uint32_t *Slot = I.Tab;
+  const unsigned DescASlot = NAcc, DescBSlot = NAcc + (SharedA ? 1 : 4), ScaleSlot = DescBSlot + 1;
+  const uint64_t DescA = SharedA ? rd<uint64_t>(W.frame(0), Slot[DescASlot]) : 0;
+  const uint64_t Desc = rd<uint64_t>(W.frame(0), Slot[DescBSlot]);
+  const uint32_t ScaleD = rd<uint32_t>(W.frame(0), Slot[ScaleSlot]);
   for (unsigned L = 1; L < 32; ++L)
-    if (rd<uint64_t>(W.frame(L), Slot[NAcc + 4]) != Desc ||
-        rd<uint32_t>(W.frame(L), Slot[NAcc + 5]) != ScaleD)
+    if (rd<uint64_t>(W.frame(L), Slot[DescBSlot]) != Desc ||
+        rd<uint32_t>(W.frame(L), Slot[ScaleSlot]) != ScaleD ||
+        (SharedA && rd<uint64_t>(W.frame(L), Slot[DescASlot]) != DescA))
       return W.R->fail(I, W.WG, W.W, int(L),
                        "wgmma descriptor or scale-d differs between the lanes of a warp");
-  const unsigned Swizzle = unsigned(Desc >> 62), BaseOffset = unsigned(Desc >> 49) & 7;
-  if (Swizzle || BaseOffset)
-    return W.R->fail(I, W.WG, W.W, -1,
-                     "wgmma descriptor with swizzle mode " + std::to_string(Swizzle) +
-                         " and base offset " + std::to_string(BaseOffset) +
-                         " (only the unswizzled layout is modelled)");
-  const uint32_t Start = uint32_t(Desc & 0x3FFF) << 4;
-  const uint32_t Leading = uint32_t(Desc >> 16 & 0x3FFF) << 4;
-  const uint32_t Stride = uint32_t(Desc >> 32 & 0x3FFF) << 4;
+  struct Layout {
+    uint32_t Start, Leading, Stride;
+  };
+  // A descriptor's fields, in 16-byte units; only the unswizzled layout.
+  auto layoutOf = [&](uint64_t D, Layout &Out) {
+    const unsigned Swizzle = unsigned(D >> 62), BaseOffset = unsigned(D >> 49) & 7;
+    if (Swizzle || BaseOffset)
+      return W.R->fail(I, W.WG, W.W, -1,
+                       "wgmma descriptor with swizzle mode " + std::to_string(Swizzle) +
+                           " and base offset " + std::to_string(BaseOffset) +
+                           " (only the unswizzled layout is modelled)");
+    Out = {uint32_t(D & 0x3FFF) << 4, uint32_t(D >> 16 & 0x3FFF) << 4,
+           uint32_t(D >> 32 & 0x3FFF) << 4};
+    return true;
+  };
+  // Reads the 16-byte row of a core matrix at `Off` (8 K-adjacent bf16)
+  // through the async proxy; Uninit: some byte was never written.
+  auto coreRow = [&](uint32_t Off, bool &Uninit) -> const uint8_t * {
+    const uint8_t *Row = W.R->lds(I, *W.WG, *W.W, 0, Off, 16, false, &Uninit);
+    if (!Row || !W.R->asyncProxyRead(I, *W.WG, *W.W, Off, 16))
+      return nullptr;
+    return Row;
+  };
+  Layout BL, AL;
+  if (!layoutOf(Desc, BL) || (SharedA && !layoutOf(DescA, AL)))
+    return false;
   static thread_local float B[16][256], Acc[16][256];
   bool Garbage[256] = {};
   float A[16][16];
   for (unsigned Group = 0; Group < N / 8; ++Group)
     for (unsigned Half = 0; Half < 2; ++Half) {
-      const uint32_t Off = Start + Group * Stride + Half * Leading;
+      const uint32_t Off = BL.Start + Group * BL.Stride + Half * BL.Leading;
       for (unsigned Col = 0; Col < 8; ++Col) {
         // A column of B never written (rows a tile does not fill) only
         // makes its own column of D undefined: NaN, so that using it fails.
         bool Uninit = false;
-        const uint8_t *Row = W.R->lds(I, *W.WG, *W.W, 0, Off + 16 * Col, 16, false, &Uninit);
-        if (!Row || !W.R->asyncProxyRead(I, *W.WG, *W.W, Off + 16 * Col, 16))
+        const uint8_t *Row = coreRow(Off + 16 * Col, Uninit);
+        if (!Row)
           return false;
         Garbage[8 * Group + Col] |= Uninit;
         for (unsigned K = 0; K < 8; ++K)
@@ -270,10 +295,29 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
       }
       W.W->WgmmaReads.push_back({W.W->WgmmaGroups, Off, 128, &I});
     }
+  if (SharedA) {
+    // This warp's rows 16w..16w + 15: the warpgroup's 8-row groups 2w, 2w + 1.
+    const unsigned Warp = W.W->Index % 4;
+    for (unsigned Group = 0; Group < 2; ++Group)
+      for (unsigned Half = 0; Half < 2; ++Half) {
+        const uint32_t Off = AL.Start + (2 * Warp + Group) * AL.Stride + Half * AL.Leading;
+        for (unsigned R = 0; R < 8; ++R) {
+          bool Uninit = false;
+          const uint8_t *Row = coreRow(Off + 16 * R, Uninit);
+          if (!Row)
+            return false;
+          for (unsigned K = 0; K < 8; ++K)
+            A[8 * Group + R][8 * Half + K] =
+                Uninit ? std::nanf("") : bf16ToFloat(rd<uint16_t>(Row, 2 * K));
+        }
+        W.W->WgmmaReads.push_back({W.W->WgmmaGroups, Off, 128, &I});
+      }
+  }
   for (unsigned L = 0; L < 32; ++L) {
     const uint8_t *F = W.frame(L);
     unsigned G = L / 4, T = L % 4;
-    readAFragment(F, Slot + NAcc, G, T, A);
+    if (!SharedA)
+      readAFragment(F, Slot + NAcc, G, T, A);
     for (unsigned E = 0; E < NAcc; ++E)
       Acc[G + 8 * ((E >> 1) & 1)][8 * (E >> 2) + 2 * T + (E & 1)] =
           ScaleD ? rd<float>(F, Slot[E]) : 0.0f;
@@ -295,6 +339,49 @@ bool waveWgmmaBf16(const Inst &I, WaveCtx &W) {
 bool waveFenceProxyAsync(const Inst &, WaveCtx &W) {
   if (W.R->P.UsesAsyncProxy)
     W.W->ProxyFences.push_back({W.WG->ProxySeq, W.Active, W.WG->Epoch});
+  return true;
+}
+
+/// barrier.cta.arrive(.aligned) id, count: the whole warp arrives (its lanes
+/// in lockstep), names the same id and count in every lane, and goes on; the
+/// phase completes when the threads that arrived and those that wait at the
+/// barrier (Runner::releaseNvvmBarriers) make the count, or here when the
+/// arrivals alone make it.
+bool waveBarrierArrive(const Inst &I, WaveCtx &W) {
+  const uint64_t Live =
+      (W.W->NumLanes == 64 ? ~0ull : (1ull << W.W->NumLanes) - 1) & ~W.W->DoneLanes;
+  if (W.Active != Live)
+    return W.R->fail(I, W.WG, W.W, -1,
+                     "divergent barrier arrive: some lanes of the warp are on another path or "
+                     "exited");
+  const unsigned First = unsigned(std::countr_zero(W.Active));
+  const uint32_t Id = rd<uint32_t>(W.frame(First), I.A);
+  const uint32_t Count = rd<uint32_t>(W.frame(First), I.B);
+  for (unsigned L = First + 1; L < W.W->NumLanes; ++L)
+    if (active(W, L) &&
+        (rd<uint32_t>(W.frame(L), I.A) != Id || rd<uint32_t>(W.frame(L), I.B) != Count))
+      return W.R->fail(I, W.WG, W.W, int(L),
+                       "barrier id or thread count differs between the lanes of a warp");
+  const uint64_t CtaThreads = W.R->Cfg.Block.count();
+  if (Id > 15)
+    return W.R->fail(I, W.WG, W.W, int(First), "barrier id " + std::to_string(Id) + " (0..15)");
+  if (Count == 0 || Count % W.R->P.WaveLanes || Count > CtaThreads)
+    return W.R->fail(I, W.WG, W.W, int(First),
+                     "barrier arrive thread count " + std::to_string(Count) +
+                         " is not a multiple of 32 from 32 up to the CTA's " +
+                         std::to_string(CtaThreads));
+  Workgroup &WG = *W.WG;
+  if (WG.ArriveCount[Id] && WG.ArriveCount[Id] != Count)
+    return W.R->fail(I, W.WG, W.W, int(First),
+                     "warps arrive at barrier " + std::to_string(Id) + " with thread counts " +
+                         std::to_string(WG.ArriveCount[Id]) + " and " + std::to_string(Count));
+  WG.ArriveCount[Id] = Count;
+  WG.Arrived[Id] += W.R->P.WaveLanes;
+  if (WG.Arrived[Id] == Count) {
+    // Nobody waits in this phase: it completes with the last arrival.
+    WG.Arrived[Id] = WG.ArriveCount[Id] = 0;
+    ++WG.Barriers;
+  }
   return true;
 }
 

@@ -1,8 +1,9 @@
 //===- NvvmTest.cpp - The emulator on NVPTX (sm_90a) kernels ---------------===//
 //
 // kernels/nvvm.ll, hand-written: warp-local shuffles and votes, prmt,
-// mma.sync fragments, cp.async groups, named and reduction barriers, inline
-// PTX, and the checks that refuse what the hardware would not do.
+// mma.sync fragments, wgmma with A in registers or shared memory, cp.async
+// groups, named and reduction barriers and arrivals, inline PTX, and the
+// checks that refuse what the hardware would not do.
 //
 //===----------------------------------------------------------------------===//
 #include "EmuTestUtil.h"
@@ -10,6 +11,7 @@
 #include "emulator/Formats.h"
 
 #include <bit>
+#include <cmath>
 #include <random>
 
 using namespace moegen::emu;
@@ -185,6 +187,87 @@ TEST(EmulatorNvvm, WgmmaM64nNk16Bf16FromRegistersAndDescriptor) {
   expectErrorContains(run(1, 4), {"wgmma reads shared memory that warp 0 lane 0 fenced to the "
                                   "async proxy with no barrier between its fence.proxy.async and "
                                   "the wgmma"});
+}
+
+TEST(EmulatorNvvm, WgmmaM64nNk16Bf16BothOperandsInSharedMemory) {
+  // D (64 x 16) = A (64 x 16) x B (16 x 16), A in shared memory too: its
+  // 8-row groups 256 bytes apart, the two K-adjacent core matrices of a group
+  // 128 apart; B as above, at shared byte 2048.
+  std::mt19937 Rng(12);
+  float A[64][16], B[16][16];
+  fillSmall(Rng, A);
+  fillSmall(Rng, B);
+  std::vector<uint16_t> ABytes(1024, 0), BBytes(256, 0);
+  for (unsigned M = 0; M < 64; ++M)
+    for (unsigned K = 0; K < 16; ++K)
+      ABytes[((M / 8) * 256 + (K / 8) * 128 + (M % 8) * 16 + (K % 8) * 2) / 2] =
+          uint16_t(bf16Bits(A[M][K]));
+  for (unsigned K = 0; K < 16; ++K)
+    for (unsigned N = 0; N < 16; ++N)
+      BBytes[((N / 8) * 128 + (K / 8) * 256 + (N % 8) * 16 + (K % 8) * 2) / 2] =
+          uint16_t(bf16Bits(B[K][N]));
+  std::vector<uint32_t> AWords(512), BWords(128);
+  std::memcpy(AWords.data(), ABytes.data(), 2048);
+  std::memcpy(BWords.data(), BBytes.data(), 512);
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> AB(*E, AWords), BB(*E, BWords);
+  DeviceBuffer<float> D(*E, 128 * 8, 0.f);
+  auto run = [&](uint32_t Mode) {
+    return launch(*E, "wgmma_shared_a", {1, 1, 1}, {128, 1, 1},
+                  Args().add(AB.Addr).add(BB.Addr).add(D.Addr).add(Mode));
+  };
+  for (uint32_t Mode : {0u, 1u}) {
+    if (llvm::Error Err = run(Mode))
+      FAIL() << llvm::toString(std::move(Err));
+    for (unsigned Th = 0; Th < 128; ++Th) {
+      unsigned W = Th / 32, G = Th % 32 / 4, T = Th % 4;
+      for (unsigned El = 0; El < 8; ++El) {
+        unsigned Row = 16 * W + G + 8 * (El >> 1 & 1), Col = 8 * (El >> 2) + 2 * T + El % 2;
+        float Want = 0.f;
+        for (unsigned K = 0; K < 16; ++K)
+          Want += A[Row][K] * B[K][Col];
+        // Mode 1 leaves A's rows 56-63 unwritten: their row of D is NaN.
+        if (Mode == 1 && Row >= 56)
+          EXPECT_TRUE(std::isnan(D.Host[Th * 8 + El])) << "thread " << Th << " element " << El;
+        else
+          EXPECT_EQ(D.Host[Th * 8 + El], Want)
+              << "mode " << Mode << " thread " << Th << " element " << El;
+      }
+    }
+  }
+}
+
+TEST(EmulatorNvvm, WarpSpecializedStagesByBarrierArrivals) {
+  // A producer warp fills two stages in turn and arrives at each one's full
+  // barrier; two consumer warps wait there, read, and arrive at its empty
+  // barrier, which the producer waits at before the stage's next fill.
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  auto run = [&](DeviceBuffer<uint32_t> &Out, uint32_t Steps, uint32_t ProducerCount,
+                 uint32_t Mode) {
+    return launch(*E, "producer_consumer", {2, 1, 1}, {96, 1, 1},
+                  Args().add(Out.Addr).add(Steps).add(ProducerCount).add(Mode));
+  };
+  for (uint32_t Steps : {1u, 2u, 7u}) {
+    DeviceBuffer<uint32_t> Out(*E, 96, 0);
+    if (llvm::Error Err = run(Out, Steps, 96, 0))
+      FAIL() << llvm::toString(std::move(Err));
+    for (uint32_t T = 0; T < 64; ++T)
+      EXPECT_EQ(Out.Host[T], 100 * Steps * (Steps - 1) / 2 + Steps * (T % 32))
+          << "steps " << Steps << " thread " << T;
+  }
+  DeviceBuffer<uint32_t> Out(*E, 96, 0);
+  // The producer names another thread count than the consumers wait for.
+  expectErrorContains(run(Out, 3, 64, 0), {"warps wait at barrier 1 with thread count 96 where "
+                                           "others arrived with 64"});
+  // A producer that never waits for the empty barrier arrives at a full one
+  // again before the consumers took the first phase.
+  expectErrorContains(run(Out, 4, 96, 1),
+                      {"128 threads wait at barrier 1 or arrived at it (64 without waiting), "
+                       "which releases 96"});
+  expectErrorContains(run(Out, 3, 40, 0), {"barrier arrive thread count 40 is not a multiple of "
+                                           "32 from 32 up to the CTA's 96"});
 }
 
 TEST(EmulatorNvvm, CpAsyncLandsAtItsGroupsWait) {

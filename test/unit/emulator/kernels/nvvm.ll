@@ -1,7 +1,8 @@
 ; NVPTX (sm_90a) operations (hand-written): warps of 32 lanes, shfl.sync,
 ; vote.sync, prmt, mma.sync m16n8k16 bf16, wgmma m64n16k16 bf16, cp.async
-; groups, CTA barriers with ids, thread counts and an OR reduction, and the
-; inline PTX moegen emits.
+; groups, CTA barriers with ids, thread counts and an OR reduction, barrier
+; arrivals (warp specialization), setmaxnreg, and the inline PTX moegen
+; emits (wgmma with A in registers or in shared memory).
 target datalayout = "e-p6:32:32-i64:64-i128:128-i256:256-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -329,6 +330,142 @@ out:
   ret void
 }
 
+; Warp specialization over two stages of shared memory: warp 2 produces
+; (step i: stage i % 2 gets i * 100 + lane, then it arrives at the stage's
+; "full" barrier, 1 + stage, with %pcount threads), warps 0-1 consume (wait
+; at "full", add the stage's word of their lane, arrive at its "empty"
+; barrier, 3 + stage, which the producer waits at before refilling the
+; stage from step 2 on; %mode 1: it never waits). out[t] = a consumer's
+; sum. The producer gives registers up, the consumers take more.
+@stages = internal addrspace(3) global [64 x i32] undef, align 16
+define ptx_kernel void @producer_consumer(ptr addrspace(1) %out, i32 %steps, i32 %pcount, i32 %mode) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %lane = and i32 %t, 31
+  %producer = icmp uge i32 %t, 64
+  br i1 %producer, label %pstart, label %cstart
+
+pstart:
+  call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)
+  br label %ploop
+
+ploop:
+  %pi = phi i32 [ 0, %pstart ], [ %pnext, %pfill ]
+  %ps = and i32 %pi, 1
+  %first2 = icmp ult i32 %pi, 2
+  %nowait = icmp eq i32 %mode, 1
+  %skip = or i1 %nowait, %first2
+  br i1 %skip, label %pfill, label %pwait
+
+pwait:
+  %empty = add i32 %ps, 3
+  call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 %empty, i32 96)
+  br label %pfill
+
+pfill:
+  %pv0 = mul i32 %pi, 100
+  %pv = add i32 %pv0, %lane
+  %pslot0 = mul i32 %ps, 32
+  %pslot = add i32 %pslot0, %lane
+  %pp = getelementptr [64 x i32], ptr addrspace(3) @stages, i32 0, i32 %pslot
+  store i32 %pv, ptr addrspace(3) %pp
+  %full = add i32 %ps, 1
+  call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 %full, i32 %pcount)
+  %pnext = add i32 %pi, 1
+  %pmore = icmp ult i32 %pnext, %steps
+  br i1 %pmore, label %ploop, label %done
+
+cstart:
+  call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)
+  br label %cloop
+
+cloop:
+  %ci = phi i32 [ 0, %cstart ], [ %cnext, %cloop ]
+  %sum = phi i32 [ 0, %cstart ], [ %sum2, %cloop ]
+  %cs = and i32 %ci, 1
+  %cfull = add i32 %cs, 1
+  call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 %cfull, i32 96)
+  %cslot0 = mul i32 %cs, 32
+  %cslot = add i32 %cslot0, %lane
+  %cp = getelementptr [64 x i32], ptr addrspace(3) @stages, i32 0, i32 %cslot
+  %cv = load i32, ptr addrspace(3) %cp
+  %sum2 = add i32 %sum, %cv
+  %cempty = add i32 %cs, 3
+  call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 %cempty, i32 96)
+  %cnext = add i32 %ci, 1
+  %cmore = icmp ult i32 %cnext, %steps
+  br i1 %cmore, label %cloop, label %cout
+
+cout:
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %sum2, ptr addrspace(1) %q
+  br label %done
+
+done:
+  ret void
+}
+
+; wgmma m64n16k16 with both operands in shared memory. Thread t copies words
+; 4t..4t + 3 of %a (A, 64 x 16 bf16: 8-row groups 256 bytes apart, its two
+; K-adjacent core matrices 128 apart) to shared byte 16t, and word t of %b
+; (B as @wgmma's) to shared byte 2048 + 4t; d[8t + e] receives D element e
+; of A x B. %mode 1: A's last row group is never written.
+@operands = internal addrspace(3) global [640 x i32] undef, align 16
+define ptx_kernel void @wgmma_shared_a(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %d, i32 %mode) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %lastgroup = icmp uge i32 %t, 112
+  %m1 = icmp eq i32 %mode, 1
+  %hole = and i1 %lastgroup, %m1
+  br i1 %hole, label %copyb, label %copya
+
+copya:
+  %aw = mul i32 %t, 4
+  %ap = getelementptr i32, ptr addrspace(1) %a, i32 %aw
+  %av = load <4 x i32>, ptr addrspace(1) %ap, align 16
+  %sa = getelementptr [640 x i32], ptr addrspace(3) @operands, i32 0, i32 %aw
+  store <4 x i32> %av, ptr addrspace(3) %sa, align 16
+  br label %copyb
+
+copyb:
+  %bp = getelementptr i32, ptr addrspace(1) %b, i32 %t
+  %bw = load i32, ptr addrspace(1) %bp
+  %bi = add i32 %t, 512
+  %sb = getelementptr [640 x i32], ptr addrspace(3) @operands, i32 0, i32 %bi
+  store i32 %bw, ptr addrspace(3) %sb
+  call void @llvm.nvvm.fence.proxy.async.shared_cta()
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %base = ptrtoint ptr addrspace(3) @operands to i64
+  %base4 = lshr i64 %base, 4
+  %astart = and i64 %base4, 16383
+  %desca = or i64 %astart, 68720001024
+  %bstart = add i64 %astart, 128
+  %descb = or i64 %bstart, 34360786944
+  call void @llvm.nvvm.wgmma.fence.sync.aligned()
+  %r = call { float, float, float, float, float, float, float, float } asm sideeffect "{\0A.reg .pred p;\0Asetp.ne.b32 p, $18, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, $1, $2, $3, $4, $5, $6, $7}, $16, $17, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,=f,=f,=f,=f,0,1,2,3,4,5,6,7,l,l,r"(float 0.0, float 0.0, float 0.0, float 0.0, float 0.0, float 0.0, float 0.0, float 0.0, i64 %desca, i64 %descb, i32 0)
+  call void @llvm.nvvm.wgmma.commit_group.sync.aligned()
+  call void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 0)
+  %ob = mul i32 %t, 8
+  %op = getelementptr float, ptr addrspace(1) %d, i32 %ob
+  %d0 = extractvalue { float, float, float, float, float, float, float, float } %r, 0
+  %d1 = extractvalue { float, float, float, float, float, float, float, float } %r, 1
+  %d2 = extractvalue { float, float, float, float, float, float, float, float } %r, 2
+  %d3 = extractvalue { float, float, float, float, float, float, float, float } %r, 3
+  %d4 = extractvalue { float, float, float, float, float, float, float, float } %r, 4
+  %d5 = extractvalue { float, float, float, float, float, float, float, float } %r, 5
+  %d6 = extractvalue { float, float, float, float, float, float, float, float } %r, 6
+  %d7 = extractvalue { float, float, float, float, float, float, float, float } %r, 7
+  %v0 = insertelement <8 x float> poison, float %d0, i32 0
+  %v1 = insertelement <8 x float> %v0, float %d1, i32 1
+  %v2 = insertelement <8 x float> %v1, float %d2, i32 2
+  %v3 = insertelement <8 x float> %v2, float %d3, i32 3
+  %v4 = insertelement <8 x float> %v3, float %d4, i32 4
+  %v5 = insertelement <8 x float> %v4, float %d5, i32 5
+  %v6 = insertelement <8 x float> %v5, float %d6, i32 6
+  %v7 = insertelement <8 x float> %v6, float %d7, i32 7
+  store <8 x float> %v7, ptr addrspace(1) %op, align 4
+  ret void
+}
+
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
 declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
@@ -351,3 +488,6 @@ declare void @llvm.nvvm.fence.proxy.async.shared_cta()
 declare void @llvm.nvvm.wgmma.fence.sync.aligned()
 declare void @llvm.nvvm.wgmma.commit_group.sync.aligned()
 declare void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 immarg)
+declare void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32, i32)
+declare void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 immarg)
+declare void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 immarg)
