@@ -539,6 +539,9 @@ Expected<std::unique_ptr<Program>> Decoder::run() {
           return false;
       return true;
     };
+    Attribute Regs = F.getFnAttribute("nvvm.maxnreg");
+    if (Regs.isStringAttribute())
+      (void)Regs.getValueAsString().getAsInteger(10, P->MaxRegs);
     uint32_t Max[3];
     if (dims("nvvm.maxntid", Max))
       P->MaxFlatWorkGroup = Max[0] * Max[1] * Max[2];

@@ -631,12 +631,40 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
   llvm::SmallVector<Group, 4> Groups;
   int Exited = -1;
   uint32_t CtaThreads = uint32_t(Cfg.Block.count());
+  // setmaxnreg.inc: a warp goes on once the pool holds its registers.
+  bool Granted = false;
+  Wave *RegWaiter = nullptr;
+  for (Wave &W : WG.Waves) {
+    if (!W.AtBarrier)
+      continue;
+    const Inst &I = P.Code[W.Paths.back().Pc];
+    if (!(I.Pred & BarrierRegInc))
+      continue;
+    if (I.Aux < W.Regs)
+      return fail(I, &WG, &W, -1,
+                  "setmaxnreg.inc to " + std::to_string(I.Aux) + " registers, below the " +
+                      std::to_string(W.Regs) + " the warp holds");
+    uint64_t Need = uint64_t(P.WaveLanes) * (I.Aux - W.Regs);
+    if (WG.RegPool < Need) {
+      RegWaiter = &W;
+      continue;
+    }
+    WG.RegPool -= Need;
+    W.Regs = I.Aux;
+    W.AtBarrier = false;
+    ++W.Paths.back().Pc;
+    Granted = true;
+  }
+  if (Granted)
+    return true;
   for (Wave &W : WG.Waves) {
     if (!W.AtBarrier) {
       Exited = int(W.Index);
       continue;
     }
     const Inst &I = P.Code[W.Paths.back().Pc];
+    if (I.Pred & BarrierRegInc)
+      continue;
     unsigned First = unsigned(std::countr_zero(W.Paths.back().Mask & ~W.DoneLanes));
     const uint8_t *F = frame(W, First);
     uint32_t Id = (I.Pred & BarrierHasId) ? rd<uint32_t>(F, I.A) : 0;
@@ -669,8 +697,16 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
     G->Threads += P.WaveLanes;
     G->Waves.push_back(&W);
   }
+  auto regDeadlock = [&] {
+    const Inst &I = P.Code[RegWaiter->Paths.back().Pc];
+    return fail(I, &WG, RegWaiter, -1,
+                "setmaxnreg.inc to " + std::to_string(I.Aux) + " registers waits forever: " +
+                    std::to_string(uint64_t(P.WaveLanes) * (I.Aux - RegWaiter->Regs)) +
+                    " more for the warp, " + std::to_string(WG.RegPool) +
+                    " released by setmaxnreg.dec and not yet taken");
+  };
   if (Groups.empty())
-    return true;
+    return RegWaiter ? regDeadlock() : true;
   bool Released = false;
   for (Group &G : Groups) {
     if (uint32_t Arrived = WG.Arrived[G.Id]) {
@@ -713,6 +749,8 @@ bool Runner::releaseNvvmBarriers(Workgroup &WG) {
     }
     Released = true;
   }
+  if (!Released && RegWaiter)
+    return regDeadlock();
   if (!Released) {
     Wave &W = *Groups.front().Waves.front();
     std::string Why = Exited >= 0 ? "warp " + std::to_string(Exited) + " exited without reaching it"
@@ -756,6 +794,7 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
     W.Paths.assign(1, {P.Entry, NoBlock, W.NumLanes == 64 ? ~0ull : (1ull << W.NumLanes) - 1});
     W.DoneLanes = 0;
     W.AtBarrier = false;
+    W.Regs = P.MaxRegs;
     W.LastLdsWrite.fill(0);
     W.LastRelease.fill(0);
     W.AcquireEpoch.fill(0);
@@ -768,6 +807,7 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
   }
   WG.Arrived.fill(0);
   WG.ArriveCount.fill(0);
+  WG.RegPool = 0;
   if (P.UsesAsyncProxy) {
     WG.GenericWriteSeq.assign(LdsBytes, 0);
     WG.GenericWriter.assign(LdsBytes, 0);

@@ -101,6 +101,7 @@ struct Wave {
   std::vector<PathEntry> Paths;
   uint64_t DoneLanes = 0; // lanes that returned
   bool AtBarrier = false;
+  uint32_t Regs = 0; // NVPTX: registers a thread (setmaxnreg moves them)
   // Fence bookkeeping per lane for the barrier/fence check (docs/gfx950-facts.md §7.1).
   std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};
   std::array<uint32_t, 64> AcquireEpoch{};
@@ -136,6 +137,8 @@ struct Workgroup {
   // NVVM named barriers: the threads that arrived at each (bar.arrive)
   // without waiting, in its current phase, and the thread count they named.
   std::array<uint32_t, 16> Arrived{}, ArriveCount{};
+  // setmaxnreg: registers released by .dec and not yet taken by .inc.
+  uint64_t RegPool = 0;
   std::vector<Wave> Waves;
 };
 

@@ -121,6 +121,10 @@ bool waveFenceProxyAsync(const Inst &I, WaveCtx &W);
 /// current phase (B threads in all) and the warp goes on (Pred as
 /// Kind::Barrier's flags).
 bool waveBarrierArrive(const Inst &I, WaveCtx &W);
+/// setmaxnreg.dec to Aux registers: the warp's registers above it go to the
+/// workgroup's pool (setmaxnreg.inc, a Kind::Barrier with BarrierRegInc,
+/// takes them from there).
+bool waveSetMaxRegDec(const Inst &I, WaveCtx &W);
 /// Placed before an instruction that reads a wgmma accumulator as data: the
 /// warp must have no wgmma in flight (every group waited for).
 bool waveCheckAccumulatorRead(const Inst &I, WaveCtx &W);

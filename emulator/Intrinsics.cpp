@@ -433,9 +433,22 @@ Error CallDecoder::nvvm(bool &Matched) {
     if (Error E = ops({0, 1}))
       return E;
     return wave(waveBarrierArrive);
-  case nvvm_setmaxnreg_inc_sync_aligned_u32: // registers are not modelled (LLVM's
-  case nvvm_setmaxnreg_dec_sync_aligned_u32: // verifier holds the count to 24-256, by 8)
-    return nop();
+  case nvvm_setmaxnreg_inc_sync_aligned_u32:
+  case nvvm_setmaxnreg_dec_sync_aligned_u32: {
+    // (LLVM's verifier holds the count to 24-256, by 8.) The registers a
+    // warp starts with are the kernel's .maxnreg, which setmaxnreg needs.
+    uint64_t Regs;
+    if (Error E = imms({{0, &Regs}}))
+      return E;
+    if (!D.program().MaxRegs)
+      return D.unsupported(CI, "setmaxnreg in a kernel without \"nvvm.maxnreg\" (.maxnreg)");
+    In.Aux = uint32_t(Regs);
+    if (ID == nvvm_setmaxnreg_dec_sync_aligned_u32)
+      return wave(waveSetMaxRegDec);
+    In.Pred = BarrierRegInc;
+    In.K = Kind::Barrier;
+    return Error::success();
+  }
   case nvvm_barrier_cta_red_or_aligned_all:
   case nvvm_barrier_cta_red_or_all:
     if (Error E = ops({0}))

@@ -385,6 +385,18 @@ bool waveBarrierArrive(const Inst &I, WaveCtx &W) {
   return true;
 }
 
+bool waveSetMaxRegDec(const Inst &I, WaveCtx &W) {
+  if (W.Active != ((W.W->NumLanes == 64 ? ~0ull : (1ull << W.W->NumLanes) - 1) & ~W.W->DoneLanes))
+    return W.R->fail(I, W.WG, W.W, -1, "setmaxnreg executed by part of a warp");
+  if (I.Aux > W.W->Regs)
+    return W.R->fail(I, W.WG, W.W, -1,
+                     "setmaxnreg.dec to " + std::to_string(I.Aux) + " registers, above the " +
+                         std::to_string(W.W->Regs) + " the warp holds");
+  W.WG->RegPool += uint64_t(W.R->P.WaveLanes) * (W.W->Regs - I.Aux);
+  W.W->Regs = I.Aux;
+  return true;
+}
+
 bool waveCheckAccumulatorRead(const Inst &I, WaveCtx &W) {
   if (W.W->WgmmaReads.empty())
     return true;

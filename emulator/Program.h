@@ -142,6 +142,7 @@ enum BarrierFlags : uint8_t {
   BarrierHasId = 1,    // the barrier id is at slot A (else barrier 0)
   BarrierHasCount = 2, // the participating threads are at slot B (else the CTA's)
   BarrierRedOr = 4,    // an i1 at slot C, ORed over the participants into Dst
+  BarrierRegInc = 8,   // setmaxnreg.inc to Aux registers: waits for them, not for warps
 };
 
 /// The reconvergence pc of a branch whose paths only meet at the exit.
@@ -189,6 +190,7 @@ struct Program {
   uint32_t Entry = 0;
   uint32_t MinFlatWorkGroup = 1, MaxFlatWorkGroup = 1024; // "amdgpu-flat-work-group-size"
   uint32_t ReqdWorkGroup[3] = {0, 0, 0};                  // !reqd_work_group_size, 0 = none
+  uint32_t MaxRegs = 0; // NVPTX "nvvm.maxnreg": each warp's registers a thread at launch, 0 = none
   bool UsesFences = false;
   // NVPTX: a wgmma reads shared memory through the async proxy, so the
   // generic proxy's writes there are tracked until a fence.proxy.async.

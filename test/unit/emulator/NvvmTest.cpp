@@ -268,6 +268,11 @@ TEST(EmulatorNvvm, WarpSpecializedStagesByBarrierArrivals) {
                        "which releases 96"});
   expectErrorContains(run(Out, 3, 40, 0), {"barrier arrive thread count 40 is not a multiple of "
                                            "32 from 32 up to the CTA's 96"});
+  // setmaxnreg.inc waits for registers a setmaxnreg.dec released: the first
+  // consumer takes 2560 of the producer's 4096, the second waits forever.
+  expectErrorContains(run(Out, 3, 96, 2),
+                      {"setmaxnreg.inc to 248 registers waits forever: 2560 more for the warp, "
+                       "1536 released by setmaxnreg.dec and not yet taken"});
 }
 
 TEST(EmulatorNvvm, CpAsyncLandsAtItsGroupsWait) {
@@ -334,6 +339,8 @@ TEST(EmulatorNvvm, RefusesWhatTheHardwareWouldNotDo) {
                       {"outside its membermask", "lane 3"});
   expectErrorContains(launch(*E, "unknown_asm", {1, 1, 1}, {32, 1, 1}, Args()),
                       {"inline asm \"membar.sys;\""});
+  expectErrorContains(launch(*E, "setmaxnreg_unbounded", {1, 1, 1}, {128, 1, 1}, Args()),
+                      {"setmaxnreg in a kernel without \"nvvm.maxnreg\" (.maxnreg)"});
   // 227 KiB of shared memory at most.
   expectErrorContains(
       E->launch("warps", {{1, 1, 1}, {32, 1, 1}, 240000}, std::vector<uint8_t>(8, 0)),

@@ -215,6 +215,12 @@ define ptx_kernel void @bad_mask(ptr addrspace(1) %out) {
   ret void
 }
 
+; setmaxnreg in a kernel launched without a register count (.maxnreg).
+define ptx_kernel void @setmaxnreg_unbounded() {
+  call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 40)
+  ret void
+}
+
 ; Inline PTX the emulator does not know.
 define ptx_kernel void @unknown_asm() {
   call void asm sideeffect "membar.sys;", ""()
@@ -336,9 +342,11 @@ out:
 ; at "full", add the stage's word of their lane, arrive at its "empty"
 ; barrier, 3 + stage, which the producer waits at before refilling the
 ; stage from step 2 on; %mode 1: it never waits). out[t] = a consumer's
-; sum. The producer gives registers up, the consumers take more.
+; sum. Launched with 168 registers a thread, the producer gives 128 up
+; (setmaxnreg.dec 40) and the consumers take 32 each (.inc 200; %mode 2:
+; 80 each, .inc 248, more than were released).
 @stages = internal addrspace(3) global [64 x i32] undef, align 16
-define ptx_kernel void @producer_consumer(ptr addrspace(1) %out, i32 %steps, i32 %pcount, i32 %mode) {
+define ptx_kernel void @producer_consumer(ptr addrspace(1) %out, i32 %steps, i32 %pcount, i32 %mode) #0 {
 entry:
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
   %lane = and i32 %t, 31
@@ -376,12 +384,20 @@ pfill:
   br i1 %pmore, label %ploop, label %done
 
 cstart:
-  call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 232)
+  %greedy = icmp eq i32 %mode, 2
+  br i1 %greedy, label %cgreedy, label %cmodest
+
+cgreedy:
+  call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 248)
+  br label %cloop
+
+cmodest:
+  call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 200)
   br label %cloop
 
 cloop:
-  %ci = phi i32 [ 0, %cstart ], [ %cnext, %cloop ]
-  %sum = phi i32 [ 0, %cstart ], [ %sum2, %cloop ]
+  %ci = phi i32 [ 0, %cgreedy ], [ 0, %cmodest ], [ %cnext, %cloop ]
+  %sum = phi i32 [ 0, %cgreedy ], [ 0, %cmodest ], [ %sum2, %cloop ]
   %cs = and i32 %ci, 1
   %cfull = add i32 %cs, 1
   call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 %cfull, i32 96)
@@ -491,3 +507,5 @@ declare void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 immarg)
 declare void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32, i32)
 declare void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 immarg)
 declare void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 immarg)
+
+attributes #0 = { "nvvm.maxnreg"="168" }
