@@ -543,7 +543,7 @@ uint32_t Runner::workItemId(const LaneCtx &C, unsigned Dim) const {
 /// Runs the wave's paths until it finishes or waits at a barrier. A barrier
 /// must be reached by every live lane of the wave, at the same instruction.
 bool Runner::runWave(Workgroup &WG, Wave &W) {
-  const uint64_t AllLanes = W.NumLanes == 64 ? ~0ull : (1ull << W.NumLanes) - 1;
+  const uint64_t AllLanes = W.allLanes();
   while (!W.Paths.empty()) {
     PathEntry &Top = W.Paths.back();
     uint64_t Mask = Top.Mask & ~W.DoneLanes;
@@ -791,7 +791,7 @@ bool Runner::runOne(Workgroup &WG, uint64_t Linear, unsigned NumWaves, uint64_t 
                   P.FrameBytes - P.ConstStart);
     }
     W.Private.assign(size_t(W.NumLanes) * P.PrivateBytes, 0);
-    W.Paths.assign(1, {P.Entry, NoBlock, W.NumLanes == 64 ? ~0ull : (1ull << W.NumLanes) - 1});
+    W.Paths.assign(1, {P.Entry, NoBlock, W.allLanes()});
     W.DoneLanes = 0;
     W.AtBarrier = false;
     W.Regs = P.MaxRegs;

@@ -101,6 +101,8 @@ struct Wave {
   std::vector<PathEntry> Paths;
   uint64_t DoneLanes = 0; // lanes that returned
   bool AtBarrier = false;
+  uint64_t allLanes() const { return NumLanes == 64 ? ~0ull : (1ull << NumLanes) - 1; }
+  uint64_t liveLanes() const { return allLanes() & ~DoneLanes; }
   uint32_t Regs = 0; // NVPTX: registers a thread (setmaxnreg moves them)
   // Fence bookkeeping per lane for the barrier/fence check (docs/gfx950-facts.md §7.1).
   std::array<uint64_t, 64> LastLdsWrite{}, LastRelease{};

@@ -348,9 +348,7 @@ bool waveFenceProxyAsync(const Inst &, WaveCtx &W) {
 /// barrier (Runner::releaseNvvmBarriers) make the count, or here when the
 /// arrivals alone make it.
 bool waveBarrierArrive(const Inst &I, WaveCtx &W) {
-  const uint64_t Live =
-      (W.W->NumLanes == 64 ? ~0ull : (1ull << W.W->NumLanes) - 1) & ~W.W->DoneLanes;
-  if (W.Active != Live)
+  if (W.Active != W.W->liveLanes())
     return W.R->fail(I, W.WG, W.W, -1,
                      "divergent barrier arrive: some lanes of the warp are on another path or "
                      "exited");
@@ -386,7 +384,7 @@ bool waveBarrierArrive(const Inst &I, WaveCtx &W) {
 }
 
 bool waveSetMaxRegDec(const Inst &I, WaveCtx &W) {
-  if (W.Active != ((W.W->NumLanes == 64 ? ~0ull : (1ull << W.W->NumLanes) - 1) & ~W.W->DoneLanes))
+  if (W.Active != W.W->liveLanes())
     return W.R->fail(I, W.WG, W.W, -1, "setmaxnreg executed by part of a warp");
   if (I.Aux > W.W->Regs)
     return W.R->fail(I, W.WG, W.W, -1,

@@ -161,7 +161,6 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     // memory of the workgroups an SM holds allows: dynamic shared memory
     // beyond 48 KiB. Steps of two MX blocks (one barrier per 64 of K) where
     // they leave three stages, else of one.
-    l.warpsPerSM = warpsAskedFor(Sm90GemmLayout::kWgmmaWarpsPerSM);
     int64_t rows = l.nTiles * halves;
     if (loopNOnWgmma) {
       const WgmmaLoopN &n = *loopNOnWgmma;
@@ -175,6 +174,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       l.prefetch = prefetchSteps(n.minBlocks, l.warpsN, Sm90GemmLayout::kOtherRegs, l.accRegs,
                                  n.stepRegs, n.steps);
     } else {
+      l.warpsPerSM = warpsAskedFor(Sm90GemmLayout::kWgmmaWarpsPerSM);
       for (int64_t w : {64, 32}) {
         if (p.kPerWave % w != 0)
           continue;
