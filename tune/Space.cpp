@@ -82,19 +82,21 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
             for (int64_t w : space.wavesPerEU1)
               for (FusedQuant q : fused)
                 for (WeightDecode d : space.weightDecode1)
-                  for (int64_t x : space.xcdSwizzle1) {
-                    MoeSpec layer = base;
-                    StageSchedule &s = layer.stage1;
-                    s.tileN = n;
-                    s.tileK = k;
-                    s.kBatch = kb;
-                    s.kWave = kw;
-                    s.wavesPerEU = w;
-                    s.fusedQuant = q;
-                    s.weightDecode = d;
-                    s.xcdSwizzle = x;
-                    fn(std::move(layer));
-                  }
+                  for (int64_t pf : space.prefetch1)
+                    for (int64_t x : space.xcdSwizzle1) {
+                      MoeSpec layer = base;
+                      StageSchedule &s = layer.stage1;
+                      s.tileN = n;
+                      s.tileK = k;
+                      s.kBatch = kb;
+                      s.kWave = kw;
+                      s.wavesPerEU = w;
+                      s.fusedQuant = q;
+                      s.weightDecode = d;
+                      s.prefetch = pf;
+                      s.xcdSwizzle = x;
+                      fn(std::move(layer));
+                    }
     return;
   }
   std::vector<int64_t> tileM2 = space.tileM2;
@@ -106,18 +108,20 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
         for (int64_t w : space.wavesPerEU2)
           for (ReduceMode r : space.reduce2)
             for (WeightDecode d : space.weightDecode2)
-              for (int64_t x : space.xcdSwizzle2) {
-                MoeSpec layer = base;
-                StageSchedule &s = layer.stage2;
-                s.tileM = m;
-                s.tileN = n;
-                s.tileK = k;
-                s.wavesPerEU = w;
-                s.reduce = r;
-                s.weightDecode = d;
-                s.xcdSwizzle = x;
-                fn(std::move(layer));
-              }
+              for (int64_t pf : space.prefetch2)
+                for (int64_t x : space.xcdSwizzle2) {
+                  MoeSpec layer = base;
+                  StageSchedule &s = layer.stage2;
+                  s.tileM = m;
+                  s.tileN = n;
+                  s.tileK = k;
+                  s.wavesPerEU = w;
+                  s.reduce = r;
+                  s.weightDecode = d;
+                  s.prefetch = pf;
+                  s.xcdSwizzle = x;
+                  fn(std::move(layer));
+                }
 }
 
 /// `base` (the spec's partner schedules), then `base` with the partner
@@ -130,6 +134,7 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
   SearchSpace own = space;
   own.reduce2 = {base.stage2.reduce};
   own.weightDecode1 = own.weightDecode2 = {WeightDecode::Mixed};
+  own.prefetch1 = own.prefetch2 = {0};
   own.xcdSwizzle1 = {base.stage1.xcdSwizzle};
   own.xcdSwizzle2 = {base.stage2.xcdSwizzle};
   forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
@@ -151,22 +156,11 @@ SearchSpace SearchSpace::defaultsFor(const TargetInfo &target) {
 }
 
 std::vector<std::string> SearchSpace::axisKeys() {
-  return {"block_m",
-          "stage1.tile_n",
-          "stage1.tile_k",
-          "stage1.k_batch",
-          "stage1.k_wave",
-          "stage1.waves_per_eu",
-          "stage1.fused_quant",
-          "stage1.weight_decode",
-          "stage1.xcd_swizzle",
-          "stage2.tile_m",
-          "stage2.tile_n",
-          "stage2.tile_k",
-          "stage2.waves_per_eu",
-          "stage2.reduce",
-          "stage2.weight_decode",
-          "stage2.xcd_swizzle"};
+  return {"block_m",         "stage1.tile_n",       "stage1.tile_k",      "stage1.k_batch",
+          "stage1.k_wave",   "stage1.waves_per_eu", "stage1.fused_quant", "stage1.weight_decode",
+          "stage1.prefetch", "stage1.xcd_swizzle",  "stage2.tile_m",      "stage2.tile_n",
+          "stage2.tile_k",   "stage2.waves_per_eu", "stage2.reduce",      "stage2.weight_decode",
+          "stage2.prefetch", "stage2.xcd_swizzle"};
 }
 
 llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
@@ -194,6 +188,10 @@ llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
     return parseList(assignment, values, weightDecode1, parseWeightDecode);
   if (key == "stage2.weight_decode")
     return parseList(assignment, values, weightDecode2, parseWeightDecode);
+  if (key == "stage1.prefetch")
+    return parseList(assignment, values, prefetch1, unsignedCount);
+  if (key == "stage2.prefetch")
+    return parseList(assignment, values, prefetch2, unsignedCount);
   if (key == "stage1.xcd_swizzle")
     return parseList(assignment, values, xcdSwizzle1, positive);
   if (key == "stage2.xcd_swizzle")
@@ -247,6 +245,8 @@ std::string candidateId(const MoeSpec &layer, StageId stage) {
   // those the journals already hold.
   if (s.weightDecode != WeightDecode::Mixed)
     id += " " + toString(s.weightDecode).str();
+  if (s.prefetch != 0)
+    id += " pf" + std::to_string(s.prefetch);
   if (s.xcdSwizzle != 1)
     id += " xcd" + std::to_string(s.xcdSwizzle);
   return id;
@@ -283,8 +283,8 @@ std::vector<Candidate> enumerateCandidates(const MoeSpec &spec, const SearchSpac
     const StageSchedule &s = layer.stage(stage), &r = back->schedule;
     if (r.tileM != s.tileM || r.tileN != s.tileN || r.tileK != s.tileK || r.kBatch != s.kBatch ||
         r.kWave != s.kWave || r.wavesPerEU != s.wavesPerEU || r.fusedQuant != s.fusedQuant ||
-        r.weightDecode != s.weightDecode || r.xcdSwizzle != s.xcdSwizzle ||
-        (stage == StageId::Stage2 && r.reduce != s.reduce)) {
+        r.weightDecode != s.weightDecode || r.prefetch != s.prefetch ||
+        r.xcdSwizzle != s.xcdSwizzle || (stage == StageId::Stage2 && r.reduce != s.reduce)) {
       ++report.rejected["name (does not read back)"];
       return;
     }

@@ -45,6 +45,8 @@ struct SearchSpace {
   std::vector<ReduceMode> reduce2{ReduceMode::Atomic, ReduceMode::Reduce};
   /// How sm_90a decodes the MXFP4 weights (gfx950 takes only `mixed`).
   std::vector<WeightDecode> weightDecode1{WeightDecode::Mixed}, weightDecode2{WeightDecode::Mixed};
+  /// sm_90a's steps of register weights loaded ahead; 0: the plan's.
+  std::vector<int64_t> prefetch1{0}, prefetch2{0};
   /// gfx950's workgroup regrouping over the XCDs: 1 only by default, as the
   /// latency model that ranks candidates has no L2s to tell the values apart.
   std::vector<int64_t> xcdSwizzle1{1}, xcdSwizzle2{1};
@@ -57,9 +59,9 @@ struct SearchSpace {
 
   /// Applies "key=v1,v2,..." (keys: block_m, stage1.tile_n, stage1.tile_k,
   /// stage1.k_batch, stage1.k_wave, stage1.waves_per_eu, stage1.fused_quant,
-  /// stage1.weight_decode, stage1.xcd_swizzle, stage2.tile_m, stage2.tile_n,
-  /// stage2.tile_k, stage2.waves_per_eu, stage2.reduce, stage2.weight_decode,
-  /// stage2.xcd_swizzle).
+  /// stage1.weight_decode, stage1.prefetch, stage1.xcd_swizzle, stage2.tile_m,
+  /// stage2.tile_n, stage2.tile_k, stage2.waves_per_eu, stage2.reduce,
+  /// stage2.weight_decode, stage2.prefetch, stage2.xcd_swizzle).
   llvm::Error setAxis(llvm::StringRef assignment);
   /// The axis keys setAxis accepts.
   static std::vector<std::string> axisKeys();

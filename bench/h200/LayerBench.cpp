@@ -31,6 +31,8 @@ std::string describeSchedules(const MoeSpec &spec) {
       d += " w" + std::to_string(s.wavesPerEU);
     if (s.weightDecode == WeightDecode::Arithmetic)
       d += " dqa";
+    if (s.prefetch > 0)
+      d += " pf" + std::to_string(s.prefetch);
     return d;
   };
   return "bm" + std::to_string(spec.stage1.tileM) + " " + stage(spec.stage1) + " / " +

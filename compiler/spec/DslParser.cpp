@@ -333,6 +333,13 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     return parseInt(v, k, s.kWave);
   if (k == "xcd_swizzle")
     return parseInt(v, k, s.xcdSwizzle);
+  if (k == "prefetch") {
+    if (v.kind == TokenKind::Number && v.text == "0") {
+      s.prefetch = 0;
+      return true;
+    }
+    return parseInt(v, k, s.prefetch);
+  }
   if (k == "waves_per_eu") {
     if (v.kind == TokenKind::Number && v.text == "0") {
       s.wavesPerEU = 0;
@@ -374,11 +381,12 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     s.weightDecode = *d;
     return true;
   }
-  return fail(key.loc(),
-              "unknown key '" + k + "' in " + stageName +
-                  "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
-                  "waves_per_eu, weight_decode, xcd_swizzle, fused_quant (stage1), reduce "
-                  "(stage2)");
+  return fail(
+      key.loc(),
+      "unknown key '" + k + "' in " + stageName +
+          "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
+          "waves_per_eu, weight_decode, prefetch, xcd_swizzle, fused_quant (stage1), reduce "
+          "(stage2)");
 }
 
 bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {

@@ -43,6 +43,8 @@ static void printStage(std::ostringstream &os, const char *name, const StageSche
   // Only where chosen: a gfx950 spec never has it.
   if (s.weightDecode != WeightDecode::Mixed)
     os << "    weight_decode = " << toString(s.weightDecode).str() << "\n";
+  if (s.prefetch != 0)
+    os << "    prefetch = " << s.prefetch << "\n";
   // Likewise: only where the workgroups are regrouped (gfx950).
   if (s.xcdSwizzle != 1)
     os << "    xcd_swizzle = " << s.xcdSwizzle << "\n";

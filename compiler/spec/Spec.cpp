@@ -142,7 +142,7 @@ llvm::hash_code hashExpr(const ExprNode &n) {
 
 auto scheduleFields(const StageSchedule &s) {
   return std::make_tuple(s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU, s.fusedQuant,
-                         s.kBatchMode, s.reduce, s.weightDecode, s.xcdSwizzle);
+                         s.kBatchMode, s.reduce, s.weightDecode, s.prefetch, s.xcdSwizzle);
 }
 
 auto problemFields(const MoeSpec &s) {
@@ -187,6 +187,7 @@ llvm::Error checkStageLimits(const MoeSpec &spec, StageId id) {
         {"k_batch", s.kBatch, int64_t(1), limits::kMaxKBatch},
         {"k_wave", s.kWave, int64_t(1), limits::kMaxKWave},
         {"waves_per_eu", s.wavesPerEU, int64_t(0), limits::kMaxWavesPerEU},
+        {"prefetch", s.prefetch, int64_t(0), limits::kMaxPrefetch},
         {"xcd_swizzle", s.xcdSwizzle, int64_t(1), limits::kMaxXcdSwizzle}}) {
     std::string name = stage + "." + key;
     bool isTile = llvm::StringRef(key).starts_with("tile_");

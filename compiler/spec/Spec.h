@@ -79,6 +79,9 @@ struct StageSchedule {
   KBatchMode kBatchMode = KBatchMode::Atomic;
   ReduceMode reduce = ReduceMode::Atomic; // stage 2 only
   WeightDecode weightDecode = WeightDecode::Mixed;
+  /// sm_90a register-weight GEMMs: K steps of MXFP4 weights loaded ahead into
+  /// registers; 0 = what the register plan allows (Sm90GemmPlan.h).
+  int64_t prefetch = 0;
   /// gfx950: the launch's workgroups regrouped in this many groups so that
   /// each group (the workgroups one XCD receives, dispatch being round-robin
   /// over the XCDs) computes consecutive tiles (GemmPlan::xcdSwizzledId); 1:

@@ -24,6 +24,7 @@ constexpr int64_t kMaxTile = 4096;      // tile_m, tile_n, tile_k
 constexpr int64_t kMaxKBatch = kMaxDim; // a split cannot exceed K
 constexpr int64_t kMaxKWave = 16;       // waves of one 1024-thread workgroup
 constexpr int64_t kMaxWavesPerEU = 8;
+constexpr int64_t kMaxPrefetch = 16;                   // K steps of weights loaded ahead
 constexpr int64_t kMaxXcdSwizzle = 8;                  // workgroup groups: gfx950 has 8 XCDs
 constexpr int64_t kMaxTokens = (int64_t(1) << 24) - 1; // the token is 24 bits of a sorted id
 constexpr unsigned kMaxExprDepth = 256;                // nesting of an activation expression

@@ -99,7 +99,8 @@ moegen::ActivationExpr ActivationAttr::getExpr() const {
 LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t tileM,
                                    int64_t tileN, int64_t tileK, int64_t kBatch, int64_t kWave,
                                    int64_t wavesPerEU, KBatchModeKind, FusedQuantKind,
-                                   ReduceModeKind, WeightDecodeKind, int64_t xcdSwizzle) {
+                                   ReduceModeKind, WeightDecodeKind, int64_t prefetch,
+                                   int64_t xcdSwizzle) {
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)
     return emitError() << "tile sizes must be positive, got " << tileM << "x" << tileN << "x"
                        << tileK;
@@ -108,6 +109,8 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " k_wave=" << kWave;
   if (wavesPerEU < 0 || wavesPerEU > 8)
     return emitError() << "waves_per_eu must be in [0, 8] (0 = unconstrained), got " << wavesPerEU;
+  if (prefetch < 0 || prefetch > 16)
+    return emitError() << "prefetch must be in [0, 16] (0 = the plan's), got " << prefetch;
   if (xcdSwizzle < 1 || xcdSwizzle > 8)
     return emitError() << "xcd_swizzle must be in [1, 8] (1 = dispatch order), got " << xcdSwizzle;
   return success();

@@ -125,9 +125,11 @@ def Moe_ScheduleAttr : Moe_Attr<"Schedule", "schedule"> {
                         EnumParameter<Moe_ReduceMode>:$reduce,
                         Moe_DefaultedEnumParameter<Moe_WeightDecode,
                             "::moegen::moe::WeightDecodeKind::mixed">:$weight_decode,
+                        DefaultValuedParameter<"int64_t", "0">:$prefetch,
                         DefaultValuedParameter<"int64_t", "1">:$xcd_swizzle);
-  // weight_decode is printed only where it is not `mixed` (sm_90a only),
-  // xcd_swizzle only where it is not 1 (gfx950 only).
+  // weight_decode is printed only where it is not `mixed` and prefetch where
+  // it is not 0 (sm_90a only), xcd_swizzle only where it is not 1 (gfx950
+  // only).
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

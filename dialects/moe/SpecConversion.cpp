@@ -34,11 +34,11 @@ DType fromType(Type t) {
 /// the schedule is invalid.
 static ScheduleAttr checkedAttr(llvm::function_ref<InFlightDiagnostic()> emitError,
                                 MLIRContext *ctx, const StageSchedule &s) {
-  return ScheduleAttr::getChecked(emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave,
-                                  s.wavesPerEU, static_cast<KBatchModeKind>(s.kBatchMode),
-                                  static_cast<FusedQuantKind>(s.fusedQuant),
-                                  static_cast<ReduceModeKind>(s.reduce),
-                                  static_cast<WeightDecodeKind>(s.weightDecode), s.xcdSwizzle);
+  return ScheduleAttr::getChecked(
+      emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU,
+      static_cast<KBatchModeKind>(s.kBatchMode), static_cast<FusedQuantKind>(s.fusedQuant),
+      static_cast<ReduceModeKind>(s.reduce), static_cast<WeightDecodeKind>(s.weightDecode),
+      s.prefetch, s.xcdSwizzle);
 }
 
 ScheduleAttr toAttr(MLIRContext *ctx, const StageSchedule &s) {
@@ -57,6 +57,7 @@ StageSchedule fromAttr(ScheduleAttr a) {
   s.fusedQuant = static_cast<FusedQuant>(a.getFusedQuant());
   s.reduce = static_cast<ReduceMode>(a.getReduce());
   s.weightDecode = static_cast<WeightDecode>(a.getWeightDecode());
+  s.prefetch = a.getPrefetch();
   s.xcdSwizzle = a.getXcdSwizzle();
   return s;
 }

@@ -204,6 +204,8 @@ llvm::Expected<KernelNameInfo> parseKernelName(llvm::StringRef name) {
       info.bf16Lds = true;
     else if (s == "dqa" && !mx)
       info.arithmeticDecode = true;
+    else if (setInt("pf", info.prefetch) && !mx)
+      key = "pf";
     else if (setInt("cumul", info.cuMul))
       key = "cumul";
     else if (setInt("bnt", info.bNt))
@@ -274,6 +276,13 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
   s.kBatchMode = KBatchMode::Atomic; // aiter's split-K is always atomic
   if (info.arithmeticDecode)
     s.weightDecode = WeightDecode::Arithmetic;
+  if (info.prefetch) {
+    if (*info.prefetch < 1 || *info.prefetch > limits::kMaxPrefetch)
+      return unmappable("pf" + llvm::Twine(*info.prefetch) +
+                        ": steps of weights ahead must be in [1, " +
+                        llvm::Twine(limits::kMaxPrefetch) + "]");
+    s.prefetch = *info.prefetch;
+  }
   if (info.xcd) {
     // xcd0 and xcd1 keep the dispatch order.
     if (*info.xcd > limits::kMaxXcdSwizzle)
@@ -364,6 +373,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
       os << "_" << (s.fusedQuant == FusedQuant::FP4 ? "fp4" : "fp8");
     if (s.weightDecode == WeightDecode::Arithmetic)
       os << "_dqa";
+    if (s.prefetch != 0)
+      os << "_pf" << s.prefetch;
     return name;
   }
   if (s.kBatch != 1 || s.kWave != 1)
@@ -377,6 +388,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
   os << "_sbm" << spec.stage1.tileM;
   if (s.weightDecode == WeightDecode::Arithmetic)
     os << "_dqa";
+  if (s.prefetch != 0)
+    os << "_pf" << s.prefetch;
   return name;
 }
 
@@ -388,6 +401,8 @@ std::string describe(const MappedSchedule &m) {
      << " k_batch=" << s.kBatch << " k_wave=" << s.kWave << " waves_per_eu=" << s.wavesPerEU;
   if (s.weightDecode != WeightDecode::Mixed)
     os << " weight_decode=" << toString(s.weightDecode);
+  if (s.prefetch != 0)
+    os << " prefetch=" << s.prefetch;
   if (s.xcdSwizzle != 1)
     os << " xcd_swizzle=" << s.xcdSwizzle;
   if (m.stage == StageId::Stage1) {

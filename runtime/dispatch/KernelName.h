@@ -3,18 +3,19 @@
 // Parses the FlyDSL MoE kernel names of aiter's tuned tables and maps them to
 // moegen stage schedules. Grammars:
 //   flydsl_moe1_a{A}_w{B}_{OUT}_t{M}x{N}x{K} [_w{wpe}] [_kb{k}] [_bnt{b}]
-//       [_go] [_gui] [_xcd{n}] [_kw{k}] [_fp4|_fp8] [_sbm{S}] [_dqa]
+//       [_go] [_gui] [_xcd{n}] [_kw{k}] [_fp4|_fp8] [_sbm{S}] [_dqa] [_pf{p}]
 //   flydsl_moe2[_layout]_a{A}_w{B}_{OUT}_t{M}x{N}x{K}_{atomic|reduce}
 //       [_bnt{b}] [_xcd{n}] [_persist] [_async] [_w{wpe}] [_cumul{n}] [_nt]
-//       [_sbm{S}] [_bf16lds] [_sp{G*100+M01}] [_dqa]
+//       [_sbm{S}] [_bf16lds] [_sp{G*100+M01}] [_dqa] [_pf{p}]
 //   flydsl_mxmoe_g1_a4w4_{BM}x{N}x{K} [_f16in] [_nt] [_sk{N}] [_xcd{N}]
 //   flydsl_mxmoe_g2_a4w4_{BM}x{N}x{K} [_atomic[_nt]|_f4out|_cshuffle]
 //       [_sk{N}] [_xcd{N}]
 // Absent tokens take aiter's defaults (stage 1: waves_per_eu 1, k_batch 1,
 // k_wave 1). `_xcd{n}` is the schedule's xcd_swizzle (n groups of
 // workgroups; 0 and 1: none). `_dqa` is moegen's own (its sm_90a tables):
-// weight_decode = arithmetic. Names of other families (CK, CK-Tile, Opus, asm) and features
-// moegen has no equivalent for are reported as errors, never guessed.
+// weight_decode = arithmetic, and so is `_pf{p}`: prefetch = p. Names of other families (CK,
+// CK-Tile, Opus, asm) and features moegen has no equivalent for are reported as errors, never
+// guessed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_RUNTIME_DISPATCH_KERNELNAME_H
@@ -40,7 +41,8 @@ struct KernelNameInfo {
   StageId stage = StageId::Stage1;
   std::string aDtype, bDtype, outDtype; // "fp4", "fp8", "bf16", ...
   int64_t tileM = 0, tileN = 0, tileK = 0;
-  std::optional<int64_t> wavesPerEU, kBatch, bNt, xcd, kWave, sortBlockM, spatial, cuMul, splitK;
+  std::optional<int64_t> wavesPerEU, kBatch, bNt, xcd, kWave, sortBlockM, spatial, cuMul, splitK,
+      prefetch;
   bool mockGateOnly = false, gateUpInterleave = false, persist = false, async = false,
        nonTemporal = false, bf16Lds = false, f16In = false, f4Out = false, cshuffle = false,
        arithmeticDecode = false;

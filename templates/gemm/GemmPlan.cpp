@@ -253,6 +253,11 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
     r.fail("weight_decode", "weight_decode=" + toString(s.weightDecode).str() +
                                 " chooses how sm_90a decodes MXFP4 weights; " + target.chip +
                                 " multiplies them natively (leave it out)");
+  if (!target.isNvptx() && s.prefetch != 0)
+    r.fail("prefetch", "prefetch=" + str(s.prefetch) +
+                           " sets how many K steps of MXFP4 weights sm_90a loads ahead into "
+                           "registers; " +
+                           target.chip + " has no such plan (leave it out)");
   if (target.isNvptx() && s.xcdSwizzle != 1)
     r.fail("xcd_swizzle", "xcd_swizzle=" + str(s.xcdSwizzle) +
                               " regroups workgroups over gfx950's XCDs; " + target.chip +
@@ -301,6 +306,8 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_" + toString(s.reduce).str();
   if (s.weightDecode != WeightDecode::Mixed)
     name += "_dqa";
+  if (s.prefetch != 0)
+    name += "_pf" + std::to_string(s.prefetch);
   if (s.xcdSwizzle != 1)
     name += "_xcd" + std::to_string(s.xcdSwizzle);
   if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)

@@ -62,6 +62,25 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   auto str = [](int64_t v) { return std::to_string(v); };
   Sm90GemmLayout l;
   bool stage1 = p.stage == StageId::Stage1;
+  // A schedule's prefetch replaces the register plan's where weights are
+  // loaded into registers step by step (register estimates cannot tell
+  // which depth runs faster; the tuner measures it): 1 to
+  // min(kMaxPrefetch, the K-group's steps).
+  bool prefetchTaken = false;
+  auto chosenPrefetch = [&](int64_t steps) {
+    if (s.prefetch == 0)
+      return;
+    prefetchTaken = true;
+    int64_t most = std::min(Sm90GemmLayout::kMaxPrefetch, steps);
+    if (s.prefetch > most)
+      fail("prefetch", "prefetch=" + std::to_string(s.prefetch) + " exceeds " +
+                           std::to_string(most) + ": at most " +
+                           std::to_string(Sm90GemmLayout::kMaxPrefetch) +
+                           " steps of weights in flight, and each K-group has " +
+                           std::to_string(steps) + " step(s) of " + std::to_string(l.superK));
+    else
+      l.prefetch = s.prefetch;
+  };
   int64_t halves = stage1 ? 2 : 1;
   l.registerWeights = p.bFormat == DType::MXFP4;
   // The warps per SM registers are planned for: waves_per_eu on each
@@ -173,6 +192,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
       l.minBlocksPerSM = n.minBlocks;
       l.prefetch = prefetchSteps(n.minBlocks, l.warpsN, Sm90GemmLayout::kOtherRegs, l.accRegs,
                                  n.stepRegs, n.steps);
+      chosenPrefetch(n.steps);
     } else {
       l.warpsPerSM = warpsAskedFor(Sm90GemmLayout::kWgmmaWarpsPerSM);
       for (int64_t w : {64, 32}) {
@@ -241,6 +261,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
                                               Sm90GemmLayout::kRegsPerWeightRow * weightRows
                                         : Sm90GemmLayout::kOtherRegs;
     l.prefetch = prefetchSteps(l.minBlocksPerSM, warps, loopRegs, l.accRegs, stepRegs, superBlocks);
+    chosenPrefetch(superBlocks);
     l.carryWeights = superBlocks <= Sm90GemmLayout::kMaxCarrySteps;
     // Stage 2 over a short K: the M tile's A rows for the whole K range stay
     // staged while the workgroup loops over its N tiles (loopN), where they
@@ -255,6 +276,14 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     l.bRows = halves * s.tileN;
     l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
   }
+  if (s.prefetch != 0 && !prefetchTaken)
+    fail("prefetch", "prefetch=" + std::to_string(s.prefetch) +
+                         " sets the steps of MXFP4 weights loaded ahead into registers; this "
+                         "stage's " +
+                         std::string(!l.registerWeights ? "weights are not MXFP4"
+                                                        : "wgmma tile stages its weight codes "
+                                                          "through shared memory") +
+                         " (leave it out)");
   int64_t warps = l.warpsN * s.kWave;
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps

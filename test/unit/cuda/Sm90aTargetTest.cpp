@@ -210,6 +210,51 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(staged.stagingBytes, (32 + 64) * Sm90GemmLayout::kRowStride);
 }
 
+// A schedule's prefetch replaces the register plan's steps of weights in
+// flight, up to kMaxPrefetch and the K-group's steps; a tile that stages its
+// weights (bf16 weights, wgmma) or another target refuses it by name.
+TEST(Sm90aTarget, SchedulePrefetchReplacesThePlans) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  MoeSpec spec = smallSpec(); // stage 1: K = 256, two 128-wide steps; the plan takes one
+  spec.stage1.prefetch = 2;
+  EXPECT_EQ(planSm90(spec, StageId::Stage1).sm90.prefetch, 2);
+  spec.stage1.prefetch = 0;
+  EXPECT_EQ(planSm90(spec, StageId::Stage1).sm90.prefetch, 1);
+  // Stage 2's wgmma N loop (80 rows, K = 384: three steps).
+  MoeSpec loopN = smallSpec();
+  loopN.problem.interDim = 384;
+  loopN.stage1.tileM = loopN.stage2.tileM = 80;
+  loopN.stage2.prefetch = 3;
+  Sm90GemmLayout n = planSm90(loopN, StageId::Stage2).sm90;
+  EXPECT_TRUE(n.loopN && n.wgmma);
+  EXPECT_EQ(n.prefetch, 3);
+  auto refusal = [](const MoeSpec &s, StageId stage, const TargetInfo &t) {
+    ScheduleIssues issues;
+    planGemm(s, stage, t, issues);
+    for (const ScheduleIssue &i : issues)
+      if (i.parameter == "prefetch")
+        return i.message;
+    return std::string();
+  };
+  MoeSpec deep = smallSpec();
+  deep.stage1.prefetch = 3;
+  EXPECT_NE(refusal(deep, StageId::Stage1, sm90).find("prefetch=3 exceeds 2"), std::string::npos);
+  MoeSpec staged = smallSpec();
+  staged.formats.weight = DType::BF16;
+  staged.stage1.prefetch = 1;
+  EXPECT_NE(refusal(staged, StageId::Stage1, sm90).find("weights are not MXFP4"),
+            std::string::npos);
+  MoeSpec wgmma = smallSpec();
+  wgmma.stage1.tileM = 128;
+  wgmma.stage1.tileN = 64;
+  wgmma.stage1.prefetch = 1;
+  EXPECT_NE(refusal(wgmma, StageId::Stage1, sm90).find("through shared memory"), std::string::npos);
+  spec.stage1.prefetch = 2;
+  EXPECT_NE(
+      refusal(spec, StageId::Stage1, TargetInfo::defaultTarget()).find("gfx950 has no such plan"),
+      std::string::npos);
+}
+
 TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   auto plan = planSm90;
   // Kimi-K3's shape (K = 384 in stage 2: three 128-wide steps): each step's

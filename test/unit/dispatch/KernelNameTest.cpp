@@ -99,6 +99,35 @@ TEST(KernelName, ArithmeticWeightDecode) {
   }
 }
 
+// `_pf{p}` (moegen's sm_90a tables): prefetch = p on either stage, printed
+// back last; out of range or on the mxmoe kernels it is refused.
+TEST(KernelName, Prefetch) {
+  MappedSchedule a = mapOk("flydsl_moe1_abf16_wfp4_bf16_t80x128x256_w3_pf2");
+  EXPECT_EQ(a.schedule.prefetch, 2);
+  EXPECT_NE(describe(a).find(" prefetch=2"), std::string::npos) << describe(a);
+  MappedSchedule b = mapOk("flydsl_moe2_abf16_wfp4_bf16_t32x256x128_atomic_pf3_sbm32_dqa");
+  EXPECT_EQ(b.schedule.prefetch, 3);
+  EXPECT_EQ(b.schedule.weightDecode, WeightDecode::Arithmetic);
+  EXPECT_EQ(mapOk("flydsl_moe1_abf16_wfp4_bf16_t32x64x256_w3").schedule.prefetch, 0);
+  MoeSpec spec;
+  spec.formats.activation = DType::BF16;
+  spec.stage1 = a.schedule;
+  spec.stage2 = b.schedule;
+  auto n1 = kernelNameFor(spec, StageId::Stage1);
+  auto n2 = kernelNameFor(spec, StageId::Stage2);
+  ASSERT_TRUE(!!n1 && !!n2);
+  EXPECT_EQ(*n1, "flydsl_moe1_abf16_wfp4_bf16_t80x128x256_w3_pf2");
+  EXPECT_TRUE(llvm::StringRef(*n2).ends_with("_dqa_pf3")) << *n2;
+  for (llvm::StringRef bad :
+       {"flydsl_moe1_abf16_wfp4_bf16_t32x64x256_pf0", "flydsl_moe1_abf16_wfp4_bf16_t32x64x256_pf17",
+        "flydsl_moe1_abf16_wfp4_bf16_t32x64x256_pf1_pf2", "flydsl_mxmoe_g1_a4w4_16x256x256_pf2"}) {
+    auto m = kernelNameToSchedule(bad);
+    ASSERT_FALSE(!!m) << bad.str();
+    std::string msg = llvm::toString(m.takeError());
+    EXPECT_NE(msg.find("pf"), std::string::npos) << msg;
+  }
+}
+
 TEST(KernelName, XcdSwizzle) {
   EXPECT_EQ(mapOk("flydsl_moe2_afp4_wfp4_bf16_t64x256x256_reduce_xcd4_sbm128").schedule.xcdSwizzle,
             4);

@@ -219,6 +219,36 @@ TEST(TuneSpace, WeightDecodeAxis) {
   EXPECT_NE(llvm::toString(std::move(bad)).find("'tables' is not a value"), std::string::npos);
 }
 
+// sm_90a's steps of register weights ahead: searched where asked for (0, the
+// plan's, by default), named _pf{p} and read back; a depth beyond the
+// K-group's steps, and gfx950, refuse it by rule.
+TEST(TuneSpace, PrefetchAxis) {
+  const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(sm90).prefetch1, (std::vector<int64_t>{0}));
+  MoeSpec spec = example("kimi_k3_tp8_a16w4.moe"); // K = 3584 and 384: 28 and 3 steps of 128
+  spec.stage1.kWave = 1;
+  tune::SearchSpace space = singleValued(64, 256);
+  space.blockM = {32};
+  ASSERT_FALSE(!!space.setAxis("stage1.prefetch=0,2"));
+  ASSERT_FALSE(!!space.setAxis("stage2.prefetch=3,4"));
+  tune::SpaceReport report;
+  std::vector<tune::Candidate> candidates = tune::enumerateCandidates(spec, space, sm90, report);
+  EXPECT_EQ(candidates.size(), 3u) << report.summary();
+  EXPECT_EQ(report.rejected["stage2 prefetch"], 1) << report.summary();
+  for (const tune::Candidate &c : candidates) {
+    int64_t pf = c.layer.stage(c.stage).prefetch;
+    EXPECT_EQ(llvm::StringRef(c.kernelName).ends_with("_pf" + std::to_string(pf)), pf != 0)
+        << c.kernelName;
+    EXPECT_EQ(llvm::StringRef(c.id).ends_with(" pf" + std::to_string(pf)), pf != 0) << c.id;
+  }
+  tune::SpaceReport gfx;
+  tune::enumerateCandidates(spec, space, TargetInfo::defaultTarget(), gfx);
+  EXPECT_EQ(gfx.rejected["stage1 prefetch"], 1) << gfx.summary();
+  llvm::Error bad = space.setAxis("stage1.prefetch=-1");
+  ASSERT_TRUE(!!bad);
+  llvm::consumeError(std::move(bad));
+}
+
 // gfx950's workgroup regrouping: searched only where asked for (the model
 // cannot rank it), named _xcd{n} and read back; sm_90a refuses it.
 TEST(TuneSpace, XcdSwizzleAxis) {
