@@ -34,6 +34,10 @@ std::string LayerSampler::stage(int64_t tileM, int64_t n, int64_t k, int64_t kAl
   // gfx950: the workgroups may be regrouped over the XCDs.
   if (nvptx && coin(0.35))
     s += "    weight_decode = arithmetic\n";
+  // sm_90a: steps of register weights ahead in place of the plan's (refused
+  // where deeper than a K-group's steps or where the tile stages its weights).
+  if (nvptx && coin(0.3))
+    s += "    prefetch = " + std::to_string(range(1, 3)) + "\n";
   if (!nvptx && coin(0.25))
     s += "    xcd_swizzle = " + std::to_string(pick<int64_t>({2, 3, 4, 8})) + "\n";
   return s;

@@ -40,6 +40,7 @@ TEST(LayerSampler, OnlySm90aDrawsNameItsParameters) {
   for (int i = 0; i < 200; ++i) {
     SampledLayer g = gfx.next(), s = sm90.next();
     EXPECT_EQ(g.text.find("weight_decode"), std::string::npos) << g.text;
+    EXPECT_EQ(g.text.find("prefetch"), std::string::npos) << g.text;
     EXPECT_NE(g.cuNum, 132);
     EXPECT_NE(s.cuNum, 256);
     arithmetic += s.text.find("weight_decode = arithmetic") != std::string::npos;
@@ -71,6 +72,8 @@ TEST(LayerSampler, AcceptedSm90aDrawsReachEveryGemmLayout) {
       seen["staged weights (bf16, mxfp8)"] += !l.registerWeights;
       seen["swapped operands"] += l.swapAB && !l.wgmma;
       seen["weight_decode=arithmetic"] += l.allRowsArithmetic;
+      seen["prefetch chosen"] +=
+          (stage == StageId::Stage1 ? spec->stage1 : spec->stage2).prefetch > 0;
       seen["quantizing warp pairs"] += l.quantPairs;
       seen["stage 2 N loop"] += l.loopN;
       seen["carried weights"] += l.carryWeights;
@@ -83,8 +86,8 @@ TEST(LayerSampler, AcceptedSm90aDrawsReachEveryGemmLayout) {
   for (const char *layout :
        {"wgmma", "wgmma in dynamic shared memory", "mma.sync, register weights",
         "staged weights (bf16, mxfp8)", "swapped operands", "weight_decode=arithmetic",
-        "quantizing warp pairs", "stage 2 N loop", "carried weights", "k_wave reduction", "split K",
-        "reduce kernel"})
+        "prefetch chosen", "quantizing warp pairs", "stage 2 N loop", "carried weights",
+        "k_wave reduction", "split K", "reduce kernel"})
     EXPECT_GT(seen[layout], 0) << layout << " is never drawn";
 }
 
