@@ -61,6 +61,14 @@ private:
   ExprRef parseAtom();
 
   bool parseInt(Token t, llvm::StringRef what, int64_t &out);
+  /// 0 (the key's "none" or "default") or what parseInt accepts.
+  bool parseIntOrZero(Token t, llvm::StringRef what, int64_t &out) {
+    if (t.kind == TokenKind::Number && t.text == "0") {
+      out = 0;
+      return true;
+    }
+    return parseInt(t, what, out);
+  }
   bool parseDouble(Token t, double &out);
   bool expect(TokenKind kind, llvm::StringRef context, Token *out = nullptr);
   bool endOfStatement();
@@ -333,20 +341,10 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     return parseInt(v, k, s.kWave);
   if (k == "xcd_swizzle")
     return parseInt(v, k, s.xcdSwizzle);
-  if (k == "prefetch") {
-    if (v.kind == TokenKind::Number && v.text == "0") {
-      s.prefetch = 0;
-      return true;
-    }
-    return parseInt(v, k, s.prefetch);
-  }
-  if (k == "waves_per_eu") {
-    if (v.kind == TokenKind::Number && v.text == "0") {
-      s.wavesPerEU = 0;
-      return true;
-    }
-    return parseInt(v, k, s.wavesPerEU);
-  }
+  if (k == "prefetch")
+    return parseIntOrZero(v, k, s.prefetch);
+  if (k == "waves_per_eu")
+    return parseIntOrZero(v, k, s.wavesPerEU);
   if (k == "k_batch_mode") {
     auto m = enumValue<KBatchMode>(v, parseKBatchMode);
     if (!m)

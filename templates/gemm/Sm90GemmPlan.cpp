@@ -73,11 +73,10 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     prefetchTaken = true;
     int64_t most = std::min(Sm90GemmLayout::kMaxPrefetch, steps);
     if (s.prefetch > most)
-      fail("prefetch", "prefetch=" + std::to_string(s.prefetch) + " exceeds " +
-                           std::to_string(most) + ": at most " +
-                           std::to_string(Sm90GemmLayout::kMaxPrefetch) +
-                           " steps of weights in flight, and each K-group has " +
-                           std::to_string(steps) + " step(s) of " + std::to_string(l.superK));
+      fail("prefetch", "prefetch=" + str(s.prefetch) + " exceeds " + str(most) + ": at most " +
+                           str(Sm90GemmLayout::kMaxPrefetch) +
+                           " steps of weights in flight, and each K-group has " + str(steps) +
+                           " step(s) of " + str(l.superK));
     else
       l.prefetch = s.prefetch;
   };
@@ -277,7 +276,7 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
     l.stagingBytes = (l.aRows + l.bRows) * Sm90GemmLayout::kRowStride;
   }
   if (s.prefetch != 0 && !prefetchTaken)
-    fail("prefetch", "prefetch=" + std::to_string(s.prefetch) +
+    fail("prefetch", "prefetch=" + str(s.prefetch) +
                          " sets the steps of MXFP4 weights loaded ahead into registers; this "
                          "stage's " +
                          std::string(!l.registerWeights ? "weights are not MXFP4"
