@@ -151,6 +151,9 @@ SearchSpace SearchSpace::defaultsFor(const TargetInfo &target) {
   if (target.isNvptx()) {
     space.blockM = {32, 48, 64, 80, 128};
     space.weightDecode1 = space.weightDecode2 = {WeightDecode::Mixed, WeightDecode::Arithmetic};
+    // Two steps of weights ahead beat the plan's one on half the stage-1 rows of the
+    // H100/H200 tables (1-4, 8-256 and 2048-16384 tokens) and lose on the others.
+    space.prefetch1 = {0, 2};
   }
   return space;
 }

@@ -53,8 +53,9 @@ struct SearchSpace {
 
   /// The defaults for `target`: aiter's, and on sm_90a also sorting blocks
   /// of 48 and 80 rows (the H200 tables' 1024-16384-token rows take them:
-  /// they pad an expert's 35-80 rows to one block; docs/sm90a.md) and both
-  /// weight decodings (which is faster depends on the token count).
+  /// they pad an expert's 35-80 rows to one block; docs/sm90a.md), both
+  /// weight decodings and stage 1 with the plan's steps of weights ahead and
+  /// with two (which is faster depends on the token count).
   static SearchSpace defaultsFor(const TargetInfo &target);
 
   /// Applies "key=v1,v2,..." (keys: block_m, stage1.tile_n, stage1.tile_k,

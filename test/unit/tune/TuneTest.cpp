@@ -219,12 +219,16 @@ TEST(TuneSpace, WeightDecodeAxis) {
   EXPECT_NE(llvm::toString(std::move(bad)).find("'tables' is not a value"), std::string::npos);
 }
 
-// sm_90a's steps of register weights ahead: searched where asked for (0, the
-// plan's, by default), named _pf{p} and read back; a depth beyond the
-// K-group's steps, and gfx950, refuse it by rule.
+// sm_90a's steps of register weights ahead: searched where asked for (stage 1
+// at 0, the plan's, and 2 by default on sm_90a; stage 2 and gfx950 at 0), named
+// _pf{p} and read back; a depth beyond the K-group's steps, and gfx950, refuse
+// it by rule.
 TEST(TuneSpace, PrefetchAxis) {
   const TargetInfo sm90 = *TargetInfo::forChip("sm_90a");
-  EXPECT_EQ(tune::SearchSpace::defaultsFor(sm90).prefetch1, (std::vector<int64_t>{0}));
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(sm90).prefetch1, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(sm90).prefetch2, (std::vector<int64_t>{0}));
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(TargetInfo::defaultTarget()).prefetch1,
+            (std::vector<int64_t>{0}));
   MoeSpec spec = example("kimi_k3_tp8_a16w4.moe"); // K = 3584 and 384: 28 and 3 steps of 128
   spec.stage1.kWave = 1;
   tune::SearchSpace space = singleValued(64, 256);
