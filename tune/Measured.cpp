@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace moegen::tune {
 
@@ -88,6 +89,44 @@ double layerBytes(const Problem &p, const Formats &f, int64_t T) {
 }
 
 } // namespace
+
+std::pair<double, double> tflopsAndBandwidth(const MoeSpec &layer, int64_t tokens, double us) {
+  const Problem &p = layer.problem;
+  double seconds = std::max(1e-9, us) * 1e-6;
+  return {6.0 * double(tokens) * p.topk * p.interDim * p.modelDim / seconds / 1e12,
+          layerBytes(p, layer.formats, tokens) / seconds / 1e9};
+}
+
+llvm::Expected<TunedResult> retimedRow(const dispatch::TunedRow &row, const MoeSpec &layer,
+                                       const LayerCheckResult &check) {
+  auto error = [&](const llvm::Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   row.location() + ": " + msg.str());
+  };
+  if (!check.passed())
+    return error("its check failed (" + failingStages(check) + "); the row keeps its times");
+  if (!check.timing || check.timing->steps.empty())
+    return error("no step times to retime it with");
+  std::optional<int64_t> blockM = row.getInt("block_m"), ksplit = row.getInt("ksplit");
+  if (!blockM || !ksplit)
+    return error("block_m '" + row.get("block_m") + "' or ksplit '" + row.get("ksplit") +
+                 "' is not an integer");
+  TunedResult res;
+  res.key = row.key;
+  res.blockM = *blockM;
+  res.ksplit = *ksplit;
+  res.kernelName1 = row.get("kernelName1");
+  res.kernelName2 = row.get("kernelName2");
+  res.tag = row.get("_tag");
+  StageTimes times = measuredStageTimes(*check.timing);
+  res.us1 = times.us1;
+  res.us2 = times.us2;
+  res.err1 = mismatchFraction(check, "stage1");
+  res.err2 = mismatchFraction(check, "stage2");
+  std::tie(res.tflops, res.bw) = tflopsAndBandwidth(layer, row.key.token, times.us());
+  res.replacesRow = true;
+  return res;
+}
 
 llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
                                        std::shared_ptr<runtime::KernelSource> kernels,
@@ -347,12 +386,10 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     res.kernelName2 = m.candidates[ch.pair->s2].kernelName;
     res.err1 = ch.measured.check.err1;
     res.err2 = ch.measured.check.err2;
-    const Problem &p = layer->problem;
-    double us = std::max(1e-9, ch.measured.times.us());
-    res.tflops = 6.0 * double(T) * p.topk * p.interDim * p.modelDim / (us * 1e-6) / 1e12;
-    res.bw = layerBytes(p, layer->formats, T) / (us * 1e-6) / 1e9;
+    double us = ch.measured.times.us();
+    std::tie(res.tflops, res.bw) = tflopsAndBandwidth(*layer, T, us);
     res.tag = options.tag;
-    res.rankedByGraph = byGraph;
+    res.replacesRow = byGraph;
     out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
                          "us measured, err1 {7} err2 {8}\n",
                          T, ch.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,
@@ -378,16 +415,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   }
   MergeReport merge;
   std::string csv = mergeTunedRows(existing ? &*existing : nullptr, results, merge);
-  std::string tmp = options.outPath + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec);
-    if (ec)
-      return error(tmp + ": " + ec.message());
-    os << csv;
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, options.outPath))
-    return error(options.outPath + ": " + ec.message());
+  if (llvm::Error e = writeTunedCsv(options.outPath, csv))
+    return std::move(e);
   out << "wrote " << options.outPath << ": " << merge.added << " added, " << merge.replaced
       << " replaced" << (byGraph ? " (ranked by graph replays)" : "") << ", " << merge.keptFaster
       << " kept (the existing row is faster)\n";

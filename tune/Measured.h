@@ -31,6 +31,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace moegen::tune {
 
@@ -48,6 +49,19 @@ double mismatchFraction(const LayerCheckResult &r, llvm::StringRef stage);
 
 /// Median us1 and us2 over the timed runs (each run's steps summed per stage).
 StageTimes measuredStageTimes(const LayerTiming &timing);
+
+/// aiter's tflops and bw (GB/s) columns of `layer` at `tokens` tokens taking
+/// `us` a call: the FLOPs of both GEMMs, and the least bytes the layer moves
+/// (the weights of the experts uniform routing reaches, the input, the output).
+std::pair<double, double> tflopsAndBandwidth(const MoeSpec &layer, int64_t tokens, double us);
+
+/// `row` of a tuned table with its own kernels timed again at its token count
+/// (moegen-layer-check --retime): block_m, ksplit, the kernel names and the tag
+/// kept; us1 and us2 from `check`'s step times, err1 and err2 from its
+/// comparison, tflops and bw from them. `layer` is the row's layer (its
+/// schedules); `check` must have passed and have step times.
+llvm::Expected<TunedResult> retimedRow(const dispatch::TunedRow &row, const MoeSpec &layer,
+                                       const LayerCheckResult &check);
 
 /// A layer's measurement: its check and, if it passed, its stage times and,
 /// where asked for, its microseconds a call over graph replays.

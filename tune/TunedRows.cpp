@@ -3,6 +3,8 @@
 #include "tune/TunedRows.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 #include <algorithm>
 #include <cstdio>
 
@@ -84,7 +86,7 @@ std::string mergeTunedRows(const dispatch::TunedTable *existing,
       rows.push_back(std::move(v));
       keys.push_back(key);
       ++report.added;
-    } else if (r.rankedByGraph || usOf(v) < usOf(rows[it - keys.begin()])) {
+    } else if (r.replacesRow || usOf(v) < usOf(rows[it - keys.begin()])) {
       rows[it - keys.begin()] = std::move(v);
       ++report.replaced;
     } else {
@@ -106,6 +108,29 @@ std::string mergeTunedRows(const dispatch::TunedTable *existing,
     out += "\n";
   }
   return out;
+}
+
+llvm::Error writeTunedCsv(llvm::StringRef path, llvm::StringRef csv) {
+  std::string tmp = (path + ".tmp").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return llvm::createStringError(ec, tmp + ": " + ec.message());
+    os << csv;
+    os.close();
+    if (os.has_error()) {
+      std::error_code werr = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return llvm::createStringError(werr, tmp + ": " + werr.message());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return llvm::createStringError(ec, path + ": " + ec.message());
+  }
+  return llvm::Error::success();
 }
 
 } // namespace moegen::tune

@@ -27,9 +27,10 @@ struct TunedResult {
   double err1 = 0, err2 = 0; // fractions
   double tflops = 0, bw = 0; // bw in GB/s, as aiter's tables
   std::string tag;
-  /// Chosen by graph replays (MeasuredTuneOptions::graphRank): replaces the
-  /// row of its key whatever that row's us, which was not timed that way.
-  bool rankedByGraph = false;
+  /// Replaces the row of its key whatever that row's us: chosen by graph
+  /// replays (MeasuredTuneOptions::graphRank), which that row's us was not
+  /// timed by, or that row's own kernels timed again (retimedRow).
+  bool replacesRow = false;
 };
 
 struct MergeReport {
@@ -40,10 +41,15 @@ struct MergeReport {
 std::string formatErr(double fraction);
 
 /// The CSV of `existing` (may be null) with `results` merged in: a result
-/// replaces the row of the same key when its us is lower (or it was ranked by
-/// graph replays), is dropped when not, and is appended when the key is new.
+/// replaces the row of the same key when its us is lower (or it replaces the
+/// row whatever its us), is dropped when not, and is appended when the key is
+/// new.
 std::string mergeTunedRows(const dispatch::TunedTable *existing,
                            const std::vector<TunedResult> &results, MergeReport &report);
+
+/// Writes `csv` to `path` whole: to `path`.tmp, then renamed over `path`, so
+/// that a failed write leaves `path` as it was.
+llvm::Error writeTunedCsv(llvm::StringRef path, llvm::StringRef csv);
 
 } // namespace moegen::tune
 

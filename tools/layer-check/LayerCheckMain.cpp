@@ -6,6 +6,7 @@
 //                      [--check-tokens N] [--resources] [--max-local-bytes N]
 //                      [--load-only]
 //                      [--set key=value ...] [--table CSV ...]
+//                      [--table CSV --time N --retime OUT.csv]
 //
 // Runs a layer the way a deployment does: its kernels come from the prefilled
 // kernel cache DIR (`moegen cache prefill`, or a JIT run, of the same moegen
@@ -31,8 +32,13 @@
 // more local memory a thread than N (0: no spills at all). --load-only
 // resolves each token count's tier and loads its kernels without running or
 // checking anything: with --resources, an audit of a whole table's kernels in
-// seconds. Exits 1 when a stage fails, a kernel is over --max-local-bytes, or
-// the layer cannot run.
+// seconds. --retime OUT.csv times the rows of the one --table again (each
+// token count must be a row's own token; their steps timed, as --time-steps)
+// and writes the table to OUT.csv with those rows' us1, us2, us, err1, err2,
+// tflops and bw replaced (moegen tune's stage split; the schedules kept),
+// written whole and then renamed over OUT.csv; a row whose check fails keeps
+// its times. Exits 1 when a stage fails, a kernel is over --max-local-bytes,
+// or the layer cannot run.
 //
 // MLIR-free and without the compiler: tools/layer-check/build-static.sh links
 // it without libLLVM.so, to be copied to a GPU machine with the cache.
@@ -45,7 +51,9 @@
 #include "runtime/cache/CacheKey.h"
 #include "runtime/check/LayerCheck.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/dispatch/Lookup.h"
 #include "tools/common/DeviceTool.h"
+#include "tune/Measured.h"
 #ifdef MOEGEN_HAVE_EMU_BACKEND
 #include "runtime/backend/EmuBackend.h"
 #endif
@@ -54,6 +62,9 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <optional>
 
 using namespace moegen;
 namespace cl = llvm::cl;
@@ -131,6 +142,11 @@ static cl::list<std::string> tableArgs("table",
                                                 "token count runs and checks its tier's row, "
                                                 "keyed by the chip and --cu-num"),
                                        cl::value_desc("csv"));
+static cl::opt<std::string> retimeArg("retime",
+                                      cl::desc("write the --table with the rows of the token "
+                                               "counts timed again (their steps, --time runs) "
+                                               "to this CSV"),
+                                      cl::value_desc("csv"));
 
 static int fail(const llvm::Twine &msg) {
   return tools::reportToolError("moegen-layer-check", msg);
@@ -174,6 +190,15 @@ int main(int argc, char **argv) {
     return fail("--max-local-bytes: " + llvm::Twine(maxLocalArg) + " is negative");
   options.kernelResources = resourcesArg || maxLocalArg >= 0;
   options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
+  if (!retimeArg.empty()) {
+    if (tableArgs.size() != 1)
+      return fail("--retime: needs exactly one --table (the table whose rows it times again), "
+                  "not " +
+                  llvm::Twine(tableArgs.size()));
+    if (timeArg == 0 || loadOnlyArg)
+      return fail("--retime: needs --time N (the runs whose step times' medians it writes)");
+    options.timeSteps = true;
+  }
   const llvm::StringRef hopper = TargetInfo::kHopperChip;
   options.target.chip = !targetArg.empty()      ? std::string(targetArg)
                         : backendName == "cuda" ? hopper.str()
@@ -202,6 +227,30 @@ int main(int argc, char **argv) {
 
   // The ahead-of-time source: a layer missing from the cache is an error
   // naming its key and the directory.
+  // --retime: each token count's row, which must be its own token's.
+  std::optional<dispatch::TunedTable> retimed;
+  std::map<int64_t, const dispatch::TunedRow *> retimedRows;
+  if (!retimeArg.empty()) {
+    auto table = dispatch::TunedTable::load(tableArgs.front());
+    if (!table)
+      return fail("--retime: " + llvm::toString(table.takeError()));
+    retimed = std::move(*table);
+    auto key = dispatch::aiterKeyFor(*spec, options.target.chip, options.cuNum);
+    if (!key)
+      return fail("--retime: " + llvm::toString(key.takeError()));
+    for (int64_t t : tokenCounts) {
+      const dispatch::TunedRow *row = retimed->lookup(*key, t).row;
+      if (!row || row->key.token != t)
+        return fail("--retime: " + llvm::Twine(t) + " tokens: " +
+                    (row ? "the row that runs them is token " + std::to_string(row->key.token) +
+                               "'s (" + row->location() + ")"
+                         : "no row of " + tableArgs.front() + " runs them") +
+                    "; --retime times each row at its own token count");
+      retimedRows[t] = row;
+    }
+  }
+  std::vector<tune::TunedResult> retimes;
+
   runtime::KernelSourceOptions sourceOptions;
   sourceOptions.cacheDir = cacheArg;
   options.kernels = std::make_shared<runtime::KernelSource>(sourceOptions);
@@ -300,6 +349,21 @@ int main(int argc, char **argv) {
     }
     // A partial layer may compare nothing (reduce alone); it still ran.
     ok = ok && (result->stages.empty() || result->passed());
+    if (retimed) {
+      auto row = tune::retimedRow(*retimedRows[tokens], *spec, *result);
+      if (!row)
+        failAt(tokens, "--retime: " + llvm::toString(row.takeError()));
+      else
+        retimes.push_back(std::move(*row));
+    }
+  }
+  if (retimed && !retimes.empty()) {
+    tune::MergeReport merge;
+    if (llvm::Error e =
+            tune::writeTunedCsv(retimeArg, tune::mergeTunedRows(&*retimed, retimes, merge)))
+      return fail("--retime: " + llvm::toString(std::move(e)));
+    llvm::outs() << "wrote " << retimeArg << ": " << merge.replaced << " of "
+                 << retimed->rows().size() << " rows of " << tableArgs.front() << " retimed\n";
   }
   return ok ? 0 : 1;
 }

@@ -13,6 +13,7 @@
 #include "runtime/api/Backends.h"
 #include "runtime/check/LayerCheck.h"
 #include "runtime/cuda/CudaBackend.h"
+#include "runtime/dispatch/Lookup.h"
 #include "tune/Measured.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -391,6 +392,78 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
                            "  stage1                          4.0000 ms\n"
                            "  stage2                          2.0000 ms\n"
                            "  sum of the step medians         8.0000 ms\n");
+}
+
+// moegen-layer-check --retime: a tuned row's own kernels timed again. The
+// stand-in driver's launches take 4 ms (stage 1), 2 ms (stage 2), 0.5 ms (a
+// quantization), 1.5 ms else; it runs no kernel, so the check fails and the
+// row keeps its times. The same timing with every stage passed retimes it:
+// us1 / us2 as moegen tune splits them, the schedules and the tag kept.
+TEST(MeasuredTune, ARetimedRowKeepsItsSchedulesAndTakesTheStepTimes) {
+  TempDir dir;
+  prefill(dir.path, {"sm_90a"});
+  FakeLaunchTimes times("moe_stage1_=4,moe_stage2_=2,moe_quant_=0.5");
+  auto cuda = fakeCuda();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.target.chip = "sm_90a";
+  o.timedRuns = 3;
+  o.warmupRuns = 1;
+  o.rotateBytes = 1 << 20;
+  o.timeSteps = true;
+  MoeSpec spec = smallSpec();
+  auto r = runLayerCheck(spec, *cuda, o);
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_TRUE(r->timing);
+
+  auto key = dispatch::aiterKeyFor(spec, "sm_90a", 132);
+  ASSERT_TRUE(bool(key)) << llvm::toString(key.takeError());
+  key->token = 5;
+  tune::TunedResult old;
+  old.key = *key;
+  old.blockM = 32;
+  old.us1 = 1.0;
+  old.us2 = 1.0;
+  old.kernelName1 = "flydsl_moe1_afp4_wfp4_bf16_t32x32x256_w4_fp4";
+  old.kernelName2 = "flydsl_moe2_afp4_wfp4_bf16_t32x128x128_atomic_sbm32";
+  old.tag = "ours";
+  tune::MergeReport none;
+  auto table = dispatch::TunedTable::parse(tune::mergeTunedRows(nullptr, {old}, none), "t.csv");
+  ASSERT_TRUE(bool(table)) << llvm::toString(table.takeError());
+  const dispatch::TunedRow &row = *table->rows()[0];
+
+  auto failed = tune::retimedRow(row, spec, *r);
+  ASSERT_FALSE(bool(failed));
+  EXPECT_NE(llvm::toString(failed.takeError()).find("t.csv:2: its check failed (sort"),
+            std::string::npos);
+
+  LayerCheckResult passed = *r;
+  for (StageCheck &s : passed.stages) {
+    s.result.passed = true;
+    s.result.mismatches = 0;
+  }
+  ASSERT_TRUE(passed.passed());
+  auto retimed = tune::retimedRow(row, spec, passed);
+  ASSERT_TRUE(bool(retimed)) << llvm::toString(retimed.takeError());
+  EXPECT_EQ(retimed->us1, 6000); // sort 1.5 + quant_input 0.5 + stage1 4 ms
+  EXPECT_EQ(retimed->us2, 2000);
+  tune::MergeReport merge;
+  auto out = dispatch::TunedTable::parse(tune::mergeTunedRows(&*table, {*retimed}, merge), "o.csv");
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  EXPECT_EQ(merge.replaced, 1); // slower than the row, and still written
+  ASSERT_EQ(out->rows().size(), 1u);
+  const dispatch::TunedRow &now = *out->rows()[0];
+  EXPECT_EQ(now.get("us1"), "6000.0000");
+  EXPECT_EQ(now.get("us2"), "2000.0000");
+  EXPECT_EQ(now.get("us"), "8000.0000");
+  EXPECT_EQ(now.get("err1"), "0.0%");
+  EXPECT_EQ(now.get("kernelName1"), old.kernelName1);
+  EXPECT_EQ(now.get("kernelName2"), old.kernelName2);
+  EXPECT_EQ(now.get("block_m"), "32");
+  EXPECT_EQ(now.get("_tag"), "ours");
+  // 6 x 5 tokens x top-2 x inter_dim x model_dim FLOPs in 8 ms.
+  const Problem &p = spec.problem;
+  double tflops = 6.0 * 5 * p.topk * p.interDim * p.modelDim / 8e-3 / 1e12;
+  EXPECT_EQ(now.get("tflops"), llvm::formatv("{0:f2}", tflops).str());
 }
 
 /// Two stage-1 and two stage-2 schedules on block_m 32 and their four pairs,

@@ -545,7 +545,7 @@ TEST(TuneRows, MergedOnlyWhenFaster) {
   // Ranked by graph replays, a result replaces the row of its key even where
   // that row's step times are lower.
   for (tune::TunedResult &r : results)
-    r.rankedByGraph = true;
+    r.replacesRow = true;
   tune::MergeReport graphed;
   auto regraphed =
       dispatch::TunedTable::parse(tune::mergeTunedRows(&*table, results, graphed), "graphed.csv");
