@@ -214,6 +214,8 @@ int main(int argc, char **argv) {
   if (!families)
     return fail("--kernels: " + llvm::toString(families.takeError()));
   options.families = std::move(*families);
+  if (!retimeArg.empty() && !options.families.empty())
+    return fail("--retime: times whole layers, and --kernels runs a part of one");
   std::vector<int64_t> tokenCounts(tokensArg.begin(), tokensArg.end());
   if (tokenCounts.empty())
     tokenCounts.push_back(16);
@@ -225,8 +227,6 @@ int main(int argc, char **argv) {
   if (!spec)
     return fail(llvm::toString(spec.takeError()));
 
-  // The ahead-of-time source: a layer missing from the cache is an error
-  // naming its key and the directory.
   // --retime: each token count's row, which must be its own token's.
   std::optional<dispatch::TunedTable> retimed;
   std::map<int64_t, const dispatch::TunedRow *> retimedRows;
@@ -251,6 +251,8 @@ int main(int argc, char **argv) {
   }
   std::vector<tune::TunedResult> retimes;
 
+  // The ahead-of-time source: a layer missing from the cache is an error
+  // naming its key and the directory.
   runtime::KernelSourceOptions sourceOptions;
   sourceOptions.cacheDir = cacheArg;
   options.kernels = std::make_shared<runtime::KernelSource>(sourceOptions);
