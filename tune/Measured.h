@@ -58,8 +58,8 @@ std::pair<double, double> tflopsAndBandwidth(const MoeSpec &layer, int64_t token
 /// `row` of a tuned table with its own kernels timed again at its token count
 /// (moegen-layer-check --retime): block_m, ksplit, the kernel names and the tag
 /// kept; us1 and us2 from `check`'s step times, err1 and err2 from its
-/// comparison, tflops and bw from them. `layer` is the row's layer (its
-/// schedules); `check` must have passed and have step times.
+/// comparison, tflops and bw from them. `layer` gives the problem and the
+/// formats; `check` must have passed and have step times.
 llvm::Expected<TunedResult> retimedRow(const dispatch::TunedRow &row, const MoeSpec &layer,
                                        const LayerCheckResult &check);
 

@@ -326,6 +326,17 @@ std::unique_ptr<runtime::Backend> fakeCuda() {
   return cuda ? std::move(*cuda) : nullptr;
 }
 
+/// sm_90a kernels from `dir`, three runs timed step by step.
+LayerCheckOptions timedStepsFrom(const std::string &dir) {
+  LayerCheckOptions o = fromCache(dir);
+  o.target.chip = "sm_90a";
+  o.timedRuns = 3;
+  o.warmupRuns = 1;
+  o.rotateBytes = 1 << 20;
+  o.timeSteps = true;
+  return o;
+}
+
 TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   // The whole sm_90a layer; the stand-in driver's launches take 4 ms for
   // stage 1, 2 ms for stage 2, 0.5 ms for a quantization, 1.5 ms else; a
@@ -334,12 +345,7 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   prefill(dir.path, {"sm_90a"});
   FakeLaunchTimes times("moe_stage1_=4,moe_stage2_=2,moe_quant_=0.5");
   auto cuda = fakeCuda();
-  LayerCheckOptions o = fromCache(dir.path);
-  o.target.chip = "sm_90a";
-  o.timedRuns = 3;
-  o.warmupRuns = 1;
-  o.rotateBytes = 1 << 20;
-  o.timeSteps = true;
+  LayerCheckOptions o = timedStepsFrom(dir.path);
   auto r = runLayerCheck(smallSpec(), *cuda, o);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   EXPECT_FALSE(r->passed()); // the stand-in runs no kernel
@@ -404,12 +410,7 @@ TEST(MeasuredTune, ARetimedRowKeepsItsSchedulesAndTakesTheStepTimes) {
   prefill(dir.path, {"sm_90a"});
   FakeLaunchTimes times("moe_stage1_=4,moe_stage2_=2,moe_quant_=0.5");
   auto cuda = fakeCuda();
-  LayerCheckOptions o = fromCache(dir.path);
-  o.target.chip = "sm_90a";
-  o.timedRuns = 3;
-  o.warmupRuns = 1;
-  o.rotateBytes = 1 << 20;
-  o.timeSteps = true;
+  LayerCheckOptions o = timedStepsFrom(dir.path);
   MoeSpec spec = smallSpec();
   auto r = runLayerCheck(spec, *cuda, o);
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
