@@ -3,6 +3,7 @@
 #include "dialects/moe/MoeDialect.h"
 
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/SpecLimits.h"
 #include "compiler/spec/TargetInfo.h"
 
 #include "mlir/IR/Builders.h"
@@ -107,12 +108,17 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kBatch <= 0 || kWave <= 0)
     return emitError() << "k_batch and k_wave must be positive, got k_batch=" << kBatch
                        << " k_wave=" << kWave;
-  if (wavesPerEU < 0 || wavesPerEU > 8)
-    return emitError() << "waves_per_eu must be in [0, 8] (0 = unconstrained), got " << wavesPerEU;
-  if (prefetch < 0 || prefetch > 16)
-    return emitError() << "prefetch must be in [0, 16] (0 = the plan's), got " << prefetch;
-  if (xcdSwizzle < 1 || xcdSwizzle > 8)
-    return emitError() << "xcd_swizzle must be in [1, 8] (1 = dispatch order), got " << xcdSwizzle;
+  // The spec's limits (checkStageLimits), so that a parsed spec and an attribute agree.
+  namespace limits = moegen::limits;
+  if (wavesPerEU < 0 || wavesPerEU > limits::kMaxWavesPerEU)
+    return emitError() << "waves_per_eu must be in [0, " << limits::kMaxWavesPerEU
+                       << "] (0 = unconstrained), got " << wavesPerEU;
+  if (prefetch < 0 || prefetch > limits::kMaxPrefetch)
+    return emitError() << "prefetch must be in [0, " << limits::kMaxPrefetch
+                       << "] (0 = the plan's), got " << prefetch;
+  if (xcdSwizzle < 1 || xcdSwizzle > limits::kMaxXcdSwizzle)
+    return emitError() << "xcd_swizzle must be in [1, " << limits::kMaxXcdSwizzle
+                       << "] (1 = dispatch order), got " << xcdSwizzle;
   return success();
 }
 
