@@ -78,6 +78,11 @@ LayerScheduler::create(const MoeSpec &spec, const LayerOptions &options) {
     s->key = std::move(*k);
   else
     s->keyError = llvm::toString(k.takeError());
+  // Several tables with rows of the same key keep the first table's: say so,
+  // as a later table's row is otherwise silently never run (nor prefilled).
+  if (s->table && s->key)
+    for (const std::string &line : s->table->duplicatesOf(*s->key))
+      logMessage(nullptr, LogLevel::Warning, spec.name + ": " + line + "; that row is never used");
   return s;
 }
 

@@ -264,9 +264,11 @@ void TunedTable::index(TunedRow *row) {
   if (row->get("_tag") == "flydsl_fallback")
     return;
   auto [it, inserted] = exact.try_emplace(row->key.str(), row);
-  if (!inserted)
+  if (!inserted) {
     dupes.push_back(row->location() + ": duplicate key of " + it->second->location() +
                     " (kept the first)");
+    dupeRows.push_back(row);
+  }
   actAgnostic.try_emplace(row->key.str(/*ignoreAct=*/true), row);
 }
 
@@ -307,6 +309,17 @@ void TunedTable::append(TunedTable &&other) {
     rowList.push_back(std::move(row));
   }
   other.rowList.clear();
+}
+
+std::vector<std::string> TunedTable::duplicatesOf(const TunedKey &query) const {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < dupeRows.size(); ++i) {
+    TunedKey k = query;
+    k.token = dupeRows[i]->key.token;
+    if (k.str() == dupeRows[i]->key.str())
+      lines.push_back(dupes[i]);
+  }
+  return lines;
 }
 
 LookupResult TunedTable::lookup(const TunedKey &query, int64_t tokens) const {

@@ -95,6 +95,9 @@ public:
   const std::vector<std::unique_ptr<TunedRow>> &rows() const { return rowList; }
   /// "a.csv:7: duplicate key of a.csv:3 (kept the first)" lines.
   const std::vector<std::string> &duplicates() const { return dupes; }
+  /// Those of the lines whose rows have `query`'s key at any token: the rows
+  /// a lookup for that problem never returns.
+  std::vector<std::string> duplicatesOf(const TunedKey &query) const;
   /// Rows that load but can never match, e.g. "a.csv:7: no gfx, and cu_num 12
   /// names no known chip; this row never matches a lookup".
   const std::vector<std::string> &warnings() const { return warns; }
@@ -115,6 +118,7 @@ private:
   std::vector<std::unique_ptr<TunedRow>> rowList;
   llvm::StringMap<const TunedRow *> exact, actAgnostic;
   std::vector<std::string> dupes, warns;
+  std::vector<const TunedRow *> dupeRows; // the row of each line of dupes
   std::vector<std::string> columnsRead; // every header column, in file order
   bool untuned = false, tagColumn = false;
 };

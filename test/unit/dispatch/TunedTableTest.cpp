@@ -171,6 +171,14 @@ TEST(TunedTable, DuplicatesReportBothLines) {
   a->append(std::move(*b));
   ASSERT_EQ(a->duplicates().size(), 1u);
   EXPECT_EQ(a->duplicates()[0], "b.csv:2: duplicate key of a.csv:3 (kept the first)");
+  // A problem's duplicates at any token (what MoeLayer and `moegen cache prefill` warn
+  // about); another problem has none.
+  TunedKey key = a->rows()[0]->key;
+  key.token = 1;
+  EXPECT_EQ(a->duplicatesOf(key),
+            std::vector<std::string>{"b.csv:2: duplicate key of a.csv:3 (kept the first)"});
+  key.modelDim = 4096;
+  EXPECT_TRUE(a->duplicatesOf(key).empty());
 }
 
 TEST(TunedTable, FallbackTaggedRowsAreNotIndexed) {
