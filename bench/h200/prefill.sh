@@ -9,16 +9,21 @@
 #
 # With the kernels of every row of the sm_90a tuned tables (data/sm90a/*_tuned_fmoe.csv,
 # or the space-separated TABLES; TABLES= for none), which run-on-device.sh hands to the bench.
+# SPECS (space-separated paths) replaces the five layers.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=${1:?usage: prefill.sh CACHE_DIR}
 moegen=${MOEGEN_BIN:-$root/build/bin/moegen}
-specs=(examples/kimi_k3_tp8_a16w4.moe examples/kimi_k3_tp8_a4w4.moe examples/kimi_k3_tp8_a8w4.moe
-       bench/h200/deepseek_v3_tp8_e256_a16w4.moe bench/h200/deepseek_v3_tp8_e256_a4w4.moe)
+specs=("$root"/examples/kimi_k3_tp8_a16w4.moe "$root"/examples/kimi_k3_tp8_a4w4.moe
+       "$root"/examples/kimi_k3_tp8_a8w4.moe "$root"/bench/h200/deepseek_v3_tp8_e256_a16w4.moe
+       "$root"/bench/h200/deepseek_v3_tp8_e256_a4w4.moe)
+if [ -n "${SPECS:-}" ]; then
+  read -ra specs <<<"$SPECS"
+fi
 args=()
 for s in "${specs[@]}"; do
-  args+=(--spec "$root/$s")
+  args+=(--spec "$s")
 done
 # shellcheck source=tables.sh
 source "$root/bench/h200/tables.sh"

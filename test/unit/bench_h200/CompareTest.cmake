@@ -1,0 +1,56 @@
+# bench/h200/compare.sh without a GPU: two sets of tables for the small layer
+# (compare/a and compare/b: stage 1 on 32x32 and 32x64 tiles) prefilled one set
+# at a time, then both benched in two rounds over the stand-in libcuda (which
+# runs no kernel: every check fails, so the script exits 1 after its report).
+# Each set must run its own rows (had the sets been prefilled together, the
+# second set's rows would be hidden by the first's and their kernels missing),
+# the rounds must alternate their order, and the report must name both sets.
+#   cmake -DMOEGEN= -DBENCH= -DFAKE_CUDA= -DSOURCE_DIR= -DWORK_DIR= -P CompareTest.cmake
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR}/out)
+set(spec ${SOURCE_DIR}/test/lit/Inputs/small.moe)
+set(sets ${SOURCE_DIR}/test/unit/bench_h200/compare/a ${SOURCE_DIR}/test/unit/bench_h200/compare/b)
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env MOEGEN_BIN=${MOEGEN} SPECS=${spec}
+          bash ${SOURCE_DIR}/bench/h200/compare.sh prefill ${WORK_DIR}/cache ${sets}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "compare.sh prefill exited ${rc}:\n${out}\n${err}")
+endif()
+if(err MATCHES "duplicate key")
+  message(FATAL_ERROR "the sets were prefilled together:\n${err}")
+endif()
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env MOEGEN_CUDA_LIB=${FAKE_CUDA} OUT=${WORK_DIR}/out TOKENS=1,4
+          bash ${SOURCE_DIR}/bench/h200/compare.sh run ${WORK_DIR}/cache ${BENCH} ${sets}
+          -- ${spec} --target-ms 1
+  WORKING_DIRECTORY ${SOURCE_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "compare.sh run exited ${rc}, expected 1 (the checks fail):\n${out}\n${err}")
+endif()
+string(REGEX MATCHALL "round [12], [^\n]*compare/[ab]" order "${out}")
+list(TRANSFORM order REPLACE ".*round ([12]), .*compare/([ab])" "\\1\\2")
+if(NOT order STREQUAL "1a;1b;2b;2a")
+  message(FATAL_ERROR "the rounds ran in the order '${order}', expected 1a;1b;2b;2a:\n${out}")
+endif()
+foreach(run "round1/set1" "round1/set2" "round2/set1" "round2/set2")
+  file(READ ${WORK_DIR}/out/${run}/bench.md tables)
+  if(tables MATCHES "not in the kernel cache")
+    message(FATAL_ERROR "${run} lacked its kernels:\n${tables}")
+  endif()
+  set(tile t32x32x256)
+  if(run MATCHES "set2")
+    set(tile t32x64x256)
+  endif()
+  if(NOT tables MATCHES "\\| 4 \\| 8 \\|[^\n]*tuned: bm32 ${tile}")
+    message(FATAL_ERROR "${run} did not run its set's row (${tile}):\n${tables}")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/compare.md report)
+foreach(want "\\| layer \\| M \\| [^|]*compare/a \\| [^|]*compare/b \\|" "\\| small \\| 4 \\| FAIL"
+        "0 cell\\(s\\) faster than")
+  if(NOT report MATCHES "${want}")
+    message(FATAL_ERROR "compare.md lacks '${want}':\n${report}")
+  endif()
+endforeach()
+message(STATUS "compare.sh prefilled each set, ran both in alternating rounds and reported them")
