@@ -1,8 +1,9 @@
 //===- TunedCsvFuzzer.cpp - Fuzz the aiter tuned-table reader -------------===//
 //
 // The input is a CSV table. A table that parses is looked up for a few token
-// counts with each row's own key and written; the written table must parse
-// again and write the same text (write is a fixed point after one round).
+// counts with each row's own key, its duplicates are found by those keys, and
+// it is written; the written table must parse again and write the same text
+// (write is a fixed point after one round).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +23,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(table.takeError());
     return 0;
   }
-  for (const auto &row : table->rows())
+  size_t hidden = 0;
+  for (const auto &row : table->rows()) {
     for (int64_t tokens : {int64_t(0), int64_t(1), row->key.token, int64_t(1) << 40})
       (void)table->lookup(row->key, tokens);
+    hidden += table->duplicatesOf(row->key).size();
+  }
+  // Every duplicate is some row's problem's (each row's key finds those of its problem,
+  // counted once per row of that problem): none is lost, none invented.
+  if (table->duplicates().empty() != (hidden == 0)) {
+    llvm::errs() << table->duplicates().size() << " duplicate(s), " << hidden
+                 << " found by the rows' keys\n";
+    std::abort();
+  }
 
   std::string written = table->write();
   auto again = TunedTable::parse(written, "written.csv");
