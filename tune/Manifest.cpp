@@ -38,6 +38,10 @@ std::string Manifest::print() const {
     out += llvm::formatv("pair\t{0}\t{1}\t{2}\t{3}\t{4}\n", p.blockM, p.s1, p.s2, oneField(p.file),
                          oneField(p.id))
                .str();
+  for (const auto &[t, r] : incumbents)
+    out += llvm::formatv("incumbent\t{0}\t{1}\t{2}\t{3}\t{4}\n", t, oneField(r.file),
+                         oneField(r.kernelName1), oneField(r.kernelName2), oneField(r.id))
+               .str();
   for (const auto &[id, reason] : failed)
     out += "failed\t" + oneField(id) + "\t" + oneField(reason) + "\n";
   return out;
@@ -118,6 +122,17 @@ llvm::Expected<Manifest> Manifest::parse(llvm::StringRef text, llvm::StringRef n
       p.file = f[4].str();
       p.id = f[5].str();
       m.pairs.push_back(std::move(p));
+    } else if (kind == "incumbent" && fields(6)) {
+      int64_t t;
+      if (f[1].getAsInteger(10, t) || t < 1)
+        return bad(i, "token count '" + f[1] + "' is not a positive integer");
+      ManifestIncumbent r;
+      r.file = f[2].str();
+      r.kernelName1 = f[3].str();
+      r.kernelName2 = f[4].str();
+      r.id = f[5].str();
+      if (!m.incumbents.emplace(t, std::move(r)).second)
+        return bad(i, "a second incumbent row at " + f[1] + " tokens");
     } else if (kind == "failed" && fields(3)) {
       m.failed[f[1].str()] = f[2].str();
     } else {

@@ -14,6 +14,8 @@
 //   candidate  N  s1|s2  BLOCK_M  FILE  KERNEL_NAME  ID
 //   order      T  N,...                    candidates to check at T, in order
 //   pair       BLOCK_M  N1  N2  FILE  ID   the layer of stage 1 of N1 and stage 2 of N2
+//   incumbent  T  FILE  KERNEL1  KERNEL2  ID   the --out table's row of T: measured beside
+//                                          the candidates, it stays where it is faster
 //   failed     ID  REASON                  a compile that failed (never measured)
 //
 // Every FILE's layer was compiled into the cache unless it is `failed`; a
@@ -49,6 +51,12 @@ struct ManifestPair : ManifestLayer {
   size_t s1 = 0, s2 = 0; // candidate indices
 };
 
+/// The row the output table already has for a token count (its kernel names,
+/// the layer they give the spec).
+struct ManifestIncumbent : ManifestLayer {
+  std::string kernelName1, kernelName2;
+};
+
 struct Manifest {
   std::string specFile;
   std::string chip, gfx;
@@ -57,6 +65,7 @@ struct Manifest {
   std::vector<ManifestCandidate> candidates;
   std::map<int64_t, std::vector<size_t>> order; // by token count
   std::vector<ManifestPair> pairs;
+  std::map<int64_t, ManifestIncumbent> incumbents; // by token count
   std::map<std::string, std::string> failed; // id -> reason
 
   std::string print() const;

@@ -270,7 +270,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   };
   std::vector<Row> table;
   std::vector<TunedResult> results;
-  size_t missing = 0;
+  size_t missing = 0, stayed = 0;
   const ManifestLayer specLayer{m.specFile, "spec"};
   for (int64_t T : tokens) {
     Row row{T, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
@@ -358,48 +358,82 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       }
     }
     out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
-    auto rankUs = [&](const Choice &c) {
-      return byGraph ? *c.measured.graphUs : c.measured.times.us();
-    };
+    auto usOf = [&](const Measurement &r) { return byGraph ? *r.graphUs : r.times.us(); };
     std::stable_sort(choices.begin(), choices.end(), [&](const Choice &a, const Choice &b) {
-      double ua = rankUs(a), ub = rankUs(b);
+      double ua = usOf(a.measured), ub = usOf(b.measured);
       return ua != ub ? ua < ub : a.blockM < b.blockM;
     });
-    if (choices.empty()) {
+    // The output table's row at T, measured the same way: it stays (with
+    // its columns measured again) unless a candidate is faster in this run.
+    std::optional<Measurement> incumbent;
+    auto inc = m.incumbents.find(T);
+    if (inc != m.incumbents.end()) {
+      const ManifestIncumbent &r = inc->second;
+      auto got = measure(r, T, byGraph);
+      if (!got)
+        return got.takeError();
+      if (got->check.passed) {
+        incumbent = *got;
+        out << llvm::formatv("tokens {0}: the table's row {1} + {2}: {3:f2} us {4}\n", T,
+                             r.kernelName1, r.kernelName2, usOf(*got),
+                             byGraph ? "a call over graph replays" : "measured");
+      } else {
+        out << "tokens " << T << ": FAIL the table's row " << r.kernelName1 << " + "
+            << r.kernelName2 << ": " << got->check.detail << "\n";
+      }
+    }
+    const bool rowStays =
+        incumbent && (choices.empty() || usOf(*incumbent) <= usOf(choices.front().measured));
+    if (choices.empty() && !rowStays) {
       out << "tokens " << T << ": no candidate pair passed its checks; no row\n";
       ++missing;
       table.push_back(std::move(row));
       continue;
     }
-    const Choice &ch = choices.front();
-    auto layer = layerOf(*ch.pair);
+    const ManifestLayer &chosen =
+        rowStays ? static_cast<const ManifestLayer &>(inc->second) : *choices.front().pair;
+    const Measurement &measured = rowStays ? *incumbent : choices.front().measured;
+    auto layer = layerOf(chosen);
     if (!layer)
       return layer.takeError();
     TunedResult res;
     res.key = *key;
     res.key.token = T;
-    res.blockM = ch.blockM;
+    res.blockM = rowStays ? layer->stage1.tileM : choices.front().blockM;
     res.ksplit = layer->stage1.kBatch > 1 ? layer->stage1.kBatch : 0;
-    res.us1 = ch.measured.times.us1;
-    res.us2 = ch.measured.times.us2;
-    res.kernelName1 = m.candidates[ch.pair->s1].kernelName;
-    res.kernelName2 = m.candidates[ch.pair->s2].kernelName;
-    res.err1 = ch.measured.check.err1;
-    res.err2 = ch.measured.check.err2;
-    double us = ch.measured.times.us();
+    res.us1 = measured.times.us1;
+    res.us2 = measured.times.us2;
+    res.kernelName1 =
+        rowStays ? inc->second.kernelName1 : m.candidates[choices.front().pair->s1].kernelName;
+    res.kernelName2 =
+        rowStays ? inc->second.kernelName2 : m.candidates[choices.front().pair->s2].kernelName;
+    res.err1 = measured.check.err1;
+    res.err2 = measured.check.err2;
+    double us = measured.times.us();
     std::tie(res.tflops, res.bw) = tflopsAndBandwidth(*layer, T, us);
     res.tag = options.tag;
-    res.replacesRow = byGraph;
+    // Ranked by graph replays, or measured against the row in this run: the
+    // row's own us column (perhaps another machine's) does not decide.
+    res.replacesRow = byGraph || incumbent.has_value();
+    stayed += rowStays;
+    if (rowStays)
+      out << llvm::formatv(
+          "tokens {0}: the table's row stays ({1:f2} us against {2}), its "
+          "columns measured again\n",
+          T, usOf(measured),
+          choices.empty()
+              ? std::string("no candidate")
+              : llvm::formatv("the best candidate's {0:f2}", usOf(choices.front().measured)).str());
     out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
                          "us measured, err1 {7} err2 {8}\n",
-                         T, ch.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,
+                         T, res.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,
                          formatErr(res.err1), formatErr(res.err2));
     if (byGraph)
       out << llvm::formatv("tokens {0}: {1:f2} us a call over graph replays (the spec's: {2})\n", T,
-                           *ch.measured.graphUs,
+                           *measured.graphUs,
                            row.baselineGraphUs ? llvm::formatv("{0:f2}", *row.baselineGraphUs).str()
                                                : std::string("-"));
-    row.tunedGraphUs = ch.measured.graphUs;
+    row.tunedGraphUs = measured.graphUs;
     row.tuned = res;
     results.push_back(res);
     table.push_back(std::move(row));
@@ -419,7 +453,11 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     return std::move(e);
   out << "wrote " << options.outPath << ": " << merge.added << " added, " << merge.replaced
       << " replaced" << (byGraph ? " (ranked by graph replays)" : "") << ", " << merge.keptFaster
-      << " kept (the existing row is faster)\n";
+      << " kept (the existing row is faster)";
+  if (stayed)
+    out << "; " << stayed << " row(s) stayed, faster than every candidate in this run, with "
+        << "their columns measured again";
+  out << "\n";
 
   // The rows against the spec's own schedules, measured the same way.
   auto num = [](std::optional<double> v) {

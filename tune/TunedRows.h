@@ -29,7 +29,8 @@ struct TunedResult {
   std::string tag;
   /// Replaces the row of its key whatever that row's us: chosen by graph
   /// replays (MeasuredTuneOptions::graphRank), which that row's us was not
-  /// timed by, or that row's own kernels timed again (retimedRow).
+  /// timed by, chosen against that row measured in the same run (the
+  /// manifest's incumbent), or that row's own kernels timed again (retimedRow).
   bool replacesRow = false;
 };
 

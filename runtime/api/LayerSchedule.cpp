@@ -48,7 +48,8 @@ bool applyKernelName(MoeSpec &spec, StageId stage, llvm::StringRef name, std::st
   return true;
 }
 
-/// Both stages of a tuned choice; "Null" (1-stage rows) keeps the stage.
+} // namespace
+
 bool applyKernelNames(MoeSpec &spec, llvm::StringRef name1, llvm::StringRef name2,
                       std::string &why) {
   if (!applyKernelName(spec, StageId::Stage1, name1, why))
@@ -57,8 +58,6 @@ bool applyKernelNames(MoeSpec &spec, llvm::StringRef name1, llvm::StringRef name
     return false;
   return true;
 }
-
-} // namespace
 
 llvm::Expected<std::unique_ptr<LayerScheduler>>
 LayerScheduler::create(const MoeSpec &spec, const LayerOptions &options) {

@@ -14,6 +14,12 @@
 
 namespace moegen::runtime {
 
+/// Applies a tuned row's kernel names (stage 1, then stage 2; "Null", a
+/// 1-stage row's, keeps stage 2) to `spec`, or says in `why` which name does
+/// not fit the layer.
+bool applyKernelNames(MoeSpec &spec, llvm::StringRef name1, llvm::StringRef name2,
+                      std::string &why);
+
 class LayerScheduler {
 public:
   static llvm::Expected<std::unique_ptr<LayerScheduler>> create(const MoeSpec &spec,

@@ -40,6 +40,7 @@
 #include "bench/latency_model/Traffic.h"
 #include "compiler/spec/DslParser.h"
 #include "compiler/spec/SpecLimits.h"
+#include "runtime/api/LayerSchedule.h"
 #include "runtime/backend/EmuBackend.h"
 #include "runtime/cache/CacheKey.h"
 #include "runtime/check/LayerCheck.h"
@@ -578,6 +579,44 @@ static int runTune() {
       pairIds.push_back({a, b, id});
       toCompile.push_back({id, layer});
     }
+    // The rows --out already has at these token counts: measured beside the
+    // candidates, so that a row is replaced only by a faster one in the same
+    // run (one that is a pair above is that pair's layer, measured once).
+    std::vector<std::pair<int64_t, tune::ManifestIncumbent>> incumbents;
+    if (llvm::sys::fs::exists(outPath)) {
+      auto existing = dispatch::TunedTable::load(outPath);
+      if (!existing)
+        return fail(llvm::toString(existing.takeError()));
+      for (int64_t T : tokens) {
+        dispatch::LookupResult r = existing->lookup(*key, T);
+        if (!r.row || r.row->key.token != T || r.viaActAgnostic())
+          continue;
+        tune::ManifestIncumbent inc;
+        inc.kernelName1 = r.row->get("kernelName1");
+        inc.kernelName2 = r.row->get("kernelName2");
+        MoeSpec layer = *spec;
+        std::string why;
+        if (!runtime::applyKernelNames(layer, inc.kernelName1, inc.kernelName2, why)) {
+          llvm::outs() << "tokens " << T << ": the row " << r.row->location()
+                       << " is not measured: " << why << "\n";
+          continue;
+        }
+        if (auto issues = checkLayer(layer, target); !issues.empty()) {
+          llvm::outs() << "tokens " << T << ": the row " << r.row->location()
+                       << " is not measured: " << issues.front().str() << "\n";
+          continue;
+        }
+        auto same =
+            llvm::find_if(toCompile, [&](const auto &l) { return sameSpec(l.second, layer); });
+        if (same != toCompile.end()) {
+          inc.id = same->first;
+        } else {
+          inc.id = "row " + inc.kernelName1 + " + " + inc.kernelName2;
+          toCompile.push_back({inc.id, layer});
+        }
+        incumbents.push_back({T, inc});
+      }
+    }
     size_t ran = 0, pairFailures = 0;
     if (llvm::Error e = runner.compile(toCompile, ran, pairFailures))
       return fail(llvm::toString(std::move(e)));
@@ -597,6 +636,16 @@ static int runTune() {
       if (const CompileRecord *r = runner.journal->compiled(id); !r || !r->ok)
         m.failed[id] = r ? r->reason : "not compiled";
     }
+    for (auto &[T, inc] : incumbents) {
+      const CompileRecord *r = runner.journal->compiled(inc.id);
+      if (!r || !r->ok) {
+        llvm::outs() << "tokens " << T << ": the row's layer (" << inc.id
+                     << ") is not measured: " << (r ? r->reason : "not compiled") << "\n";
+        continue;
+      }
+      inc.file = fileOf(inc.id);
+      m.incumbents[T] = inc;
+    }
     std::string manifestPath = cacheDir + "/" + tune::kManifestName;
     {
       std::error_code ec;
@@ -607,7 +656,8 @@ static int runTune() {
     }
     llvm::outs() << "manifest: " << manifestPath << ": " << m.candidates.size() << " candidates, "
                  << m.pairs.size() << " pairs (" << pairFailures
-                 << " failed to compile), the spec's own schedules\n";
+                 << " failed to compile), the spec's own schedules, " << m.incumbents.size()
+                 << " row(s) of " << outPath << "\n";
     if (prefillOnly) {
       llvm::outs() << "prefilled " << cacheDir << " for " << target.chip
                    << "; measure there with: moegen-tune-device --cache DIR --out TUNED.csv\n";

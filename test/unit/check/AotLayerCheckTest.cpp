@@ -648,6 +648,90 @@ TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
   EXPECT_TRUE(measured.empty()) << llvm::join(measured, ",");
 }
 
+/// Appends the --out table's row at 5 tokens (the spec's a + c) to the
+/// manifest, as `moegen tune --prefill-only` lists it: the spec's layer.
+void addIncumbent(const TempDir &dir) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(dir.path + "/" + tune::kManifestName, ec, llvm::sys::fs::OF_Append);
+  ASSERT_FALSE(ec);
+  os << "incumbent\t5\ta.moe\tkernel_a\tkernel_c\tspec\n";
+}
+
+/// Graph times by the stages' tiles: stage 1 a 4000 or b 7000, stage 2 c
+/// `cUs` or d 1000; step times a 9000, b 3000, c 5000, d 1000.
+std::function<llvm::Expected<tune::Measurement>(const MoeSpec &, int64_t, bool)>
+tileMeasurer(double cUs) {
+  return [cUs](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times.us1 = a ? 9000 : 3000;
+    m.times.us2 = c ? 5000 : 1000;
+    if (graph)
+      m.graphUs = (a ? 4000 : 7000) + (c ? cUs : 1000);
+    return m;
+  };
+}
+
+TEST_F(FourPairTune, TheTablesRowStaysWhereItIsFasterOverGraphReplays) {
+  // The ranked pairs are b + d (8000 us) and a + d (5000); the table's a + c,
+  // never a ranked pair, replays in 4500: it stays, with its step times.
+  addIncumbent(dir);
+  o.graphRank = 2;
+  o.measurer = tileMeasurer(500);
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 5: the table's row kernel_a + kernel_c: 4500.00 us a call over "
+                     "graph replays"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("tokens 5: the table's row stays (4500.00 us against the best candidate's "
+                     "5000.00), its columns measured again"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("; 1 row(s) stayed, faster than every candidate in this run, with their "
+                     "columns measured again"),
+            std::string::npos)
+      << log;
+  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+  ASSERT_TRUE(bool(csv));
+  EXPECT_NE(
+      (*csv)->getBuffer().find(",9000.0000,kernel_a,0.0%,5000.0000,kernel_c,0.0%,14000.0000,"),
+      llvm::StringRef::npos)
+      << (*csv)->getBuffer().str();
+}
+
+TEST_F(FourPairTune, ARowMeasuredSlowerInTheSameRunIsReplacedWhateverItsUsColumn) {
+  // By the step times: the table's a + c (14000 us measured now, 1 us in its
+  // column, from another run) loses to b + d (4000), which replaces it.
+  o.measurer = tileMeasurer(3000);
+  tuneAll();
+  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+  ASSERT_TRUE(bool(csv));
+  std::string table = (*csv)->getBuffer().str();
+  size_t at = table.find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,");
+  ASSERT_NE(at, std::string::npos) << table;
+  table.replace(at, 60, ",0.5000,kernel_a,0.0%,0.5000,kernel_c,0.0%,1.0000,");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(o.outPath, ec);
+    ASSERT_FALSE(ec);
+    os << table;
+  }
+  // The manifest changes, so the measurements journaled for the old one go.
+  addIncumbent(dir);
+  llvm::sys::fs::remove(o.outPath + ".measured.journal");
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 5: the table's row kernel_a + kernel_c: 14000.00 us measured"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("0 added, 1 replaced, 0 kept"), std::string::npos) << log;
+  csv = llvm::MemoryBuffer::getFile(o.outPath);
+  ASSERT_TRUE(bool(csv));
+  EXPECT_NE((*csv)->getBuffer().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
+            llvm::StringRef::npos)
+      << (*csv)->getBuffer().str();
+}
+
 TEST_F(FourPairTune, GraphRankNeedsAGraphTime) {
   // A measurer that gives no graph time is an error naming the layer, not a
   // silent ranking by the step times.
