@@ -22,7 +22,8 @@ corpus=$root/test/fuzz/corpus
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(moegen-fuzz-dsl moegen-fuzz-tuned-csv moegen-fuzz-npy
                                      moegen-fuzz-json moegen-fuzz-code-object
-                                     moegen-fuzz-tune-journal moegen-fuzz-ptx-grid-wait)
+                                     moegen-fuzz-tune-journal moegen-fuzz-tune-manifest
+                                     moegen-fuzz-ptx-grid-wait)
 
 if [ ! -d /usr/lib/llvm-22/lib/clang/22/lib ]; then
   echo "fuzz.sh: the libFuzzer/ASan runtimes are missing: apt-get install libclang-rt-22-dev" \

@@ -65,6 +65,9 @@ llvm::Expected<Manifest> Manifest::parse(llvm::StringRef text, llvm::StringRef n
     return llvm::Error::success();
   };
   for (size_t i = 1; i < lines.size(); ++i) {
+    // print() writes no carriage return (a field cannot hold one).
+    if (lines[i].contains('\r'))
+      return bad(i, "a carriage return in the line");
     llvm::SmallVector<llvm::StringRef> f;
     lines[i].split(f, '\t');
     llvm::StringRef kind = f[0];
