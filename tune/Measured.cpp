@@ -366,9 +366,14 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     // The output table's row at T, measured the same way: it stays (with
     // its columns measured again) unless a candidate is faster in this run.
     std::optional<Measurement> incumbent;
+    bool rowMeasured = false;
     auto inc = m.incumbents.find(T);
-    if (inc != m.incumbents.end()) {
+    if (inc != m.incumbents.end() && m.failed.count(inc->second.id)) {
+      out << "tokens " << T << ": the table's row " << inc->second.kernelName1 << " + "
+          << inc->second.kernelName2 << " is not measured: " << m.failed.at(inc->second.id) << "\n";
+    } else if (inc != m.incumbents.end()) {
       const ManifestIncumbent &r = inc->second;
+      rowMeasured = true;
       auto got = measure(r, T, byGraph);
       if (!got)
         return got.takeError();
@@ -412,9 +417,10 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     double us = measured.times.us();
     std::tie(res.tflops, res.bw) = tflopsAndBandwidth(*layer, T, us);
     res.tag = options.tag;
-    // Ranked by graph replays, or measured against the row in this run: the
-    // row's own us column (perhaps another machine's) does not decide.
-    res.replacesRow = byGraph || incumbent.has_value();
+    // Ranked by graph replays, or measured against the row in this run (or
+    // the row failed its check): the row's own us column (perhaps another
+    // machine's) does not decide.
+    res.replacesRow = byGraph || rowMeasured;
     stayed += rowStays;
     if (rowStays)
       out << llvm::formatv(

@@ -700,32 +700,63 @@ TEST_F(FourPairTune, TheTablesRowStaysWhereItIsFasterOverGraphReplays) {
       << (*csv)->getBuffer().str();
 }
 
-TEST_F(FourPairTune, ARowMeasuredSlowerInTheSameRunIsReplacedWhateverItsUsColumn) {
-  // By the step times: the table's a + c (14000 us measured now, 1 us in its
-  // column, from another run) loses to b + d (4000), which replaces it.
-  o.measurer = tileMeasurer(3000);
-  tuneAll();
-  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+/// Tunes once by the step times (b + d, 4000 us), then makes the table's row
+/// a + c with 1 us in its columns (as if measured elsewhere) and lists it as
+/// the incumbent, with a fresh measurement journal (the manifest changed).
+void tuneThenStaleRow(FourPairTune &t) {
+  t.o.measurer = tileMeasurer(3000);
+  t.tuneAll();
+  auto csv = llvm::MemoryBuffer::getFile(t.o.outPath);
   ASSERT_TRUE(bool(csv));
   std::string table = (*csv)->getBuffer().str();
-  size_t at = table.find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,");
+  const std::string bd = ",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,";
+  size_t at = table.find(bd);
   ASSERT_NE(at, std::string::npos) << table;
-  table.replace(at, 60, ",0.5000,kernel_a,0.0%,0.5000,kernel_c,0.0%,1.0000,");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(o.outPath, ec);
-    ASSERT_FALSE(ec);
-    os << table;
-  }
-  // The manifest changes, so the measurements journaled for the old one go.
-  addIncumbent(dir);
-  llvm::sys::fs::remove(o.outPath + ".measured.journal");
+  table.replace(at, bd.size(), ",0.5000,kernel_a,0.0%,0.5000,kernel_c,0.0%,1.0000,");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(t.o.outPath, ec);
+  ASSERT_FALSE(ec);
+  os << table;
+  os.close();
+  addIncumbent(t.dir);
+  llvm::sys::fs::remove(t.o.outPath + ".measured.journal");
+}
+
+TEST_F(FourPairTune, ARowMeasuredSlowerInTheSameRunIsReplacedWhateverItsUsColumn) {
+  // By the step times: the table's a + c (14000 us measured now, 1 us in its
+  // column) loses to b + d (4000), which replaces it.
+  tuneThenStaleRow(*this);
   std::string log = tuneAll();
   EXPECT_NE(log.find("tokens 5: the table's row kernel_a + kernel_c: 14000.00 us measured"),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("0 added, 1 replaced, 0 kept"), std::string::npos) << log;
-  csv = llvm::MemoryBuffer::getFile(o.outPath);
+  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
+  ASSERT_TRUE(bool(csv));
+  EXPECT_NE((*csv)->getBuffer().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
+            llvm::StringRef::npos)
+      << (*csv)->getBuffer().str();
+}
+
+TEST_F(FourPairTune, ARowThatFailsItsCheckIsReplaced) {
+  // The a + c layer fails its check (the spec's, the table's row, and the
+  // candidates of a.moe): b + d replaces the row, whose column says 1 us.
+  tuneThenStaleRow(*this);
+  auto times = tileMeasurer(3000);
+  o.measurer = [&](const MoeSpec &layer, int64_t T,
+                   bool graph) -> llvm::Expected<tune::Measurement> {
+    auto m = times(layer, T, graph);
+    if (m && layer.stage1.tileN == 32 && layer.stage2.tileN == 128) {
+      m->check.passed = false;
+      m->check.detail = "stage2";
+    }
+    return m;
+  };
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 5: FAIL the table's row kernel_a + kernel_c: stage2"),
+            std::string::npos)
+      << log;
+  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
   ASSERT_TRUE(bool(csv));
   EXPECT_NE((*csv)->getBuffer().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
             llvm::StringRef::npos)
