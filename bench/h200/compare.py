@@ -9,8 +9,10 @@ layer and token count the report gives each set's moegen times over its
 rounds (min-max, us per call), and marks a set that is faster than the
 reference in every round by at least PCT percent (default 1): its slowest
 round against the reference's fastest, the rule the sm_90a tables' rows are
-chosen by (data/sm90a/README.md). A row whose check did not pass in some
-round shows that round's check instead of a time and is never marked.
+chosen by (data/sm90a/README.md); likewise "(+N%)" where its fastest round
+is slower than the reference's slowest by PCT. A row whose check did not
+pass in some round shows that round's check instead of a time and is never
+marked.
 """
 import argparse
 import re
@@ -97,7 +99,7 @@ def main():
     ref = names[0]
     print(f"| layer | M | {' | '.join(names)} |")
     print("|:--|--:|" + "--:|" * len(names))
-    marked = 0
+    marked = slower = 0
     for key in keys:
         texts, ref_times = [], None
         for name in names:
@@ -110,13 +112,18 @@ def main():
                 ref_times = times
             elif times and ref_times:
                 gain = 100.0 * (1.0 - times[-1] / ref_times[0])
+                loss = 100.0 * (times[0] / ref_times[-1] - 1.0)
                 if gain >= args.threshold:
                     text += f" (-{gain:.1f}%)"
                     marked += 1
+                elif loss >= args.threshold:
+                    text += f" (+{loss:.1f}%)"
+                    slower += 1
             texts.append(text)
         print(f"| {key[0]} | {key[1]} | {' | '.join(texts)} |")
     print(f"\n{marked} cell(s) faster than {ref} in every round by at least {args.threshold:g}%"
-          f" (its slowest round against {ref}'s fastest).")
+          f" (its slowest round against {ref}'s fastest), {slower} slower in every round by as"
+          f" much (its fastest against {ref}'s slowest).")
 
 
 if __name__ == "__main__":
