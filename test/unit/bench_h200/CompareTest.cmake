@@ -1,6 +1,6 @@
 # bench/h200/compare.sh without a GPU: two sets of tables for the small layer
-# (compare/a and compare/b: stage 1 on 32x32 and 32x64 tiles) prefilled one set
-# at a time, then both benched in two rounds over the stand-in libcuda (which
+# (test/lit/Inputs/small-sm90a-tables/a and b: stage 1 on 32x32 and 32x64
+# tiles) prefilled one set at a time, then both benched in two rounds over the stand-in libcuda (which
 # runs no kernel: every check fails, so the script exits 1 after its report).
 # Each set must run its own rows (had the sets been prefilled together, the
 # second set's rows would be hidden by the first's and their kernels missing),
@@ -9,7 +9,8 @@
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR}/out)
 set(spec ${SOURCE_DIR}/test/lit/Inputs/small.moe)
-set(sets ${SOURCE_DIR}/test/unit/bench_h200/compare/a ${SOURCE_DIR}/test/unit/bench_h200/compare/b)
+set(tables ${SOURCE_DIR}/test/lit/Inputs/small-sm90a-tables)
+set(sets ${tables}/a ${tables}/b)
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env MOEGEN_BIN=${MOEGEN} SPECS=${spec}
           bash ${SOURCE_DIR}/bench/h200/compare.sh prefill ${WORK_DIR}/cache ${sets}
@@ -28,8 +29,8 @@ execute_process(
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "compare.sh run exited ${rc}, expected 1 (the checks fail):\n${out}\n${err}")
 endif()
-string(REGEX MATCHALL "round [12], [^\n]*compare/[ab]" order "${out}")
-list(TRANSFORM order REPLACE ".*round ([12]), .*compare/([ab])" "\\1\\2")
+string(REGEX MATCHALL "round [12], [^\n]*tables/[ab]" order "${out}")
+list(TRANSFORM order REPLACE ".*round ([12]), .*tables/([ab])" "\\1\\2")
 if(NOT order STREQUAL "1a;1b;2b;2a")
   message(FATAL_ERROR "the rounds ran in the order '${order}', expected 1a;1b;2b;2a:\n${out}")
 endif()
@@ -47,7 +48,7 @@ foreach(run "round1/set1" "round1/set2" "round2/set1" "round2/set2")
   endif()
 endforeach()
 file(READ ${WORK_DIR}/out/compare.md report)
-foreach(want "\\| layer \\| M \\| [^|]*compare/a \\| [^|]*compare/b \\|" "\\| small \\| 4 \\| FAIL"
+foreach(want "\\| layer \\| M \\| [^|]*tables/a \\| [^|]*tables/b \\|" "\\| small \\| 4 \\| FAIL"
         "0 cell\\(s\\) faster than")
   if(NOT report MATCHES "${want}")
     message(FATAL_ERROR "compare.md lacks '${want}':\n${report}")

@@ -104,6 +104,30 @@ TEST(AotLayerCheck, ALayerMissingFromTheCacheNamesItsKeyAndTheDirectory) {
   EXPECT_NE(msg.find("(key "), std::string::npos) << msg;
 }
 
+TEST(AotLayerCheck, ATunedRowMissingFromTheCacheIsNamedFirst) {
+  // The row's kernels are the usual miss (a cache prefilled without that
+  // table): the error names the row before the spec's own schedules.
+  TempDir dir;
+  auto emu = emuBackend();
+  LayerCheckOptions o = fromCache(dir.path);
+  o.target.chip = "sm_90a";
+  o.cuNum = 132;
+  o.tokens = 4;
+  std::string table =
+      sourceDir() + "/test/lit/Inputs/small-sm90a-tables/a/small_sm90a_tuned_fmoe.csv";
+  o.tunedTables = {table};
+  auto r = runLayerCheck(smallSpec(), *emu, o);
+  ASSERT_FALSE(bool(r));
+  std::string msg = llvm::toString(r.takeError());
+  EXPECT_EQ(msg.find("MoeLayer: no kernels at 4 tokens: " + table +
+                     ":3 has no kernels: layer "
+                     "'small' for nvptx64-nvidia-cuda--sm_90a;cov6 is not in the kernel cache"),
+            0u)
+      << msg;
+  EXPECT_NE(msg.find("; nor for the layer's own schedules: layer 'small'"), std::string::npos)
+      << msg;
+}
+
 TEST(AotLayerCheck, APrefilledCacheRunsOnEmuAndMatchesTheReference) {
   TempDir dir;
   prefill(dir.path, {});
