@@ -27,7 +27,7 @@ def read_bench(path):
     layer = None
     columns = None
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, encoding="utf-8", errors="replace")
     except OSError as e:
         sys.exit(f"{path}: {e.strerror}")
     with f:
