@@ -616,22 +616,34 @@ TEST_F(FourPairTune, TheFastestMeasuredCandidateOfEachStageWins) {
       << log;
 }
 
-TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
-  // By the step times stage 1 of b (3 ms) beats a's (9 ms) and stage 2 of d
-  // (1 ms) c's (5 ms), as a tuner timing step by step would pick b + d; over
-  // graph replays a + d is the fastest layer (the times are the measurer's,
-  // by the stages' tiles).
-  std::vector<std::string> measured;
-  o.measurer = [&](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
+/// Graph times by the stages' tiles: stage 1 a 4000 or b 7000, stage 2 c
+/// `cUs` or d 1000; step times a 9000, b 3000, c 5000, d 1000.
+std::function<llvm::Expected<tune::Measurement>(const MoeSpec &, int64_t, bool)>
+tileMeasurer(double cUs) {
+  return [cUs](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
     bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
     tune::Measurement m;
     m.check.passed = true;
     m.times.us1 = a ? 9000 : 3000;
     m.times.us2 = c ? 5000 : 1000;
     if (graph)
-      m.graphUs = (a ? 4000 : 7000) + (c ? 3000 : 1000);
-    measured.push_back(std::string(a ? "a" : "b") + (c ? "c" : "d") + (graph ? " graph" : ""));
+      m.graphUs = (a ? 4000 : 7000) + (c ? cUs : 1000);
     return m;
+  };
+}
+
+TEST_F(FourPairTune, GraphRankChoosesThePairFastestOverGraphReplays) {
+  // By the step times stage 1 of b (3 ms) beats a's (9 ms) and stage 2 of d
+  // (1 ms) c's (5 ms), as a tuner timing step by step would pick b + d; over
+  // graph replays a + d is the fastest layer (the times are the measurer's,
+  // by the stages' tiles).
+  std::vector<std::string> measured;
+  auto times = tileMeasurer(3000);
+  o.measurer = [&](const MoeSpec &layer, int64_t T,
+                   bool graph) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    measured.push_back(std::string(a ? "a" : "b") + (c ? "c" : "d") + (graph ? " graph" : ""));
+    return times(layer, T, graph);
   };
   // First by the step times: b + d, 4 ms.
   std::string log = tuneAll();
@@ -681,22 +693,6 @@ void addIncumbent(const TempDir &dir) {
   os << "incumbent\t5\ta.moe\tkernel_a\tkernel_c\tspec\n";
 }
 
-/// Graph times by the stages' tiles: stage 1 a 4000 or b 7000, stage 2 c
-/// `cUs` or d 1000; step times a 9000, b 3000, c 5000, d 1000.
-std::function<llvm::Expected<tune::Measurement>(const MoeSpec &, int64_t, bool)>
-tileMeasurer(double cUs) {
-  return [cUs](const MoeSpec &layer, int64_t, bool graph) -> llvm::Expected<tune::Measurement> {
-    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
-    tune::Measurement m;
-    m.check.passed = true;
-    m.times.us1 = a ? 9000 : 3000;
-    m.times.us2 = c ? 5000 : 1000;
-    if (graph)
-      m.graphUs = (a ? 4000 : 7000) + (c ? cUs : 1000);
-    return m;
-  };
-}
-
 TEST_F(FourPairTune, TheTablesRowStaysWhereItIsFasterOverGraphReplays) {
   // The ranked pairs are b + d (8000 us) and a + d (5000); the table's a + c,
   // never a ranked pair, replays in 4500: it stays, with its step times.
@@ -724,6 +720,15 @@ TEST_F(FourPairTune, TheTablesRowStaysWhereItIsFasterOverGraphReplays) {
       << (*csv)->getBuffer().str();
 }
 
+/// The b + d row's columns as the step times give them.
+const char *const kBAndD = ",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,";
+
+void expectTableHas(const std::string &path, llvm::StringRef columns) {
+  auto csv = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(bool(csv));
+  EXPECT_NE((*csv)->getBuffer().find(columns), llvm::StringRef::npos) << (*csv)->getBuffer().str();
+}
+
 /// Tunes once by the step times (b + d, 4000 us), then makes the table's row
 /// a + c with 1 us in its columns (as if measured elsewhere) and lists it as
 /// the incumbent, with a fresh measurement journal (the manifest changed).
@@ -733,7 +738,7 @@ void tuneThenStaleRow(FourPairTune &t) {
   auto csv = llvm::MemoryBuffer::getFile(t.o.outPath);
   ASSERT_TRUE(bool(csv));
   std::string table = (*csv)->getBuffer().str();
-  const std::string bd = ",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,";
+  const std::string bd = kBAndD;
   size_t at = table.find(bd);
   ASSERT_NE(at, std::string::npos) << table;
   table.replace(at, bd.size(), ",0.5000,kernel_a,0.0%,0.5000,kernel_c,0.0%,1.0000,");
@@ -755,11 +760,7 @@ TEST_F(FourPairTune, ARowMeasuredSlowerInTheSameRunIsReplacedWhateverItsUsColumn
             std::string::npos)
       << log;
   EXPECT_NE(log.find("0 added, 1 replaced, 0 kept"), std::string::npos) << log;
-  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
-  ASSERT_TRUE(bool(csv));
-  EXPECT_NE((*csv)->getBuffer().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
-            llvm::StringRef::npos)
-      << (*csv)->getBuffer().str();
+  expectTableHas(o.outPath, kBAndD);
 }
 
 TEST_F(FourPairTune, ARowThatFailsItsCheckIsReplaced) {
@@ -780,11 +781,7 @@ TEST_F(FourPairTune, ARowThatFailsItsCheckIsReplaced) {
   EXPECT_NE(log.find("tokens 5: FAIL the table's row kernel_a + kernel_c: stage2"),
             std::string::npos)
       << log;
-  auto csv = llvm::MemoryBuffer::getFile(o.outPath);
-  ASSERT_TRUE(bool(csv));
-  EXPECT_NE((*csv)->getBuffer().find(",3000.0000,kernel_b,0.0%,1000.0000,kernel_d,0.0%,4000.0000,"),
-            llvm::StringRef::npos)
-      << (*csv)->getBuffer().str();
+  expectTableHas(o.outPath, kBAndD);
 }
 
 TEST_F(FourPairTune, GraphRankNeedsAGraphTime) {
