@@ -368,23 +368,23 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     std::optional<Measurement> incumbent;
     bool rowMeasured = false;
     auto inc = m.incumbents.find(T);
-    if (inc != m.incumbents.end() && m.failed.count(inc->second.id)) {
-      out << "tokens " << T << ": the table's row " << inc->second.kernelName1 << " + "
-          << inc->second.kernelName2 << " is not measured: " << m.failed.at(inc->second.id) << "\n";
-    } else if (inc != m.incumbents.end()) {
+    if (inc != m.incumbents.end()) {
       const ManifestIncumbent &r = inc->second;
-      rowMeasured = true;
-      auto got = measure(r, T, byGraph);
-      if (!got)
-        return got.takeError();
-      if (got->check.passed) {
-        incumbent = *got;
-        out << llvm::formatv("tokens {0}: the table's row {1} + {2}: {3:f2} us {4}\n", T,
-                             r.kernelName1, r.kernelName2, usOf(*got),
-                             byGraph ? "a call over graph replays" : "measured");
+      const std::string row = "the table's row " + r.kernelName1 + " + " + r.kernelName2;
+      if (m.failed.count(r.id)) {
+        out << "tokens " << T << ": " << row << " is not measured: " << m.failed.at(r.id) << "\n";
       } else {
-        out << "tokens " << T << ": FAIL the table's row " << r.kernelName1 << " + "
-            << r.kernelName2 << ": " << got->check.detail << "\n";
+        rowMeasured = true;
+        auto got = measure(r, T, byGraph);
+        if (!got)
+          return got.takeError();
+        if (got->check.passed) {
+          incumbent = *got;
+          out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}\n", T, row, usOf(*got),
+                               byGraph ? "a call over graph replays" : "measured");
+        } else {
+          out << "tokens " << T << ": FAIL " << row << ": " << got->check.detail << "\n";
+        }
       }
     }
     const bool rowStays =

@@ -194,16 +194,14 @@ llvm::Expected<TierDispatch> LayerScheduler::choose(int64_t tokens, KernelSource
     std::string err = llvm::toString(set.takeError());
     // The spec's schedules are the last candidate: the error names what was
     // tried before them (the tuned row, the fallback), the usual cause.
-    if (c.source == ScheduleSource::SpecDefault && failures.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "MoeLayer: no kernels for the layer's own schedules at "
-                                     "%lld tokens: %s",
-                                     static_cast<long long>(tokens), err.c_str());
-    if (c.source == ScheduleSource::SpecDefault)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "MoeLayer: no kernels at %lld tokens: %s; nor for the "
-                                     "layer's own schedules: %s",
-                                     static_cast<long long>(tokens), failures.c_str(), err.c_str());
+    if (c.source == ScheduleSource::SpecDefault) {
+      std::string at = std::to_string(tokens) + " tokens: ";
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          failures.empty() ? "MoeLayer: no kernels for the layer's own schedules at " + at + err
+                           : "MoeLayer: no kernels at " + at + failures +
+                                 "; nor for the layer's own schedules: " + err);
+    }
     failures += (failures.empty() ? "" : "; ") + c.origin + " has no kernels: " + err;
   }
   llvm_unreachable("the spec's schedules are always a candidate");

@@ -264,11 +264,8 @@ void TunedTable::index(TunedRow *row) {
   if (row->get("_tag") == "flydsl_fallback")
     return;
   auto [it, inserted] = exact.try_emplace(row->key.str(), row);
-  if (!inserted) {
-    dupes.push_back(row->location() + ": duplicate key of " + it->second->location() +
-                    " (kept the first)");
-    dupeRows.push_back(row);
-  }
+  if (!inserted)
+    dupes.push_back({row, it->second});
   actAgnostic.try_emplace(row->key.str(/*ignoreAct=*/true), row);
 }
 
@@ -311,13 +308,24 @@ void TunedTable::append(TunedTable &&other) {
   other.rowList.clear();
 }
 
+static std::string duplicateLine(const TunedRow &row, const TunedRow &kept) {
+  return row.location() + ": duplicate key of " + kept.location() + " (kept the first)";
+}
+
+std::vector<std::string> TunedTable::duplicates() const {
+  std::vector<std::string> lines;
+  for (const auto &[row, kept] : dupes)
+    lines.push_back(duplicateLine(*row, *kept));
+  return lines;
+}
+
 std::vector<std::string> TunedTable::duplicatesOf(const TunedKey &query) const {
   std::vector<std::string> lines;
-  for (size_t i = 0; i < dupeRows.size(); ++i) {
+  for (const auto &[row, kept] : dupes) {
     TunedKey k = query;
-    k.token = dupeRows[i]->key.token;
-    if (k.str() == dupeRows[i]->key.str())
-      lines.push_back(dupes[i]);
+    k.token = row->key.token;
+    if (k.str() == row->key.str())
+      lines.push_back(duplicateLine(*row, *kept));
   }
   return lines;
 }

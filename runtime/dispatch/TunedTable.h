@@ -94,7 +94,7 @@ public:
 
   const std::vector<std::unique_ptr<TunedRow>> &rows() const { return rowList; }
   /// "a.csv:7: duplicate key of a.csv:3 (kept the first)" lines.
-  const std::vector<std::string> &duplicates() const { return dupes; }
+  std::vector<std::string> duplicates() const;
   /// Those of the lines whose rows have `query`'s key at any token: the rows
   /// a lookup for that problem never returns.
   std::vector<std::string> duplicatesOf(const TunedKey &query) const;
@@ -117,8 +117,9 @@ private:
   std::vector<llvm::StringRef> writtenColumns() const;
   std::vector<std::unique_ptr<TunedRow>> rowList;
   llvm::StringMap<const TunedRow *> exact, actAgnostic;
-  std::vector<std::string> dupes, warns;
-  std::vector<const TunedRow *> dupeRows; // the row of each line of dupes
+  std::vector<std::string> warns;
+  // Rows whose key an earlier row has: (the row, the row kept).
+  std::vector<std::pair<const TunedRow *, const TunedRow *>> dupes;
   std::vector<std::string> columnsRead; // every header column, in file order
   bool untuned = false, tagColumn = false;
 };
