@@ -172,7 +172,9 @@ FamilyLaunchers builtinLaunchers() {
                                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     GemmPlan g = planGemm(spec, StageId::Stage1, target, issues);
-    bool quantized = set.find(KernelFamily::QuantInput) != nullptr;
+    // A layer with an input quantization reads its output, whether or not
+    // this set runs it (a part of the layer: the caller places it).
+    bool quantized = planInputQuant(spec, target, issues).has_value();
     bool scaled = quantized && g.aFormat != DType::BF16; // not carried decoded
     return FamilyLaunch{[spec, g](const LaunchShape &s) { return gemmGrid(spec, g, s); },
                         {{"a", quantized ? ArgValue::InputQ : ArgValue::Hidden},
@@ -207,7 +209,7 @@ FamilyLaunchers builtinLaunchers() {
                                        const TargetInfo &target) -> llvm::Expected<FamilyLaunch> {
     ScheduleIssues issues;
     GemmPlan g = planGemm(spec, StageId::Stage2, target, issues);
-    bool quantized = set.find(KernelFamily::QuantInter) != nullptr;
+    bool quantized = planInterQuant(spec, target, issues).has_value();
     bool perSlot = set.find(KernelFamily::Reduce) != nullptr;
     return FamilyLaunch{[spec, g](const LaunchShape &s) { return gemmGrid(spec, g, s); },
                         {{"a", quantized ? ArgValue::InterQ : ArgValue::Stage1Out},

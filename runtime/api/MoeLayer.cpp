@@ -441,7 +441,7 @@ llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {
       {&ws.stage1OutScale, KernelFamily::Stage1},
       {&ws.interQScale, KernelFamily::QuantInter}};
   for (auto [reg, family] : clears)
-    if (reg->zeroed && reg->bytes) {
+    if (reg->zeroed && reg->bytes && r.dispatch.kernels->find(family)) {
       if (llvm::Error e = backend.memset(args.workspace + reg->offset, 0, reg->bytes))
         return e;
       if (llvm::Error e = observe(RunStep::Kind::Clear, family))

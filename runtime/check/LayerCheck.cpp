@@ -8,6 +8,7 @@
 #include "runtime/numerics/ExpertSubset.h"
 #include "runtime/numerics/InputGen.h"
 #include "runtime/numerics/Npy.h"
+#include "runtime/numerics/Preshuffle.h"
 #include "runtime/numerics/Reference.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -111,6 +112,23 @@ runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options) {
   layer.families = options.families;
   layer.tunedTables = options.tunedTables;
   return layer;
+}
+
+/// The input quantization's output for `a1` (the reference's MX activations,
+/// [tokens, model_dim]) in its workspace layout: bf16 rows of the decoded
+/// values where MX activations are carried decoded, else the packed codes
+/// and the preshuffled e8m0 scales.
+template <typename Put>
+static llvm::Error placeQuantizedInput(Put &put, const runtime::WorkspaceLayout &ws,
+                                       const num::HostTensor &a1) {
+  const int64_t T = a1.shape[0], K = a1.shape[1];
+  if (ws.decodedMx) {
+    num::HostTensor rows = num::makeBf16({T, K}, num::decode(a1));
+    return put(ws.inputQ, rows.data.data(), rows.data.size());
+  }
+  std::vector<uint8_t> scales = num::e8m0Shuffle(a1.scales, T, K / 32);
+  return llvm::joinErrors(put(ws.inputQ, a1.data.data(), a1.data.size()),
+                          put(ws.inputQScale, scales.data(), scales.size()));
 }
 
 std::string kernelResourceTable(llvm::ArrayRef<runtime::TierKernel> kernels) {
@@ -383,8 +401,12 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
   const bool fused = spec.stage1.fusedQuant != FusedQuant::None;
 
   // What a kernel that does not run would have written, from the reference:
-  // the sorting (every later kernel reads it) and, for the inter-stage
-  // quantization alone, stage 1's output (bf16 rows by (token, slot)).
+  // the sorting (every later kernel reads it), the quantized input for stage
+  // 1 without the input quantization and, for the inter-stage quantization
+  // alone, stage 1's output (bf16 rows by (token, slot)). Stage 2 without the
+  // inter-stage quantization it reads is refused: nothing would write its A.
+  if (ran(KernelFamily::Stage2) && !ran(KernelFamily::QuantInter) && ws->interQ.bytes)
+    return makeError("--kernels: stage2 reads quant_inter's output; run both or neither");
   auto sorting = num::sortMoe(in->topkIds, in->topkWeights, T, topk, pr.experts, spec.stage1.tileM);
   if (!sorting)
     return sorting.takeError();
@@ -472,6 +494,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
                   put(ws->sortedExperts, sorted.sortedExpertIds.data(),
                       sorted.sortedExpertIds.size() * 4),
                   put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
+        return std::move(e);
+    if (ran(KernelFamily::Stage1) && !ran(KernelFamily::QuantInput) && ws->inputQ.bytes)
+      if (llvm::Error e = placeQuantizedInput(put, *ws, in->a1))
         return std::move(e);
     if (placedStage1)
       if (llvm::Error e =

@@ -233,6 +233,8 @@ llvm::Expected<LayerCheckResult> checkLayerRun(const MoeSpec &spec, runtime::Bac
     if (!ws.decodedMx) // equal values with other scales would be another encoding
       cmp->passed = cmp->passed && got.scales == in.a1->scales;
     result.stages.push_back({"quant1", *cmp, exact});
+  } else if (ws.inputQ.bytes) {
+    result.notRun.push_back("quant1"); // its output is the reference's, placed by the caller
   }
 
   // --- stage 1 -----------------------------------------------------------------

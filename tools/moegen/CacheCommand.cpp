@@ -4,6 +4,7 @@
 //   moegen cache clear [--dir DIR]
 //   moegen cache prefill [--table CSV]... --spec LAYER.moe [--spec ...]
 //                        [--target gfx950|sm_90a] [--dir DIR] [-j N] [--cu-num 256]
+//                        [--kernels FAMILY,...]
 //
 // DIR defaults to $MOEGEN_CACHE_DIR, else $XDG_CACHE_HOME/moegen, else
 // ~/.cache/moegen. `ls` and `clear` create nothing: `ls` of a cache that does
@@ -13,13 +14,16 @@
 // of each spec would use for each token tier with these tables (the tuned
 // row of the tier, else the fallback; without tables, the spec's own
 // schedules), for --target, so a deployment starts warm. The spec supplies
-// what a table row does not name: the activation and its parameters.
+// what a table row does not name: the activation and its parameters. With
+// --kernels, only those families' kernels: the cache entry a run with the same
+// --kernels (moegen-layer-check, LayerOptions::families) looks up.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/moegen/Args.h"
 
 #include "compiler/spec/DslParser.h"
+#include "compiler/spec/KernelFamily.h"
 #include "runtime/api/LayerSchedule.h"
 #include "runtime/cache/DiskCache.h"
 #include "runtime/jit/Compiler.h"
@@ -40,7 +44,7 @@ const char *const kUsage =
     "usage: moegen cache ls [--dir DIR]\n"
     "       moegen cache clear [--dir DIR]\n"
     "       moegen cache prefill [--table CSV]... --spec LAYER.moe... [--target CHIP] [--dir DIR] "
-    "[-j N] [--cu-num N]\n";
+    "[-j N] [--cu-num N] [--kernels FAMILY,...]\n";
 
 int runCache();
 cl::SubCommand command("cache", "list, clear or prefill the kernel cache");
@@ -54,6 +58,12 @@ cl::opt<std::string> dirArg("dir",
                             cl::value_desc("dir"), cl::sub(command), cl::cat(moegenCategory()));
 cl::list<std::string> tableArgs("table", cl::desc("prefill: an aiter tuned CSV (repeatable)"),
                                 cl::value_desc("csv"), cl::sub(command), cl::cat(moegenCategory()));
+cl::list<std::string>
+    kernelsArg("kernels",
+               cl::desc("prefill: only the kernels of these families (comma-separated; the subset "
+                        "a run with the same --kernels looks up); default: every kernel"),
+               cl::value_desc("family,..."), cl::CommaSeparated, cl::sub(command),
+               cl::cat(moegenCategory()));
 cl::list<std::string> specArgs("spec", cl::desc("prefill: a layer to prefill for (repeatable)"),
                                cl::value_desc("layer.moe"), cl::sub(command),
                                cl::cat(moegenCategory()));
@@ -132,8 +142,8 @@ std::vector<int64_t> allTiers() {
 }
 
 int prefill(const std::string &dir, const std::vector<std::string> &tables,
-            const std::vector<std::string> &specPaths, const runtime::Target &target, unsigned jobs,
-            int64_t cuNum) {
+            const std::vector<std::string> &specPaths, const runtime::Target &target,
+            llvm::ArrayRef<KernelFamily> families, unsigned jobs, int64_t cuNum) {
   if (specPaths.empty())
     return fail("prefill needs --spec: a table names schedules, the spec supplies the layer "
                 "(problem, formats, activation and its parameters)");
@@ -172,7 +182,7 @@ int prefill(const std::string &dir, const std::vector<std::string> &tables,
       Job &job = work[i];
       std::string &line = lines[i], errors;
       for (auto &c : job.candidates) {
-        auto kernels = jit.getKernels(c.spec, target);
+        auto kernels = jit.getKernels(c.spec, target, families);
         if (!kernels) {
           errors += "\n    " + c.origin + ": " + llvm::toString(kernels.takeError());
           continue;
@@ -221,7 +231,8 @@ int runCache() {
     return usage("unknown cache command '" + verb + "'");
   if (verb != "prefill")
     for (cl::Option *o : std::initializer_list<cl::Option *>{
-             std::addressof(tableArgs), std::addressof(specArgs), &targetArg, &jobsArg, &cuNumArg})
+             std::addressof(tableArgs), std::addressof(specArgs), std::addressof(kernelsArg),
+             &targetArg, &jobsArg, &cuNumArg})
       if (o->getNumOccurrences())
         return usage((o->ArgStr.size() == 1 ? "-" : "--") + o->ArgStr +
                      " is an option of 'moegen cache prefill', not of '" + verb + "'");
@@ -239,8 +250,11 @@ int runCache() {
     return usage("--target: " + llvm::toString(chip.takeError()));
   runtime::Target target;
   target.chip = chip->chip;
-  return prefill(dir, tables, specs, target, jobsArg.getNumOccurrences() ? unsigned(jobsArg) : 0,
-                 cuNumArg);
+  auto families = parseKernelFamilies(kernelsArg);
+  if (!families)
+    return usage("--kernels: " + llvm::toString(families.takeError()));
+  return prefill(dir, tables, specs, target, *families,
+                 jobsArg.getNumOccurrences() ? unsigned(jobsArg) : 0, cuNumArg);
 }
 
 } // namespace
