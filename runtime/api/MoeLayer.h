@@ -71,7 +71,9 @@ struct LayerOptions {
   /// Only these kernel families (empty: the whole layer): a target with
   /// templates for some families only (sm_90a so far) runs those, in launch
   /// order. The layer is then incomplete; what the missing kernels would
-  /// write stays as the caller left it.
+  /// write stays as the caller left it (the workspace is the whole layer's,
+  /// and a kernel reads the region a missing one would have written, e.g.
+  /// stage 1 the input quantization's, nor is that region cleared).
   std::vector<KernelFamily> families;
 };
 
