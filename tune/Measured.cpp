@@ -395,23 +395,34 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       table.push_back(std::move(row));
       continue;
     }
-    const ManifestLayer &chosen =
-        rowStays ? static_cast<const ManifestLayer &>(inc->second) : *choices.front().pair;
-    const Measurement &measured = rowStays ? *incumbent : choices.front().measured;
-    auto layer = layerOf(chosen);
+    // The row that is written: the table's own, or the fastest candidate.
+    TunedResult res;
+    const ManifestLayer *chosen = nullptr;
+    const Measurement *picked = nullptr;
+    if (rowStays) {
+      chosen = &inc->second;
+      picked = &*incumbent;
+      res.kernelName1 = inc->second.kernelName1;
+      res.kernelName2 = inc->second.kernelName2;
+    } else {
+      const Choice &best = choices.front();
+      chosen = best.pair;
+      picked = &best.measured;
+      res.blockM = best.blockM;
+      res.kernelName1 = m.candidates[best.pair->s1].kernelName;
+      res.kernelName2 = m.candidates[best.pair->s2].kernelName;
+    }
+    const Measurement &measured = *picked;
+    auto layer = layerOf(*chosen);
     if (!layer)
       return layer.takeError();
-    TunedResult res;
     res.key = *key;
     res.key.token = T;
-    res.blockM = rowStays ? layer->stage1.tileM : choices.front().blockM;
+    if (rowStays)
+      res.blockM = layer->stage1.tileM;
     res.ksplit = layer->stage1.kBatch > 1 ? layer->stage1.kBatch : 0;
     res.us1 = measured.times.us1;
     res.us2 = measured.times.us2;
-    res.kernelName1 =
-        rowStays ? inc->second.kernelName1 : m.candidates[choices.front().pair->s1].kernelName;
-    res.kernelName2 =
-        rowStays ? inc->second.kernelName2 : m.candidates[choices.front().pair->s2].kernelName;
     res.err1 = measured.check.err1;
     res.err2 = measured.check.err2;
     double us = measured.times.us();

@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (void)table->lookup(row->key, tokens);
     hidden += table->duplicatesOf(row->key).size();
   }
-  // Every duplicate is some row's problem's (each row's key finds those of its problem,
-  // counted once per row of that problem): none is lost, none invented.
+  // Every duplicate is some row's problem's, so the rows' keys find duplicates exactly when the
+  // table has some (each key finds those of its problem, once per row of that problem).
   if (table->duplicates().empty() != (hidden == 0)) {
     llvm::errs() << table->duplicates().size() << " duplicate(s), " << hidden
                  << " found by the rows' keys\n";
