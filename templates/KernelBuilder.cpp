@@ -28,13 +28,6 @@ void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then
   then();
 }
 
-void emitGridWait(ImplicitLocOpBuilder &b) {
-  LLVM::InlineAsmOp::create(b, Type(), ValueRange(), "griddepcontrol.wait;", "~{memory}",
-                            /*has_side_effects=*/true, /*is_align_stack=*/false,
-                            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
-                            ArrayAttr());
-}
-
 SmallVector<Value> dynamicLdsBuffers(ImplicitLocOpBuilder &b, ArrayRef<MemRefType> buffers) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value bytes =

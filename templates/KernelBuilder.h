@@ -41,16 +41,6 @@ void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value cond, llvm::function_ref<
 /// their outputs complete.
 inline constexpr llvm::StringLiteral kGridWaitAtExitAttrName = "moe.grid_wait_at_exit";
 
-/// A unit attribute on an NVPTX kernel that places its waits itself
-/// (emitGridWait where its path needs one): moe-attach-grid-dependencies adds
-/// none.
-inline constexpr llvm::StringLiteral kGridWaitsPlacedAttrName = "moe.grid_waits_placed";
-
-/// griddepcontrol.wait: the thread waits until the kernels before this one
-/// have completed and their memory is visible. Inline PTX with a memory
-/// clobber, so that no load or store of the kernel moves across it.
-void emitGridWait(mlir::ImplicitLocOpBuilder &b);
-
 /// Creates an empty kernel in `module` with the signature's arguments (and
 /// the given LDS buffers) and its known block size, and leaves `b` at the
 /// start of its body.

@@ -2,8 +2,6 @@
 
 #include "templates/LayerPlan.h"
 
-#include "templates/TargetSupport.h"
-
 #include "templates/finish/FinishPlan.h"
 #include "templates/gemm/GemmPlan.h"
 #include "templates/quant/QuantPlan.h"
@@ -20,13 +18,8 @@ std::vector<PlannedKernel> planLayerKernels(const MoeSpec &spec, const TargetInf
   kernels.push_back({F::SortCount, sortCountKernelSignature(sortCountKernelSymbol(sort), sort)});
   kernels.push_back({F::SortScan, sortScanKernelSignature(sortScanKernelSymbol(sort), sort)});
   kernels.push_back({F::Sort, sortKernelSignature(sortKernelSymbol(sort), sort)});
-  if (auto q = planInputQuant(spec, target, issues)) {
-    PlannedKernel quant{F::QuantInput, quantKernelSignature(quantKernelSymbol(*q), *q)};
-    if (inputQuantLeadsLayer(spec, target))
-      kernels.insert(kernels.begin(), quant);
-    else
-      kernels.push_back(quant);
-  }
+  if (auto q = planInputQuant(spec, target, issues))
+    kernels.push_back({F::QuantInput, quantKernelSignature(quantKernelSymbol(*q), *q)});
   GemmPlan stage1 = planGemm(spec, StageId::Stage1, target, issues);
   kernels.push_back({F::Stage1, gemmKernelSignature(gemmKernelSymbol(spec, stage1), spec, stage1)});
   // Split-K partial sums of stage 1 are finished by their own kernel.

@@ -29,11 +29,6 @@ bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target) {
   return (a == DType::MXFP4 || a == DType::MXFP8) && !target.hasMxMatrixOps;
 }
 
-bool inputQuantLeadsLayer(const MoeSpec &spec, const TargetInfo &target) {
-  DType a = spec.formats.activation;
-  return (a == DType::MXFP4 || a == DType::MXFP8) && target.isNvptx();
-}
-
 std::string familiesWithTemplates(const TargetInfo &target) {
   std::string out;
   for (KernelFamily f : allKernelFamilies())

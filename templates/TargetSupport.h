@@ -37,15 +37,6 @@ std::string familiesWithTemplates(const TargetInfo &target);
 /// way, so the results are the same bits.
 bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target);
 
-/// Whether the input quantization is the layer's first kernel, ahead of the
-/// sort: on sm_90a (programmatic dependent launch), where it reads only the
-/// layer's input and writes rows in token order. It waits for the kernels
-/// before the layer and lets the sort launch beside it; the sort kernels that
-/// can follow it (sort_count, or sort sorting alone) wait for it at their
-/// exit. Stage 1 then waits for one grid, not for the sort's and then the
-/// quantization's in turn. gfx950 keeps the sort first.
-bool inputQuantLeadsLayer(const MoeSpec &spec, const TargetInfo &target);
-
 } // namespace moegen
 
 #endif // MOEGEN_TEMPLATES_TARGETSUPPORT_H

@@ -15,7 +15,7 @@ struct AttachGridDependenciesPass
     : impl::MoeAttachGridDependenciesBase<AttachGridDependenciesPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<mlir::gpu::GPUFuncOp>()) {
-      if (!func.isKernel() || func.getBody().empty() || func->hasAttr(kGridWaitsPlacedAttrName))
+      if (!func.isKernel() || func.getBody().empty())
         continue;
       if (func->hasAttr(kGridWaitAtExitAttrName)) {
         // Before every return: no thread exits, so the grid does not
@@ -30,6 +30,16 @@ struct AttachGridDependenciesPass
                                    func.getBody().front().begin());
       emitGridWait(b);
     }
+  }
+
+  // Inline PTX with a memory clobber: no load or store of the kernel moves
+  // across the wait.
+  static void emitGridWait(mlir::ImplicitLocOpBuilder &b) {
+    mlir::LLVM::InlineAsmOp::create(b, mlir::Type(), mlir::ValueRange(), "griddepcontrol.wait;",
+                                    "~{memory}", /*has_side_effects=*/true,
+                                    /*is_align_stack=*/false,
+                                    mlir::LLVM::tailcallkind::TailCallKind::None,
+                                    mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
   }
 };
 } // namespace

@@ -71,9 +71,7 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
     `moe.grid_wait_at_exit` (its template's promise that no earlier kernel of
     the layer touches its memory) waits before each return instead,
     so that its work overlaps theirs and its grid still completes after
-    them; one marked `moe.grid_waits_placed` has its waits where its
-    template put them (the sort after the input quantization: at its exit
-    when it sorts alone, else at its entry) and gets none. The pass lets no kernel trigger its dependents early
+    them. The pass lets no kernel trigger its dependents early
     (`griddepcontrol.launch_dependents`): their workgroups would wait on the
     SMs beside the running kernel's, which measured slower from 16 tokens on
     (docs/sm90a.md); only templates whose grids are a few workgroups at

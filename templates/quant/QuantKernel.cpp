@@ -181,10 +181,13 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   if (sorted)
     elems.append({i32, i32});
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, {});
-  // Rows in token order need nothing of the sort's: on sm_90a this kernel
-  // is the layer's first (inputQuantLeadsLayer), waits at its entry for the
-  // kernels before the layer and lets the sort launch beside it.
-  const bool leadsLayer = !sorted && target.isNvptx();
+  // The layer's input is final before the sort that precedes this kernel
+  // starts its work, and rows in token order need nothing of the sort's: on
+  // sm_90a it quantizes while a sort sorting alone still runs, and waits for
+  // it before it exits (stage 1, launched after it, reads both).
+  const bool besideSort = !sorted && target.isNvptx();
+  if (besideSort)
+    func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Block &entry = func.getBody().front();
   const unsigned rest = plan.decoded ? 2 : 3; // the first argument after the buffers
   Value x = entry.getArgument(0), q = entry.getArgument(1);
@@ -194,10 +197,9 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   BlockQuantizer quant{b, a, plan, target, x, q, scales};
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value bid = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  // A few workgroups (decode sizes) let the sort launch now, on the SMs
-  // they leave idle: it waits for this grid at its exit (SortPlan::
-  // afterInputQuant).
-  if (leadsLayer)
+  // A few workgroups (decode sizes) also let stage 1 launch now: its
+  // workgroups wait at their entry for this grid on the SMs it leaves idle.
+  if (besideSort)
     ifThen(b,
            a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
                  a.idx(kEarlyTriggerWorkgroups)),

@@ -14,8 +14,6 @@ gpu::GPUFuncOp buildSortCountKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mo
   KernelSignature sig = sortCountKernelSignature(symbol, plan);
   gpu::GPUFuncOp func =
       createKernel(b, module, sig, {i32, i32, i32}, {ldsBufferType(ctx, i32, plan.experts + 1)});
-  if (plan.afterInputQuant)
-    func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Block &entry = func.getBody().front();
   Value topkIds = entry.getArgument(0), counts = entry.getArgument(1);
   Value hist = func.getWorkgroupAttributions()[0];

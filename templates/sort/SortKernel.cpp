@@ -454,8 +454,6 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   gpu::GPUFuncOp func =
       createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
                    plan.dynamicShared ? ArrayRef<MemRefType>() : ArrayRef<MemRefType>(lds));
-  if (plan.afterInputQuant)
-    func->setAttr(kGridWaitsPlacedAttrName, b.getUnitAttr());
   if (!plan.dynamicShared)
     for (unsigned i = 0; i < lds.size(); ++i)
       func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
@@ -494,17 +492,10 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   // (its workgroups wait for this grid at their entry, moe-attach-grid-
   // dependencies, on SMs the sort does not use), so that its launch overlaps
   // the sort. Not with several workgroups: the waiting ones would hold SMs a
-  // chunk needs. After the input quantization (afterInputQuant) this is the
-  // kernel's first instruction: it waits for the quantization at its exit.
+  // chunk needs.
   if (target.isNvptx())
     ifThen(b, single,
            [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
-  // After the input quantization, sorting alone, the one workgroup follows
-  // the quantization directly: it waits for it at its exit, so that its work
-  // overlaps the quantization's. Over chunks it follows sort_scan, whose
-  // counts it reads: it waits at its entry.
-  if (plan.afterInputQuant)
-    ifThen(b, a.cmp(CmpIPredicate::ugt, all, a.idx(plan.singleEntries)), [&] { emitGridWait(b); });
   // Up to plan.tinyEntries entries: wave 0 alone, in registers.
   scf::IfOp tinySplit;
   if (plan.tinyEntries > 0) {
@@ -629,8 +620,6 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   }
   if (tinySplit)
     b.setInsertionPointAfter(tinySplit);
-  if (plan.afterInputQuant)
-    ifThen(b, single, [&] { emitGridWait(b); });
   gpu::ReturnOp::create(b);
   return func;
 }

@@ -2,20 +2,12 @@
 
 #include "templates/sort/SortPlan.h"
 
-#include "templates/TargetSupport.h"
-
 #include <algorithm>
 
 namespace moegen {
 
-namespace {
-/// The kernels that wait at their exit (afterInputQuant) are other code.
-std::string afterQuantSuffix(const SortPlan &plan) { return plan.afterInputQuant ? "_qfirst" : ""; }
-} // namespace
-
 std::string sortCountKernelSymbol(const SortPlan &plan) {
-  return "moe_sort_count_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk) +
-         afterQuantSuffix(plan);
+  return "moe_sort_count_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk);
 }
 
 std::string sortScanKernelSymbol(const SortPlan &plan) {
@@ -24,7 +16,7 @@ std::string sortScanKernelSymbol(const SortPlan &plan) {
 
 std::string sortKernelSymbol(const SortPlan &plan) {
   return "moe_sort_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk) + "_bm" +
-         std::to_string(plan.blockM) + afterQuantSuffix(plan);
+         std::to_string(plan.blockM);
 }
 
 SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues &issues) {
@@ -36,7 +28,6 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
       target.isNvptx() ? SortPlan::kNvptxChunkEntries : SortPlan::kChunkEntries;
   p.chunkTokens = std::max<int64_t>(1, chunkEntries / std::max<int64_t>(1, p.topk));
   p.singleEntries = target.isNvptx() ? chunkEntries : SortPlan::kSingleEntries;
-  p.afterInputQuant = inputQuantLeadsLayer(spec, target);
   p.waveSize = target.waveSize;
   p.scanThreads = target.waveSize;
   // The lone wave's loop runs once per expert present: a wave of entries

@@ -115,11 +115,6 @@ struct SortPlan {
   /// at most half a wave of experts. sm_90a keeps the same rule: measured
   /// within 0.2 us of the workgroup's path there (launch-bound, docs/sm90a.md).
   int64_t tinyEntries = 0;
-  /// The layer's input quantization runs before the sort
-  /// (inputQuantLeadsLayer): sort_count and sort, which may follow it
-  /// directly, start without waiting for it and wait at their exit instead,
-  /// so that stage 1, waiting for the sort, finds the quantized rows too.
-  bool afterInputQuant = false;
   /// Whether sort alone sorts `tokens` tokens, in one workgroup.
   bool singleChunk(int64_t tokens) const { return tokens * topk <= singleEntries; }
   /// Entries one sort workgroup takes.
@@ -148,8 +143,7 @@ inline uint32_t sortSentinel(int64_t tokens, int64_t topk) {
 }
 
 /// Symbols, unique per plan: "moe_sort_count_e896_k16", "moe_sort_scan_e896",
-/// "moe_sort_e896_k16_bm32"; "_qfirst" after sort_count's and sort's where
-/// afterInputQuant.
+/// "moe_sort_e896_k16_bm32".
 std::string sortCountKernelSymbol(const SortPlan &plan);
 std::string sortScanKernelSymbol(const SortPlan &plan);
 std::string sortKernelSymbol(const SortPlan &plan);

@@ -30,12 +30,6 @@
 // CHECK-NEXT: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
 // CHECK-NEXT: gpu.return
 // CHECK-NEXT: }
-
-// A kernel marked moe.grid_waits_placed keeps the waits its template put
-// (here none) and gets no other.
-// CHECK-LABEL: gpu.func @placed
-// CHECK-NEXT: gpu.thread_id x
-// CHECK-NEXT: gpu.return
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @kernel() kernel {
@@ -57,24 +51,24 @@ module attributes {gpu.container_module} {
       memref.store %c1, %out[%0] : memref<4xi32>
       gpu.return
     }
-    gpu.func @placed() kernel attributes {moe.grid_waits_placed} {
-      %0 = gpu.thread_id x
-      gpu.return
-    }
   }
 }
 
-// Each of the sm_90a layer's kernels, after the whole pipeline. The input
-// quantization (rows in token order, reading only the layer's input) is the
-// layer's first kernel: it waits at its entry and, as a grid of at most 16
-// workgroups, then lets the sort launch beside it. sort_count waits for it at
-// its exit; sort_scan at its entry; sort places its own waits (at its exit
-// when it sorts alone, right after letting stage 1 launch; at its entry over
-// chunks). The sorted quantization (stage 2's A) waits at its entry.
-// LAYER: llvm.func @moe_quant_mxfp4_c256_bf16(
-// LAYER-NOT: grid_wait
-// LAYER-NOT: llvm.{{load|store}}
-// LAYER: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
+// Each of the sm_90a layer's kernels, after the whole pipeline; the sort
+// kernel triggers its dependents after its wait, and the input quantization
+// (rows in token order) waits at its exit and, as a grid of at most 16
+// workgroups, lets its dependents launch first thing; the sorted one (stage
+// 2's A) waits at its entry.
+// LAYER: llvm.func @moe_sort_count_e8_k2(
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: launch_dependents
+// LAYER: llvm.func @moe_sort_scan_e8(
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: launch_dependents
+// LAYER: llvm.func @moe_sort_e8_k2_bm32(
+// LAYER: griddepcontrol.wait
+// LAYER: nvvm.griddepcontrol launch_dependents
+// LAYER: llvm.func @moe_quant_mxfp4_c256_bf16({{.*}}moe.grid_wait_at_exit
 // LAYER-NOT: griddepcontrol
 // LAYER: %[[GRID:.*]] = nvvm.read.ptx.sreg.nctaid.x
 // LAYER: %[[WIDE:.*]] = llvm.sext %[[GRID]]
@@ -83,24 +77,7 @@ module attributes {gpu.container_module} {
 // LAYER-NEXT: ^bb{{[0-9]+}}:
 // LAYER-NEXT: nvvm.griddepcontrol launch_dependents
 // LAYER-NOT: griddepcontrol
-// LAYER: llvm.func @moe_sort_count_e8_k2_qfirst({{.*}}moe.grid_wait_at_exit
-// LAYER-NOT: griddepcontrol
 // LAYER: griddepcontrol.wait
-// LAYER-NEXT: llvm.return
-// LAYER-NEXT: }
-// LAYER: llvm.func @moe_sort_scan_e8(
-// LAYER-NOT: llvm.{{load|store}}
-// LAYER: llvm.inline_asm has_side_effects "griddepcontrol.wait;", "~{memory}"
-// LAYER-NOT: launch_dependents
-// LAYER: llvm.func @moe_sort_e8_k2_bm32_qfirst({{.*}}moe.grid_waits_placed
-// LAYER-NOT: griddepcontrol.wait
-// LAYER: nvvm.griddepcontrol launch_dependents
-// LAYER-NOT: launch_dependents
-// LAYER: griddepcontrol.wait
-// LAYER-NOT: launch_dependents
-// LAYER: griddepcontrol.wait
-// LAYER-NEXT: llvm.br
-// LAYER-NEXT: ^bb{{[0-9]+}}:
 // LAYER-NEXT: llvm.return
 // LAYER-NEXT: }
 // LAYER: llvm.func @moe_stage1_

@@ -394,9 +394,8 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
   }
   // The small layer at 5 tokens on sm_90a: nothing cleared (MX activations
   // carried decoded have no scales; stage 1 zeroes the atomic output
-  // itself); the input quantization first (it leads the layer on sm_90a),
-  // one sort chunk (count and scan have nothing to do).
-  EXPECT_EQ(llvm::join(names, ","), "quant_input,sort,stage1,stage2");
+  // itself); one sort chunk (count and scan have nothing to do).
+  EXPECT_EQ(llvm::join(names, ","), "sort,quant_input,stage1,stage2");
   tune::StageTimes st = tune::measuredStageTimes(t);
   EXPECT_EQ(st.us1, want1); // sort 1.5 + quant_input 0.5 + stage1 4 ms
   EXPECT_EQ(st.us2, want2); // stage2 2 ms
@@ -418,8 +417,8 @@ TEST(MeasuredTune, EachStepIsTimedAndChargedToItsStage) {
     EXPECT_FLOAT_EQ(ms, 8.0f);
   EXPECT_FLOAT_EQ(g->timing->medianGraphCallMs(), 8.0f);
   // moegen-layer-check --time-steps prints each step's median in launch order.
-  EXPECT_EQ(t.stepTable(), "  quant_input                     0.5000 ms\n"
-                           "  sort                            1.5000 ms\n"
+  EXPECT_EQ(t.stepTable(), "  sort                            1.5000 ms\n"
+                           "  quant_input                     0.5000 ms\n"
                            "  stage1                          4.0000 ms\n"
                            "  stage2                          2.0000 ms\n"
                            "  sum of the step medians         8.0000 ms\n");
