@@ -189,4 +189,12 @@ Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, Value n, int h
   return a.add(a.add(group, a.idx(16 * half)), inGroup);
 }
 
+int64_t weightRowOf(const MoeSpec &spec, bool stage1, int64_t n, int half) {
+  if (!stage1)
+    return n;
+  if (spec.problem.gateUp == GateUpLayout::Separated)
+    return n + half * spec.problem.interDim;
+  return n / 16 * 32 + 16 * half + n % 16;
+}
+
 } // namespace moegen

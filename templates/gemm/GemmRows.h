@@ -34,6 +34,8 @@ GemmRowInfo emitGemmRowInfo(Arith &a, mlir::Value sortedIds, mlir::Value sortedP
 /// 2, or of stage-1 half `half` (0 gate, 1 up): gate/up separated, n or
 /// I + n; interleaved (GUGU, 16-row groups), 32 (n / 16) + 16 half + n % 16.
 mlir::Value emitWeightRowOf(Arith &a, const MoeSpec &spec, bool stage1, mlir::Value n, int half);
+/// emitWeightRowOf's value for a known column.
+int64_t weightRowOf(const MoeSpec &spec, bool stage1, int64_t n, int half);
 
 /// The stage-1/stage-2 kernel's arguments, in the launch contract's order
 /// (gemmKernelSignature): a, a_scale, w, w_scale, sorted_ids, sorted_experts,

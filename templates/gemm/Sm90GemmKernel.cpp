@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <functional>
+#include <numeric>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using arith::CmpIPredicate;
@@ -494,7 +497,45 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
     Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset; i32 if narrowScaleOffsets)
+    /// Where fixedRowDistances holds: how far this row's codes and scale
+    /// bytes lie from the lane's first row's, in bytes.
+    int64_t codeDistance = 0, scaleDistance = 0;
   };
+  /// The lane's weight rows lie at the same distances from its first row in
+  /// every lane and workgroup (fixedRowDistances): a step's loads take one
+  /// code address and one scale address, the rows constant offsets from them.
+  bool rowsAtFixedDistances = false;
+
+  /// The distances (code bytes, scale bytes) of the lane's weight rows
+  /// (accIndex order) from its first, where they are the same for every lane
+  /// and workgroup. A lane's rows are columns c + 8 nt + q of its halves,
+  /// c a multiple of the columns' alignment and q < 8; the preshuffle repeats
+  /// every 16 rows and e8m0_shuffle every 32, so every c below 64, every q
+  /// and every expert's first row modulo 32 decide it.
+  std::optional<SmallVector<std::pair<int64_t, int64_t>>> fixedRowDistances() const {
+    const int64_t align = std::gcd(std::gcd(s.tileN, l.nPerWarp), int64_t(64));
+    auto code = [&](int64_t wr) { return wr / 16 * 16 * weightRowBytes() + wr % 16 * 16; };
+    SmallVector<std::pair<int64_t, int64_t>> distances;
+    for (int64_t c = 0; c < 64; c += align)
+      for (int64_t q = 0; q < 8; ++q)
+        for (int64_t e = 0; e < 32; ++e) {
+          const int64_t expertRow = e * weightRows();
+          const int64_t first = weightRowOf(spec, stage1, c + q, 0);
+          size_t i = 0;
+          for (int64_t half = 0; half < halves; ++half)
+            for (int64_t nt = 0; nt < l.nTiles; ++nt, ++i) {
+              const int64_t wr = weightRowOf(spec, stage1, c + q + 8 * nt, static_cast<int>(half));
+              std::pair<int64_t, int64_t> d{code(wr) - code(first),
+                                            e8m0RowOffset(expertRow + wr, K / 32) -
+                                                e8m0RowOffset(expertRow + first, K / 32)};
+              if (i == distances.size())
+                distances.push_back(d);
+              else if (distances[i] != d)
+                return std::nullopt;
+            }
+        }
+    return distances;
+  }
 
   /// The lane's weight rows: (half, n-tile) in accIndex order.
   SmallVector<LaneWeightRow> planLaneWeightRows() {
@@ -517,7 +558,24 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         Value rowPart = emitE8m0RowOffset(a, scaleRow, K / 32);
         rows.push_back({off, scaleRow, narrowScaleOffsets() ? a.toI32(rowPart) : rowPart});
       }
+    auto distances = fixedRowDistances();
+    rowsAtFixedDistances = distances.has_value();
+    if (rowsAtFixedDistances)
+      for (auto [row, d] : llvm::zip_equal(rows, *distances))
+        std::tie(row.codeDistance, row.scaleDistance) = d;
     return rows;
+  }
+  /// Row `i`'s first code byte at a step `stepByte` bytes along its rows,
+  /// and its scale byte at the scales' column part `column`.
+  Value rowCodeOffset(ArrayRef<LaneWeightRow> rows, size_t i, Value stepByte) {
+    if (!rowsAtFixedDistances)
+      return a.add(rows[i].byteOffset, stepByte);
+    return a.add(a.add(rows[0].byteOffset, stepByte), a.idx(rows[i].codeDistance));
+  }
+  Value rowScaleOffset(ArrayRef<LaneWeightRow> rows, size_t i, Value column) {
+    if (!rowsAtFixedDistances)
+      return scaleOffset(rows[i].scaleRowOffset, column);
+    return a.add(scaleOffset(rows[0].scaleRowOffset, column), a.idx(rows[i].scaleDistance));
   }
 
   /// Whether the weight scales' byte offsets fit 32 bits: the row parts held
@@ -554,13 +612,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         scaleStep = a.add(scaleStep, a.mul(rowDelta, a.idx(e8m0PaddedCols(K / 32))));
     }
     SmallVector<Value> raw;
-    for (const LaneWeightRow &r : rows) {
+    for (size_t i = 0; i < rows.size(); ++i) {
       raw.push_back(vload(VectorType::get({bytes}, b.getI8Type()), wBuf,
-                          a.add(r.byteOffset, stepByte), bytes));
+                          rowCodeOffset(rows, i, stepByte), bytes));
       Value offset =
           rowDelta && !wholeRowGroups
-              ? a.add(emitE8m0RowOffset(a, a.add(r.scaleRow, rowDelta), K / 32), scaleStep)
-              : scaleOffset(r.scaleRowOffset, scaleStep);
+              ? a.add(emitE8m0RowOffset(a, a.add(rows[i].scaleRow, rowDelta), K / 32), scaleStep)
+              : rowScaleOffset(rows, i, scaleStep);
       raw.push_back(load(wScale, offset));
     }
     return raw;
@@ -931,9 +989,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     for (int64_t c = 0; c < blocks; ++c)
       columnParts.push_back(emitE8m0ColumnOffset(a, a.add(a.mul(step, a.idx(blocks)), a.idx(c))));
     SmallVector<Value> scales;
-    for (const LaneWeightRow &r : rows)
+    for (size_t i = 0; i < rows.size(); ++i)
       for (Value column : columnParts)
-        scales.push_back(load(wScale, scaleOffset(r.scaleRowOffset, column)));
+        scales.push_back(load(wScale, rowScaleOffset(rows, i, column)));
     return scales;
   }
 
