@@ -101,11 +101,6 @@ mlir::Value emitE8m0ShuffleOffset(Arith &a, mlir::Value row, mlir::Value col, in
 mlir::Value emitE8m0RowOffset(Arith &a, mlir::Value row, int64_t cols);
 /// The e8m0_shuffle layout's columns: cols padded to a multiple of 8.
 inline int64_t e8m0PaddedCols(int64_t cols) { return (cols + 7) / 8 * 8; }
-/// emitE8m0RowOffset's value for a known row, for plans that compare rows'
-/// offsets at build time.
-inline int64_t e8m0RowOffset(int64_t row, int64_t cols) {
-  return row / 32 * 32 * e8m0PaddedCols(cols) + row % 16 * 4 + row / 16 % 2;
-}
 mlir::Value emitE8m0ColumnOffset(Arith &a, mlir::Value col);
 
 } // namespace moegen

@@ -15,7 +15,6 @@
 #include <functional>
 #include <numeric>
 #include <optional>
-#include <tuple>
 
 using namespace mlir;
 using arith::CmpIPredicate;
@@ -497,43 +496,40 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
     Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset; i32 if narrowScaleOffsets)
-    /// Where fixedRowDistances holds: how far this row's codes and scale
-    /// bytes lie from the lane's first row's, in bytes.
-    int64_t codeDistance = 0, scaleDistance = 0;
+    /// Where rowsAtFixedDistances: how far this row's codes lie from the
+    /// lane's first row's, in bytes.
+    int64_t codeDistance = 0;
   };
-  /// The lane's weight rows lie at the same distances from its first row in
-  /// every lane and workgroup (fixedRowDistances): a step's loads take one
-  /// code address and one scale address, the rows constant offsets from them.
+  /// The lane's weight rows' codes lie at the same distances from its first
+  /// row's in every lane and workgroup (fixedCodeDistances): a step loads
+  /// them from one address, the rows at constant offsets from it. (The scale
+  /// bytes keep an offset a row: one address for them too measured more
+  /// ptxas spills over the tables' kernels, 2744 bytes loaded against 1748.)
   bool rowsAtFixedDistances = false;
 
-  /// The distances (code bytes, scale bytes) of the lane's weight rows
-  /// (accIndex order) from its first, where they are the same for every lane
-  /// and workgroup. A lane's rows are columns c + 8 nt + q of its halves,
-  /// c a multiple of the columns' alignment and q < 8; the preshuffle repeats
-  /// every 16 rows and e8m0_shuffle every 32, so every c below 64, every q
-  /// and every expert's first row modulo 32 decide it.
-  std::optional<SmallVector<std::pair<int64_t, int64_t>>> fixedRowDistances() const {
+  /// The distances in code bytes of the lane's weight rows (accIndex order)
+  /// from its first, where they are the same for every lane and workgroup. A
+  /// lane's rows are columns c + 8 nt + q of its halves, c a multiple of the
+  /// columns' alignment and q < 8; the preshuffle repeats every 16 rows, so
+  /// every c below 64 and every q decide it.
+  std::optional<SmallVector<int64_t>> fixedCodeDistances() const {
     const int64_t align = std::gcd(std::gcd(s.tileN, l.nPerWarp), int64_t(64));
     auto code = [&](int64_t wr) { return wr / 16 * 16 * weightRowBytes() + wr % 16 * 16; };
-    SmallVector<std::pair<int64_t, int64_t>> distances;
+    SmallVector<int64_t> distances;
     for (int64_t c = 0; c < 64; c += align)
-      for (int64_t q = 0; q < 8; ++q)
-        for (int64_t e = 0; e < 32; ++e) {
-          const int64_t expertRow = e * weightRows();
-          const int64_t first = weightRowOf(spec, stage1, c + q, 0);
-          size_t i = 0;
-          for (int64_t half = 0; half < halves; ++half)
-            for (int64_t nt = 0; nt < l.nTiles; ++nt, ++i) {
-              const int64_t wr = weightRowOf(spec, stage1, c + q + 8 * nt, static_cast<int>(half));
-              std::pair<int64_t, int64_t> d{code(wr) - code(first),
-                                            e8m0RowOffset(expertRow + wr, K / 32) -
-                                                e8m0RowOffset(expertRow + first, K / 32)};
-              if (i == distances.size())
-                distances.push_back(d);
-              else if (distances[i] != d)
-                return std::nullopt;
-            }
-        }
+      for (int64_t q = 0; q < 8; ++q) {
+        const int64_t first = code(weightRowOf(spec, stage1, c + q, 0));
+        size_t i = 0;
+        for (int64_t half = 0; half < halves; ++half)
+          for (int64_t nt = 0; nt < l.nTiles; ++nt, ++i) {
+            const int64_t d =
+                code(weightRowOf(spec, stage1, c + q + 8 * nt, static_cast<int>(half))) - first;
+            if (i == distances.size())
+              distances.push_back(d);
+            else if (distances[i] != d)
+              return std::nullopt;
+          }
+      }
     return distances;
   }
 
@@ -558,24 +554,18 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         Value rowPart = emitE8m0RowOffset(a, scaleRow, K / 32);
         rows.push_back({off, scaleRow, narrowScaleOffsets() ? a.toI32(rowPart) : rowPart});
       }
-    auto distances = fixedRowDistances();
+    auto distances = fixedCodeDistances();
     rowsAtFixedDistances = distances.has_value();
     if (rowsAtFixedDistances)
       for (auto [row, d] : llvm::zip_equal(rows, *distances))
-        std::tie(row.codeDistance, row.scaleDistance) = d;
+        row.codeDistance = d;
     return rows;
   }
-  /// Row `i`'s first code byte at a step `stepByte` bytes along its rows,
-  /// and its scale byte at the scales' column part `column`.
+  /// Row `i`'s first code byte at a step `stepByte` bytes along its rows.
   Value rowCodeOffset(ArrayRef<LaneWeightRow> rows, size_t i, Value stepByte) {
     if (!rowsAtFixedDistances)
       return a.add(rows[i].byteOffset, stepByte);
     return a.add(a.add(rows[0].byteOffset, stepByte), a.idx(rows[i].codeDistance));
-  }
-  Value rowScaleOffset(ArrayRef<LaneWeightRow> rows, size_t i, Value column) {
-    if (!rowsAtFixedDistances)
-      return scaleOffset(rows[i].scaleRowOffset, column);
-    return a.add(scaleOffset(rows[0].scaleRowOffset, column), a.idx(rows[i].scaleDistance));
   }
 
   /// Whether the weight scales' byte offsets fit 32 bits: the row parts held
@@ -618,7 +608,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       Value offset =
           rowDelta && !wholeRowGroups
               ? a.add(emitE8m0RowOffset(a, a.add(rows[i].scaleRow, rowDelta), K / 32), scaleStep)
-              : rowScaleOffset(rows, i, scaleStep);
+              : scaleOffset(rows[i].scaleRowOffset, scaleStep);
       raw.push_back(load(wScale, offset));
     }
     return raw;
@@ -989,9 +979,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     for (int64_t c = 0; c < blocks; ++c)
       columnParts.push_back(emitE8m0ColumnOffset(a, a.add(a.mul(step, a.idx(blocks)), a.idx(c))));
     SmallVector<Value> scales;
-    for (size_t i = 0; i < rows.size(); ++i)
+    for (const LaneWeightRow &r : rows)
       for (Value column : columnParts)
-        scales.push_back(load(wScale, rowScaleOffset(rows, i, column)));
+        scales.push_back(load(wScale, scaleOffset(r.scaleRowOffset, column)));
     return scales;
   }
 
