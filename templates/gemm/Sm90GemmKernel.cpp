@@ -503,8 +503,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// The lane's weight rows' codes lie at the same distances from its first
   /// row's in every lane and workgroup (fixedCodeDistances): a step loads
   /// them from one address, the rows at constant offsets from it. (The scale
-  /// bytes keep an offset a row: one address for them too measured more
-  /// ptxas spills over the tables' kernels, 2744 bytes loaded against 1748.)
+  /// bytes keep an offset a row: one address for them too left ptxas
+  /// spilling in stage 2's 32-row tiles at their 128 registers,
+  /// docs/sm90a.md.)
   bool rowsAtFixedDistances = false;
 
   /// The distances in code bytes of the lane's weight rows (accIndex order)
