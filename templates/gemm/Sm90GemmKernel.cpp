@@ -496,17 +496,14 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value byteOffset; // the lane's first byte at K = 0
     Value scaleRow;
     Value scaleRowOffset; // its scales' row part (emitE8m0RowOffset; i32 if narrowScaleOffsets)
-    /// Where rowsAtFixedDistances: how far this row's codes lie from the
-    /// lane's first row's, in bytes.
-    int64_t codeDistance = 0;
+    /// Where the lane's rows' codes lie at the same distances from its first
+    /// row's in every lane and workgroup (fixedCodeDistances): this row's, in
+    /// bytes. A step then loads them from one address, the rows at constant
+    /// offsets from it. (The scale bytes keep an offset a row: one address
+    /// for them too left ptxas spilling in stage 2's 32-row tiles at their
+    /// 128 registers, docs/sm90a.md.)
+    std::optional<int64_t> codeDistance;
   };
-  /// The lane's weight rows' codes lie at the same distances from its first
-  /// row's in every lane and workgroup (fixedCodeDistances): a step loads
-  /// them from one address, the rows at constant offsets from it. (The scale
-  /// bytes keep an offset a row: one address for them too left ptxas
-  /// spilling in stage 2's 32-row tiles at their 128 registers,
-  /// docs/sm90a.md.)
-  bool rowsAtFixedDistances = false;
 
   /// The distances in code bytes of the lane's weight rows (accIndex order)
   /// from its first, where they are the same for every lane and workgroup. A
@@ -555,18 +552,16 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         Value rowPart = emitE8m0RowOffset(a, scaleRow, K / 32);
         rows.push_back({off, scaleRow, narrowScaleOffsets() ? a.toI32(rowPart) : rowPart});
       }
-    auto distances = fixedCodeDistances();
-    rowsAtFixedDistances = distances.has_value();
-    if (rowsAtFixedDistances)
+    if (auto distances = fixedCodeDistances())
       for (auto [row, d] : llvm::zip_equal(rows, *distances))
         row.codeDistance = d;
     return rows;
   }
   /// Row `i`'s first code byte at a step `stepByte` bytes along its rows.
   Value rowCodeOffset(ArrayRef<LaneWeightRow> rows, size_t i, Value stepByte) {
-    if (!rowsAtFixedDistances)
+    if (!rows[i].codeDistance)
       return a.add(rows[i].byteOffset, stepByte);
-    return a.add(a.add(rows[0].byteOffset, stepByte), a.idx(rows[i].codeDistance));
+    return a.add(a.add(rows[0].byteOffset, stepByte), a.idx(*rows[i].codeDistance));
   }
 
   /// Whether the weight scales' byte offsets fit 32 bits: the row parts held
