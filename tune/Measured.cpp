@@ -4,6 +4,7 @@
 
 #include "compiler/spec/DslParser.h"
 #include "runtime/dispatch/Lookup.h"
+#include "runtime/dispatch/Tiers.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -262,6 +263,51 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   };
 
   const bool byGraph = options.graphRank > 0;
+  // A layer over the token counts a row is ranked at: its check passes where
+  // every count's does, its times are the counts' means.
+  auto measureOver = [&](const ManifestLayer &l, const std::vector<int64_t> &points,
+                         bool graph) -> llvm::Expected<Measurement> {
+    if (points.size() == 1)
+      return measure(l, points.front(), graph);
+    Measurement mean;
+    mean.check.passed = true;
+    double graphUs = 0, n = double(points.size());
+    for (int64_t p : points) {
+      auto r = measure(l, p, graph);
+      if (!r)
+        return r.takeError();
+      if (!r->check.passed) {
+        r->check.detail = llvm::formatv("at {0} tokens: {1}", p, r->check.detail).str();
+        return r;
+      }
+      mean.check.err1 = std::max(mean.check.err1, r->check.err1);
+      mean.check.err2 = std::max(mean.check.err2, r->check.err2);
+      mean.times.us1 += r->times.us1 / n;
+      mean.times.us2 += r->times.us2 / n;
+      if (graph)
+        graphUs += *r->graphUs / n;
+    }
+    if (graph)
+      mean.graphUs = graphUs;
+    return mean;
+  };
+  // Over several token counts, the layers are measured count by count, so
+  // that the checks of one count share their generated inputs (one set is
+  // kept at a time); measureOver then finds them in the journal.
+  auto measureByCount = [&](const std::vector<const ManifestLayer *> &ls,
+                            const std::vector<int64_t> &points, bool graph) -> llvm::Error {
+    if (points.size() == 1)
+      return llvm::Error::success();
+    for (int64_t p : points)
+      for (const ManifestLayer *l : ls)
+        if (auto r = measure(*l, p, graph); !r)
+          return r.takeError();
+    return llvm::Error::success();
+  };
+  auto countsText = [](const std::vector<int64_t> &points) {
+    return llvm::join(llvm::map_range(points, [](int64_t v) { return std::to_string(v); }), ", ");
+  };
+
   struct Row {
     int64_t tokens;
     std::optional<TunedResult> tuned;
@@ -274,14 +320,15 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   const ManifestLayer specLayer{m.specFile, "spec"};
   for (int64_t T : tokens) {
     Row row{T, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
-    auto base = measure(specLayer, T, byGraph);
-    if (!base)
-      return base.takeError();
-    if (base->check.passed) {
-      row.baseline = base->times;
-      row.baselineGraphUs = base->graphUs;
-    } else
-      out << "tokens " << T << ": FAIL the spec's own schedules: " << base->check.detail << "\n";
+    const std::vector<int64_t> points = dispatch::tierTokens(T, options.tierPoints);
+    const bool overTier = points.size() > 1;
+    const std::string over =
+        overTier ? " (the mean over " + countsText(points) + " tokens)" : std::string();
+    if (options.tierPoints > 1 && !overTier)
+      out << "tokens " << T << ": "
+          << (dispatch::tierFloor(T) ? "its tier has no other token count"
+                                     : "no token count pads to it (aiter's padded M)")
+          << "; ranked at " << T << " tokens only\n";
 
     // Per block_m, each stage's candidates in the manifest's order.
     std::map<int64_t, std::array<std::vector<size_t>, 2>> lists;
@@ -291,23 +338,53 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
         const ManifestCandidate &c = m.candidates[n];
         lists[c.blockM][c.stage == StageId::Stage1 ? 0 : 1].push_back(n);
       }
+    auto measuredOf = [&](const std::vector<size_t> &ids) {
+      std::vector<size_t> kept;
+      for (size_t i = 0; i < ids.size() && i < options.top; ++i)
+        if (!m.failed.count(m.candidates[ids[i]].id))
+          kept.push_back(ids[i]);
+      return kept;
+    };
+    {
+      std::vector<const ManifestLayer *> first{&specLayer};
+      for (auto &[bm, stages] : lists)
+        for (int s = 0; s < 2; ++s)
+          for (size_t n : measuredOf(stages[s]))
+            first.push_back(&m.candidates[n]);
+      if (llvm::Error e = measureByCount(first, points, false))
+        return std::move(e);
+      if (byGraph)
+        if (llvm::Error e = measureByCount({&specLayer}, points, true))
+          return std::move(e);
+    }
+    auto base = measureOver(specLayer, points, byGraph);
+    if (!base)
+      return base.takeError();
+    if (base->check.passed) {
+      // The table below gives the row's own token count.
+      auto atRow = measure(specLayer, T, byGraph);
+      if (!atRow)
+        return atRow.takeError();
+      row.baseline = atRow->times;
+      row.baselineGraphUs = atRow->graphUs;
+    } else
+      out << "tokens " << T << ": FAIL the spec's own schedules: " << base->check.detail << "\n";
+
     struct Choice {
       int64_t blockM;
       const ManifestPair *pair;
       Measurement measured;
     };
-    std::vector<Choice> choices;
+    std::vector<std::pair<int64_t, const ManifestPair *>> pairs; // (block_m, pair) to measure
     size_t checked = 0, failed = 0;
     for (auto &[bm, stages] : lists) {
       std::vector<std::pair<double, size_t>> passed1; // stage 1: (us1, candidate)
       std::optional<size_t> best2;
       double best2Us = 0;
       for (int s = 0; s < 2; ++s) {
-        for (size_t i = 0; i < stages[s].size() && i < options.top; ++i) {
-          const ManifestCandidate &c = m.candidates[stages[s][i]];
-          if (m.failed.count(c.id))
-            continue;
-          auto r = measure(c, T);
+        for (size_t n : measuredOf(stages[s])) {
+          const ManifestCandidate &c = m.candidates[n];
+          auto r = measureOver(c, points, false);
           if (!r)
             return r.takeError();
           ++checked;
@@ -317,11 +394,11 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
             continue;
           }
           double us = s == 0 ? r->times.us1 : r->times.us2;
-          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured\n", T, c.id, us);
+          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured{3}\n", T, c.id, us, over);
           if (s == 0)
-            passed1.push_back({us, stages[s][i]});
+            passed1.push_back({us, n});
           else if (!best2 || us < best2Us) {
-            best2 = stages[s][i];
+            best2 = n;
             best2Us = us;
           }
         }
@@ -344,47 +421,63 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
           out << "tokens " << T << ": FAIL " << pair->id << ": " << m.failed.at(pair->id) << "\n";
           continue;
         }
-        auto r = measure(*pair, T, byGraph);
-        if (!r)
-          return r.takeError();
-        if (!r->check.passed) {
-          out << "tokens " << T << ": FAIL " << pair->id << ": " << r->check.detail << "\n";
-          continue;
-        }
-        if (byGraph)
-          out << llvm::formatv("tokens {0}: {1}: {2:f2} us a call over graph replays\n", T,
-                               pair->id, *r->graphUs);
-        choices.push_back({bm, pair, *r});
+        pairs.push_back({bm, pair});
       }
     }
-    out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
+    // The output table's row at T is measured the same way: it stays (with
+    // its columns measured again) unless a candidate is faster in this run.
+    auto inc = m.incumbents.find(T);
+    const ManifestIncumbent *incumbentLayer = nullptr;
+    std::string incumbentName;
+    if (inc != m.incumbents.end()) {
+      incumbentName =
+          "the table's row " + inc->second.kernelName1 + " + " + inc->second.kernelName2;
+      if (m.failed.count(inc->second.id))
+        out << "tokens " << T << ": " << incumbentName
+            << " is not measured: " << m.failed.at(inc->second.id) << "\n";
+      else
+        incumbentLayer = &inc->second;
+    }
+    {
+      std::vector<const ManifestLayer *> second;
+      for (const auto &[bm, pair] : pairs)
+        second.push_back(pair);
+      if (incumbentLayer)
+        second.push_back(incumbentLayer);
+      if (llvm::Error e = measureByCount(second, points, byGraph))
+        return std::move(e);
+    }
     auto usOf = [&](const Measurement &r) { return byGraph ? *r.graphUs : r.times.us(); };
+    std::vector<Choice> choices;
+    for (const auto &[bm, pair] : pairs) {
+      auto r = measureOver(*pair, points, byGraph);
+      if (!r)
+        return r.takeError();
+      if (!r->check.passed) {
+        out << "tokens " << T << ": FAIL " << pair->id << ": " << r->check.detail << "\n";
+        continue;
+      }
+      if (byGraph || overTier)
+        out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}{4}\n", T, pair->id, usOf(*r),
+                             byGraph ? "a call over graph replays" : "measured", over);
+      choices.push_back({bm, pair, *r});
+    }
+    out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
     std::stable_sort(choices.begin(), choices.end(), [&](const Choice &a, const Choice &b) {
       double ua = usOf(a.measured), ub = usOf(b.measured);
       return ua != ub ? ua < ub : a.blockM < b.blockM;
     });
-    // The output table's row at T, measured the same way: it stays (with
-    // its columns measured again) unless a candidate is faster in this run.
     std::optional<Measurement> incumbent;
-    bool rowMeasured = false;
-    auto inc = m.incumbents.find(T);
-    if (inc != m.incumbents.end()) {
-      const ManifestIncumbent &r = inc->second;
-      const std::string row = "the table's row " + r.kernelName1 + " + " + r.kernelName2;
-      if (m.failed.count(r.id)) {
-        out << "tokens " << T << ": " << row << " is not measured: " << m.failed.at(r.id) << "\n";
+    if (incumbentLayer) {
+      auto got = measureOver(*incumbentLayer, points, byGraph);
+      if (!got)
+        return got.takeError();
+      if (got->check.passed) {
+        incumbent = *got;
+        out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}{4}\n", T, incumbentName, usOf(*got),
+                             byGraph ? "a call over graph replays" : "measured", over);
       } else {
-        rowMeasured = true;
-        auto got = measure(r, T, byGraph);
-        if (!got)
-          return got.takeError();
-        if (got->check.passed) {
-          incumbent = *got;
-          out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}\n", T, row, usOf(*got),
-                               byGraph ? "a call over graph replays" : "measured");
-        } else {
-          out << "tokens " << T << ": FAIL " << row << ": " << got->check.detail << "\n";
-        }
+        out << "tokens " << T << ": FAIL " << incumbentName << ": " << got->check.detail << "\n";
       }
     }
     const bool rowStays =
@@ -400,7 +493,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     const ManifestLayer *chosen = nullptr;
     const Measurement *picked = nullptr;
     if (rowStays) {
-      chosen = &inc->second;
+      chosen = incumbentLayer;
       picked = &*incumbent;
       res.kernelName1 = inc->second.kernelName1;
       res.kernelName2 = inc->second.kernelName2;
@@ -412,7 +505,12 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       res.kernelName1 = m.candidates[best.pair->s1].kernelName;
       res.kernelName2 = m.candidates[best.pair->s2].kernelName;
     }
-    const Measurement &measured = *picked;
+    // The row's columns are its own token count's (aiter's), whatever it
+    // was ranked by.
+    auto atRow = measure(*chosen, T, byGraph);
+    if (!atRow)
+      return atRow.takeError();
+    const Measurement &measured = *atRow;
     auto layer = layerOf(*chosen);
     if (!layer)
       return layer.takeError();
@@ -428,19 +526,24 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     double us = measured.times.us();
     std::tie(res.tflops, res.bw) = tflopsAndBandwidth(*layer, T, us);
     res.tag = options.tag;
-    // Ranked by graph replays, or measured against the row in this run (or
-    // the row failed its check): the row's own us column (perhaps another
-    // machine's) does not decide.
-    res.replacesRow = byGraph || rowMeasured;
+    // Ranked by graph replays or over the tier, or measured against the row
+    // in this run (or the row failed its check): the row's own us column
+    // (perhaps another machine's, or another token count's) does not decide.
+    res.replacesRow = byGraph || overTier || incumbentLayer;
     stayed += rowStays;
     if (rowStays)
       out << llvm::formatv(
-          "tokens {0}: the table's row stays ({1:f2} us against {2}), its "
+          "tokens {0}: the table's row stays ({1:f2} us against {2}{3}), its "
           "columns measured again\n",
-          T, usOf(measured),
+          T, usOf(*picked),
           choices.empty()
               ? std::string("no candidate")
-              : llvm::formatv("the best candidate's {0:f2}", usOf(choices.front().measured)).str());
+              : llvm::formatv("the best candidate's {0:f2}", usOf(choices.front().measured)).str(),
+          over);
+    if (overTier)
+      out << llvm::formatv(
+          "tokens {0}: ranked by {1:f2} us{2}; the spec's: {3}\n", T, usOf(*picked), over,
+          base->check.passed ? llvm::formatv("{0:f2}", usOf(*base)).str() : std::string("-"));
     out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
                          "us measured, err1 {7} err2 {8}\n",
                          T, res.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,

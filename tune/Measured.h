@@ -12,6 +12,8 @@
 // chosen pair is checked and timed again as one layer and the block_m with
 // the fastest pair is the row. The spec's own schedules (the layer as given)
 // are measured the same way, as the baseline the rows are reported against.
+// With tierPoints, every one of those measurements is the mean over token
+// counts spread over the row's tier.
 //
 // Measured stage times (measuredStageTimes): us1 = sorting + input
 // quantization + stage 1 + finish, with the clears they need; us2 =
@@ -76,6 +78,10 @@ struct Measurement {
 /// tokens: about 25 s of host reference per candidate when all are compared).
 inline constexpr int64_t kDefaultCheckTokens = 1024;
 
+/// The most token counts a row's candidates are ranked over
+/// (MeasuredTuneOptions::tierPoints): each is a check and a timing.
+inline constexpr size_t kMaxTierPoints = 16;
+
 struct MeasuredTuneOptions {
   std::string manifestDir;     // holds the manifest and the layers' files
   std::string outPath;         // the tuned CSV
@@ -102,6 +108,13 @@ struct MeasuredTuneOptions {
   /// taken step by step. 0: choose by the step times.
   size_t graphRank = 0;
   int graphReplays = 20;
+  /// Rank each row's candidates by their mean time over this many token
+  /// counts spread over the row's tier (dispatch::tierTokens: from the least
+  /// count that pads to the row's to the row's own), each count checked; the
+  /// row's columns stay its own count's. A row serves every count of its
+  /// tier, and one tuned at the top alone can be slow inside it. 1: the
+  /// row's own count only.
+  size_t tierPoints = 1;
   /// How a layer is measured at a token count (the bool: with graph
   /// replays); empty: runLayerCheck (poisoned, timed with an event per step
   /// only if it passed) and measuredStageTimes.

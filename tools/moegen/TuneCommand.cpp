@@ -4,6 +4,7 @@
 //               [--backend emu|hip|cuda] [--devices N,...] [--top N] [--tokens N,...]
 //               [--axis key=v1,v2 ...] [--jobs N] [--compile-timeout S]
 //               [--cache-dir DIR] [--set key=value ...] [--list] [--prefill-only]
+//               [--graph-rank N] [--tier-points N]
 //
 // For each row of an aiter untuned table (its key must be the spec's layer):
 //   1. candidates per stage and block_m from the templates' rules
@@ -146,6 +147,12 @@ static cl::opt<long long, false, UnsignedParser> graphRankArg(
     cl::desc("hip, cuda: choose among this many of the fastest stage-1 candidates per block_m by "
              "the layer's time over graph replays (default 0: by the step times)"),
     cl::init(0), cl::sub(command), cl::cat(moegenCategory()));
+static cl::opt<long long, false, PositiveParser> tierPointsArg(
+    "tier-points",
+    cl::desc("hip, cuda: rank each row's candidates by their mean time over this many token "
+             "counts spread over the row's tier, from the least count aiter pads to the row's "
+             "to the row's own (default 1: the row's count only)"),
+    cl::init(1), cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<long long, false, UnsignedParser>
     checkTokensArg("check-tokens",
                    cl::desc("compare at most this many tokens per check, evenly spaced (default "
@@ -343,6 +350,14 @@ static int runTune() {
   if (prefillOnly && !measured)
     return usageError(name, "--prefill-only: only with --backend hip or cuda (emu checks in "
                             "this process)");
+  if (uint64_t(tierPointsArg) > tune::kMaxTierPoints)
+    return usageError(name, "--tier-points " + std::to_string(tierPointsArg) + " is over " +
+                                std::to_string(tune::kMaxTierPoints));
+  if (tierPointsArg > 1 && (!measured || prefillOnly))
+    return usageError(name, measured ? "--tier-points: the measuring part takes it "
+                                       "(moegen-tune-device --tier-points), not --prefill-only"
+                                     : "--tier-points: only with --backend hip or cuda (emu "
+                                       "ranks by the model at the row's token count)");
   if (backendName == "emu" && devices)
     return usageError(name, "--devices: the emu backend is one device");
   if (devices > 1)
@@ -673,6 +688,7 @@ static int runTune() {
     o.launchCuNum = cuNum;
     o.timedRuns = int(timedRunsArg);
     o.graphRank = size_t(graphRankArg);
+    o.tierPoints = size_t(tierPointsArg);
     o.checkTokens = checkTokens;
     runtime::KernelSourceOptions ko;
     ko.cacheDir = cacheDir;

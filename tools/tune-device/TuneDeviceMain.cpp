@@ -3,7 +3,7 @@
 //   moegen-tune-device --cache DIR --out TUNED.csv [--tokens N,...] [--top N]
 //                      [--time N] [--warmup N] [--rotate-bytes B] [--seed S]
 //                      [--launch-cu-num N] [--check-tokens N] [--graph-rank N]
-//                      [--graph-replays N] [--device N]
+//                      [--graph-replays N] [--tier-points N] [--device N]
 //
 // The part of `moegen tune --backend cuda` after compiling, for a GPU machine
 // where only a static MLIR-free binary runs: `moegen tune ... --prefill-only
@@ -70,6 +70,12 @@ static cl::opt<unsigned> graphReplaysArg("graph-replays",
                                          cl::desc("timed graph replays per ranked pair (default "
                                                   "20)"),
                                          cl::init(20));
+static cl::opt<unsigned> tierPointsArg(
+    "tier-points",
+    cl::desc("rank each row's candidates by their mean time over this many token counts spread "
+             "over the row's tier, from the least count aiter pads to the row's to the row's own "
+             "(default 1: the row's count only)"),
+    cl::init(1));
 static cl::opt<int> deviceArg("device", cl::desc("the device ordinal (default: the first sm_90a)"),
                               cl::init(-1));
 
@@ -83,8 +89,11 @@ int main(int argc, char **argv) {
   if (cacheArg.empty() || outArg.empty())
     return fail("usage: moegen-tune-device --cache DIR --out TUNED.csv (DIR: filled by `moegen "
                 "tune --backend cuda --prefill-only --cache-dir DIR`)");
-  if (timeArg == 0 || topArg == 0 || graphReplaysArg == 0)
-    return fail("--time, --top and --graph-replays must be positive");
+  if (timeArg == 0 || topArg == 0 || graphReplaysArg == 0 || tierPointsArg == 0)
+    return fail("--time, --top, --graph-replays and --tier-points must be positive");
+  if (tierPointsArg > tune::kMaxTierPoints)
+    return fail("--tier-points " + llvm::Twine(tierPointsArg) + " is over " +
+                llvm::Twine(tune::kMaxTierPoints));
 
   tune::MeasuredTuneOptions options;
   options.manifestDir = cacheArg;
@@ -102,6 +111,7 @@ int main(int argc, char **argv) {
   options.checkTokens = int64_t(checkTokensArg);
   options.graphRank = graphRankArg;
   options.graphReplays = int(graphReplaysArg);
+  options.tierPoints = tierPointsArg;
   // A record checked on other tokens is not this run's.
   options.journalPrefix = cache::buildId().str() + "\ncuda\n" + std::to_string(options.seed) +
                           "\n" + std::to_string(options.checkTokens);

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 
 using namespace moegen;
 
@@ -779,6 +780,84 @@ TEST_F(FourPairTune, ARowThatFailsItsCheckIsReplaced) {
   };
   std::string log = tuneAll();
   EXPECT_NE(log.find("tokens 5: FAIL the table's row kernel_a + kernel_c: stage2"),
+            std::string::npos)
+      << log;
+  expectTableHas(o.outPath, kBAndD);
+}
+
+/// Rewrites the four pairs' manifest for a row at `tokens` tokens.
+void moveManifestTo(const TempDir &dir, int64_t tokens) {
+  std::string path = dir.path + "/" + tune::kManifestName;
+  auto text = llvm::MemoryBuffer::getFile(path);
+  ASSERT_TRUE(bool(text));
+  std::string m = (*text)->getBuffer().str();
+  for (const char *field : {"tokens\t", "order\t"}) {
+    size_t at = m.find(std::string(field) + "5");
+    ASSERT_NE(at, std::string::npos) << m;
+    m.replace(at, std::strlen(field) + 1, field + std::to_string(tokens));
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  ASSERT_FALSE(ec);
+  os << m;
+}
+
+TEST_F(FourPairTune, TierPointsRankByTheMeanOverTheRowsTier) {
+  // A row at 8 tokens serves 5 to 8. Stage 1 of b is the faster at 8 tokens
+  // (3000 us against a's 4000) and the slower at 5 (9000 against 4000): over
+  // the tier a wins. Stage 2: c 5000, d 1000 at both counts.
+  moveManifestTo(dir, 8);
+  o.tierPoints = 2;
+  std::vector<std::string> measured;
+  o.measurer = [&](const MoeSpec &layer, int64_t T, bool) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    measured.push_back(llvm::formatv("{0}{1}@{2}", a ? "a" : "b", c ? "c" : "d", T).str());
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times.us1 = a ? 4000 : (T == 8 ? 3000 : 9000);
+    m.times.us2 = c ? 5000 : 1000;
+    return m;
+  };
+  std::string log = tuneAll();
+  // Count by count (the checks of one count share their inputs); the pair
+  // a + d is candidate "s2 d", already measured.
+  EXPECT_EQ(llvm::join(measured, ","), "ac@5,ac@5,bc@5,ac@5,ad@5,ac@8,ac@8,bc@8,ac@8,ad@8") << log;
+  EXPECT_NE(log.find("tokens 8: s1 b: 6000.00 us measured (the mean over 5, 8 tokens)"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("tokens 8: ranked by 5000.00 us (the mean over 5, 8 tokens); the spec's: "
+                     "9000.00"),
+            std::string::npos)
+      << log;
+  // The row's columns are its own count's.
+  expectTableHas(o.outPath, ",4000.0000,kernel_a,0.0%,1000.0000,kernel_d,0.0%,5000.0000,");
+}
+
+TEST_F(FourPairTune, TierPointsFailACandidateThatFailsAnyCount) {
+  moveManifestTo(dir, 8);
+  o.tierPoints = 3; // 5, 7 (6.5 rounded up) and 8
+  o.measurer = [&](const MoeSpec &layer, int64_t T, bool) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    tune::Measurement m;
+    m.check.passed = a || T != 7;
+    m.check.detail = m.check.passed ? "" : "stage1";
+    m.times.us1 = a ? 4000 : 1000;
+    m.times.us2 = c ? 5000 : 1000;
+    return m;
+  };
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 8: FAIL s1 b: at 7 tokens: stage1"), std::string::npos) << log;
+  expectTableHas(o.outPath, ",4000.0000,kernel_a,0.0%,1000.0000,kernel_d,0.0%,5000.0000,");
+}
+
+TEST_F(FourPairTune, TierPointsOnARowThatIsNoTierRankAtItsCount) {
+  // No token count pads to 5 (aiter's padded M is 8 there): said, and ranked
+  // at 5 alone.
+  o.tierPoints = 2;
+  o.measurer = tileMeasurer(3000);
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 5: no token count pads to it (aiter's padded M); ranked at 5 tokens "
+                     "only"),
             std::string::npos)
       << log;
   expectTableHas(o.outPath, kBAndD);

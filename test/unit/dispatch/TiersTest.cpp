@@ -33,4 +33,38 @@ TEST(Tiers, FallbackOrder) {
   EXPECT_EQ(tierFallbackOrder(200000), (std::vector<int64_t>{131072, 32768}));
 }
 
+TEST(Tiers, FloorIsTheLeastTokenCountOfTheTier) {
+  EXPECT_EQ(tierFloor(1), 1);
+  EXPECT_EQ(tierFloor(2), 2);
+  EXPECT_EQ(tierFloor(4), 3);
+  EXPECT_EQ(tierFloor(32), 17);
+  EXPECT_EQ(tierFloor(16384), 8193);
+  EXPECT_EQ(tierFloor(32768), 16385);
+  EXPECT_EQ(tierFloor(131072), 131072);
+  // No token count pads to these.
+  EXPECT_EQ(tierFloor(0), std::nullopt);
+  EXPECT_EQ(tierFloor(3), std::nullopt);
+  EXPECT_EQ(tierFloor(65536), std::nullopt);
+  // Every floor pads to its key and the count below it does not.
+  for (int64_t key = 2; key <= 16384; key *= 2) {
+    EXPECT_EQ(paddedM(*tierFloor(key)), key);
+    EXPECT_NE(paddedM(*tierFloor(key) - 1), key);
+  }
+}
+
+TEST(Tiers, TokensSpreadOverTheTier) {
+  EXPECT_EQ(tierTokens(32, 1), (std::vector<int64_t>{32}));
+  EXPECT_EQ(tierTokens(32, 2), (std::vector<int64_t>{17, 32}));
+  EXPECT_EQ(tierTokens(32, 3), (std::vector<int64_t>{17, 25, 32}));
+  EXPECT_EQ(tierTokens(1024, 4), (std::vector<int64_t>{513, 683, 854, 1024}));
+  EXPECT_EQ(tierTokens(32768, 2), (std::vector<int64_t>{16385, 32768}));
+  // A tier of fewer counts than asked gives each once.
+  EXPECT_EQ(tierTokens(4, 5), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(tierTokens(2, 3), (std::vector<int64_t>{2}));
+  EXPECT_EQ(tierTokens(131072, 3), (std::vector<int64_t>{131072}));
+  // A row that is no tier is measured at its own count.
+  EXPECT_EQ(tierTokens(3, 3), (std::vector<int64_t>{3}));
+  EXPECT_EQ(tierTokens(64, size_t(-1)).size(), 32u);
+}
+
 } // namespace
