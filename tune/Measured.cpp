@@ -98,6 +98,14 @@ std::pair<double, double> tflopsAndBandwidth(const MoeSpec &layer, int64_t token
           layerBytes(p, layer.formats, tokens) / seconds / 1e9};
 }
 
+std::optional<std::string> tierPointsNote(int64_t tokens, size_t tierPoints) {
+  if (tierPoints <= 1 || dispatch::tierTokens(tokens, tierPoints).size() > 1)
+    return std::nullopt;
+  return std::string(dispatch::tierFloor(tokens) ? "its tier has no other token count"
+                                                 : "no token count pads to it (aiter's padded M)") +
+         "; ranked at this count alone";
+}
+
 llvm::Expected<TunedResult> retimedRow(const dispatch::TunedRow &row, const MoeSpec &layer,
                                        const LayerCheckResult &check) {
   auto error = [&](const llvm::Twine &msg) {
@@ -324,11 +332,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     const bool overTier = points.size() > 1;
     const std::string over =
         overTier ? " (the mean over " + countsText(points) + " tokens)" : std::string();
-    if (options.tierPoints > 1 && !overTier)
-      out << "tokens " << T << ": "
-          << (dispatch::tierFloor(T) ? "its tier has no other token count"
-                                     : "no token count pads to it (aiter's padded M)")
-          << "; ranked at " << T << " tokens only\n";
+    if (auto note = tierPointsNote(T, options.tierPoints))
+      out << "tokens " << T << ": " << *note << "\n";
 
     // Per block_m, each stage's candidates in the manifest's order.
     std::map<int64_t, std::array<std::vector<size_t>, 2>> lists;

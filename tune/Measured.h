@@ -82,6 +82,11 @@ inline constexpr int64_t kDefaultCheckTokens = 1024;
 /// (MeasuredTuneOptions::tierPoints): each is a check and a timing.
 inline constexpr size_t kMaxTierPoints = 16;
 
+/// Why a row at `tokens` is ranked at that count alone though `tierPoints`
+/// asked for more (its tier has no other count, or no count pads to it);
+/// none where it is ranked over its tier or only one count was asked for.
+std::optional<std::string> tierPointsNote(int64_t tokens, size_t tierPoints);
+
 struct MeasuredTuneOptions {
   std::string manifestDir;     // holds the manifest and the layers' files
   std::string outPath;         // the tuned CSV

@@ -47,6 +47,7 @@
 #include "runtime/check/LayerCheck.h"
 #include "runtime/cuda/CudaBackend.h"
 #include "runtime/dispatch/Lookup.h"
+#include "runtime/dispatch/Tiers.h"
 #include "runtime/hip/HipBackend.h"
 #include "runtime/jit/Compiler.h"
 #include "templates/LayerRules.h"
@@ -149,9 +150,10 @@ static cl::opt<long long, false, UnsignedParser> graphRankArg(
     cl::init(0), cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<long long, false, PositiveParser> tierPointsArg(
     "tier-points",
-    cl::desc("hip, cuda: rank each row's candidates by their mean time over this many token "
-             "counts spread over the row's tier, from the least count aiter pads to the row's "
-             "to the row's own (default 1: the row's count only)"),
+    cl::desc("rank each row's candidates by their mean time (modelled on emu, measured on hip "
+             "and cuda) over this many token counts spread over the row's tier, from the least "
+             "count aiter pads to the row's to the row's own, each checked (default 1: the row's "
+             "count only)"),
     cl::init(1), cl::sub(command), cl::cat(moegenCategory()));
 static cl::opt<long long, false, UnsignedParser>
     checkTokensArg("check-tokens",
@@ -353,11 +355,9 @@ static int runTune() {
   if (uint64_t(tierPointsArg) > tune::kMaxTierPoints)
     return usageError(name, "--tier-points " + std::to_string(tierPointsArg) + " is over " +
                                 std::to_string(tune::kMaxTierPoints));
-  if (tierPointsArg > 1 && (!measured || prefillOnly))
-    return usageError(name, measured ? "--tier-points: the measuring part takes it "
-                                       "(moegen-tune-device --tier-points), not --prefill-only"
-                                     : "--tier-points: only with --backend hip or cuda (emu "
-                                       "ranks by the model at the row's token count)");
+  if (tierPointsArg > 1 && prefillOnly)
+    return usageError(name, "--tier-points: the measuring part takes it (moegen-tune-device "
+                            "--tier-points), not --prefill-only");
   if (backendName == "emu" && devices)
     return usageError(name, "--devices: the emu backend is one device");
   if (devices > 1)
@@ -510,7 +510,15 @@ static int runTune() {
   runner.jobs =
       jobsArg ? unsigned(jobsArg) : llvm::heavyweight_hardware_concurrency().compute_thread_count();
   runner.timeout = unsigned(timeoutArg);
-  runner.tokens = tokens;
+  // The workers model every token count a row is ranked over.
+  auto pointsOf = [&](int64_t T) { return dispatch::tierTokens(T, size_t(tierPointsArg)); };
+  {
+    std::set<int64_t> all;
+    for (int64_t T : tokens)
+      for (int64_t p : pointsOf(T))
+        all.insert(p);
+    runner.tokens.assign(all.begin(), all.end());
+  }
   runner.chip = target.chip;
   runner.journal = journal->get();
 
@@ -740,11 +748,37 @@ static int runTune() {
   Progress rowsProgress("tuned token counts", tokens.size());
   size_t rowsFailed = 0;
   for (int64_t T : tokens) {
+    // Ranked by the model's mean over the row's tier (--tier-points), each
+    // count checked.
+    const std::vector<int64_t> points = pointsOf(T);
+    if (auto note = tune::tierPointsNote(T, size_t(tierPointsArg)))
+      llvm::outs() << "tokens " << T << ": " << *note << "\n";
+    auto meanOf = [&](const CompileRecord &r) {
+      StageTimes mean;
+      for (int64_t p : points) {
+        mean.us1 += r.times.at(p).us1 / double(points.size());
+        mean.us2 += r.times.at(p).us2 / double(points.size());
+      }
+      return mean;
+    };
+    // A check at every count: the first that fails is the record, naming
+    // its count; else the row's own count's.
+    auto checkOver = [&](const std::string &id, const MoeSpec &layer) {
+      for (int64_t p : points) {
+        CheckRecord r = check(id, layer, p);
+        if (!r.passed) {
+          if (points.size() > 1)
+            r.detail = "at " + std::to_string(p) + " tokens: " + r.detail;
+          return r;
+        }
+      }
+      return check(id, layer, T);
+    };
     // Per block_m: the stage candidates that compiled, best modelled first
     // (ties: the id).
     std::map<int64_t, std::array<std::vector<const Candidate *>, 2>> ranked;
     auto timeOf = [&](const Candidate &c) {
-      const StageTimes &t = runner.journal->compiled(c.id)->times.at(T);
+      StageTimes t = meanOf(*runner.journal->compiled(c.id));
       return c.stage == StageId::Stage1 ? t.us1 : t.us2;
     };
     for (const Candidate &c : candidates)
@@ -766,7 +800,7 @@ static int runTune() {
           return ta != tb ? ta < tb : a->id < b->id;
         });
         for (size_t i = 0; i < list.size() && i < top; ++i) {
-          CheckRecord r = check(list[i]->id, list[i]->layer, T);
+          CheckRecord r = checkOver(list[i]->id, list[i]->layer);
           ++checked;
           if (r.passed) {
             ch.s[s] = list[i];
@@ -805,11 +839,18 @@ static int runTune() {
                      << (cr ? cr->reason : std::string("not compiled")) << "\n";
         continue;
       }
-      CheckRecord r = check(id, layer, T);
+      CheckRecord r = checkOver(id, layer);
       if (!r.passed) {
         llvm::outs() << "tokens " << T << ": FAIL " << id << ": " << r.detail << "\n";
         continue;
       }
+      if (points.size() > 1)
+        llvm::outs() << llvm::formatv(
+            "tokens {0}: ranked by {1:f2} us modelled, the mean over {2} "
+            "tokens\n",
+            T, meanOf(*cr).us(),
+            llvm::join(llvm::map_range(points, [](int64_t v) { return std::to_string(v); }), ", "));
+      // The row's columns are its own count's, as aiter's.
       const StageTimes &t = cr->times.at(T);
       tune::TunedResult res;
       res.key = *key;
