@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 using namespace moegen::dispatch;
 
 namespace {
@@ -65,6 +68,27 @@ TEST(Tiers, TokensSpreadOverTheTier) {
   // A row that is no tier is measured at its own count.
   EXPECT_EQ(tierTokens(3, 3), (std::vector<int64_t>{3}));
   EXPECT_EQ(tierTokens(64, size_t(-1)).size(), 32u);
+}
+
+TEST(Tiers, EveryTiersTokensPadToItAndSpanIt) {
+  std::vector<int64_t> keys = {1, 32768, 131072};
+  for (int64_t k = 2; k <= 16384; k *= 2)
+    keys.push_back(k);
+  for (int64_t key : keys)
+    for (size_t count = 1; count <= 20; ++count) {
+      std::vector<int64_t> points = tierTokens(key, count);
+      const int64_t span = key - *tierFloor(key);
+      SCOPED_TRACE(std::to_string(key) + " x " + std::to_string(count));
+      ASSERT_EQ(points.size(), std::min<size_t>(count, size_t(span) + 1));
+      EXPECT_EQ(points.back(), key);
+      if (points.size() > 1)
+        EXPECT_EQ(points.front(), *tierFloor(key));
+      for (size_t i = 0; i < points.size(); ++i) {
+        EXPECT_EQ(paddedM(points[i]), key);
+        if (i)
+          EXPECT_LT(points[i - 1], points[i]);
+      }
+    }
 }
 
 } // namespace
