@@ -98,6 +98,11 @@ std::pair<double, double> tflopsAndBandwidth(const MoeSpec &layer, int64_t token
           layerBytes(p, layer.formats, tokens) / seconds / 1e9};
 }
 
+std::string joinTokenCounts(const std::vector<int64_t> &tokens, llvm::StringRef separator) {
+  return llvm::join(llvm::map_range(tokens, [](int64_t v) { return std::to_string(v); }),
+                    separator);
+}
+
 std::optional<std::string> tierPointsNote(int64_t tokens, size_t tierPoints) {
   if (tierPoints <= 1 || dispatch::tierTokens(tokens, tierPoints).size() > 1)
     return std::nullopt;
@@ -161,11 +166,8 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
   std::vector<int64_t> tokens = options.tokens.empty() ? m.tokens : options.tokens;
   for (int64_t t : tokens)
     if (!llvm::is_contained(m.tokens, t))
-      return error(
-          "--tokens " + llvm::Twine(t) + ": the manifest in " + options.manifestDir +
-          " has no such token count (it has " +
-          llvm::join(llvm::map_range(m.tokens, [](int64_t v) { return std::to_string(v); }), ",") +
-          ")");
+      return error("--tokens " + llvm::Twine(t) + ": the manifest in " + options.manifestDir +
+                   " has no such token count (it has " + joinTokenCounts(m.tokens, ",") + ")");
   runtime::Target target;
   target.chip = m.chip;
   auto journal = Journal::open(
@@ -312,9 +314,6 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
           return r.takeError();
     return llvm::Error::success();
   };
-  auto countsText = [](const std::vector<int64_t> &points) {
-    return llvm::join(llvm::map_range(points, [](int64_t v) { return std::to_string(v); }), ", ");
-  };
 
   struct Row {
     int64_t tokens;
@@ -331,7 +330,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     const std::vector<int64_t> points = dispatch::tierTokens(T, options.tierPoints);
     const bool overTier = points.size() > 1;
     const std::string over =
-        overTier ? " (the mean over " + countsText(points) + " tokens)" : std::string();
+        overTier ? " (the mean over " + joinTokenCounts(points) + " tokens)" : std::string();
     if (auto note = tierPointsNote(T, options.tierPoints))
       out << "tokens " << T << ": " << *note << "\n";
 

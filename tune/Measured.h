@@ -82,6 +82,9 @@ inline constexpr int64_t kDefaultCheckTokens = 1024;
 /// (MeasuredTuneOptions::tierPoints): each is a check and a timing.
 inline constexpr size_t kMaxTierPoints = 16;
 
+/// Token counts as text, e.g. "17, 25, 32" (`separator` between them).
+std::string joinTokenCounts(const std::vector<int64_t> &tokens, llvm::StringRef separator = ", ");
+
 /// Why a row at `tokens` is ranked at that count alone though `tierPoints`
 /// asked for more (its tier has no other count, or no count pads to it);
 /// none where it is ranked over its tier or only one count was asked for.

@@ -845,11 +845,9 @@ static int runTune() {
         continue;
       }
       if (points.size() > 1)
-        llvm::outs() << llvm::formatv(
-            "tokens {0}: ranked by {1:f2} us modelled, the mean over {2} "
-            "tokens\n",
-            T, meanOf(*cr).us(),
-            llvm::join(llvm::map_range(points, [](int64_t v) { return std::to_string(v); }), ", "));
+        llvm::outs() << llvm::formatv("tokens {0}: ranked by {1:f2} us modelled, the mean over {2} "
+                                      "tokens\n",
+                                      T, meanOf(*cr).us(), tune::joinTokenCounts(points));
       // The row's columns are its own count's, as aiter's.
       const StageTimes &t = cr->times.at(T);
       tune::TunedResult res;
