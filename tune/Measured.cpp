@@ -294,8 +294,11 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       mean.check.err2 = std::max(mean.check.err2, r->check.err2);
       mean.times.us1 += r->times.us1 / n;
       mean.times.us2 += r->times.us2 / n;
-      if (graph)
+      mean.pointTimes.push_back(r->times);
+      if (graph) {
         graphUs += *r->graphUs / n;
+        mean.pointGraphUs.push_back(*r->graphUs);
+      }
     }
     if (graph)
       mean.graphUs = graphUs;
@@ -329,8 +332,17 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     Row row{T, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
     const std::vector<int64_t> points = dispatch::tierTokens(T, options.tierPoints);
     const bool overTier = points.size() > 1;
-    const std::string over =
-        overTier ? " (the mean over " + joinTokenCounts(points) + " tokens)" : std::string();
+    // " (the mean over 9, 13, 16 tokens: 98.10, 110.20, 140.30)": each
+    // count's time beside the mean it gives, so that a row's top can be
+    // read as well as its tier.
+    auto overOf = [&](llvm::ArrayRef<double> perCount) {
+      if (!overTier)
+        return std::string();
+      std::string text = " (the mean over " + joinTokenCounts(points) + " tokens";
+      for (size_t i = 0; i < perCount.size(); ++i)
+        text += llvm::formatv("{0}{1:f2}", i ? ", " : ": ", perCount[i]).str();
+      return text + ")";
+    };
     if (auto note = tierPointsNote(T, options.tierPoints))
       out << "tokens " << T << ": " << *note << "\n";
 
@@ -398,7 +410,11 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
             continue;
           }
           double us = s == 0 ? r->times.us1 : r->times.us2;
-          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured{3}\n", T, c.id, us, over);
+          std::vector<double> perCount;
+          for (const StageTimes &t : r->pointTimes)
+            perCount.push_back(s == 0 ? t.us1 : t.us2);
+          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured{3}\n", T, c.id, us,
+                               overOf(perCount));
           if (s == 0)
             passed1.push_back({us, n});
           else if (!best2 || us < best2Us) {
@@ -452,6 +468,14 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
         return std::move(e);
     }
     auto usOf = [&](const Measurement &r) { return byGraph ? *r.graphUs : r.times.us(); };
+    auto overOfLayer = [&](const Measurement &r) {
+      if (byGraph)
+        return overOf(r.pointGraphUs);
+      std::vector<double> perCount;
+      for (const StageTimes &t : r.pointTimes)
+        perCount.push_back(t.us());
+      return overOf(perCount);
+    };
     std::vector<Choice> choices;
     for (const auto &[bm, pair] : pairs) {
       auto r = measureOver(*pair, points, byGraph);
@@ -463,7 +487,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       }
       if (byGraph || overTier)
         out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}{4}\n", T, pair->id, usOf(*r),
-                             byGraph ? "a call over graph replays" : "measured", over);
+                             byGraph ? "a call over graph replays" : "measured", overOfLayer(*r));
       choices.push_back({bm, pair, *r});
     }
     out << "tokens " << T << ": checked " << checked << " candidates, " << failed << " failed\n";
@@ -479,7 +503,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
       if (got->check.passed) {
         incumbent = *got;
         out << llvm::formatv("tokens {0}: {1}: {2:f2} us {3}{4}\n", T, incumbentName, usOf(*got),
-                             byGraph ? "a call over graph replays" : "measured", over);
+                             byGraph ? "a call over graph replays" : "measured", overOfLayer(*got));
       } else {
         out << "tokens " << T << ": FAIL " << incumbentName << ": " << got->check.detail << "\n";
       }
@@ -543,11 +567,12 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
           choices.empty()
               ? std::string("no candidate")
               : llvm::formatv("the best candidate's {0:f2}", usOf(choices.front().measured)).str(),
-          over);
+          overOfLayer(*picked));
     if (overTier)
-      out << llvm::formatv(
-          "tokens {0}: ranked by {1:f2} us{2}; the spec's: {3}\n", T, usOf(*picked), over,
-          base->check.passed ? llvm::formatv("{0:f2}", usOf(*base)).str() : std::string("-"));
+      out << llvm::formatv("tokens {0}: ranked by {1:f2} us{2}; the spec's: {3}\n", T,
+                           usOf(*picked), overOfLayer(*picked),
+                           base->check.passed ? llvm::formatv("{0:f2}", usOf(*base)).str()
+                                              : std::string("-"));
     out << llvm::formatv("tokens {0}: block_m {1}: {2} (us1 {3:f2}) + {4} (us2 {5:f2}) = {6:f2} "
                          "us measured, err1 {7} err2 {8}\n",
                          T, res.blockM, res.kernelName1, res.us1, res.kernelName2, res.us2, us,

@@ -71,6 +71,10 @@ struct Measurement {
   CheckRecord check;
   StageTimes times;
   std::optional<double> graphUs;
+  /// Over several token counts (a tier's): each count's times, in the
+  /// counts' order; `times` and `graphUs` are their means.
+  std::vector<StageTimes> pointTimes;
+  std::vector<double> pointGraphUs;
 };
 
 /// The tokens a candidate's check compares at most by default: every token

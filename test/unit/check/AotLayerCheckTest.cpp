@@ -822,11 +822,13 @@ TEST_F(FourPairTune, TierPointsRankByTheMeanOverTheRowsTier) {
   // Count by count (the checks of one count share their inputs); the pair
   // a + d is candidate "s2 d", already measured.
   EXPECT_EQ(llvm::join(measured, ","), "ac@5,ac@5,bc@5,ac@5,ad@5,ac@8,ac@8,bc@8,ac@8,ad@8") << log;
-  EXPECT_NE(log.find("tokens 8: s1 b: 6000.00 us measured (the mean over 5, 8 tokens)"),
+  // Each count's time beside the mean.
+  EXPECT_NE(log.find("tokens 8: s1 b: 6000.00 us measured (the mean over 5, 8 tokens: 9000.00, "
+                     "3000.00)"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("tokens 8: ranked by 5000.00 us (the mean over 5, 8 tokens); the spec's: "
-                     "9000.00"),
+  EXPECT_NE(log.find("tokens 8: ranked by 5000.00 us (the mean over 5, 8 tokens: 5000.00, "
+                     "5000.00); the spec's: 9000.00"),
             std::string::npos)
       << log;
   // The row's columns are its own count's.
