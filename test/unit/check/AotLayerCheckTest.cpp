@@ -835,6 +835,31 @@ TEST_F(FourPairTune, TierPointsRankByTheMeanOverTheRowsTier) {
   expectTableHas(o.outPath, ",4000.0000,kernel_a,0.0%,1000.0000,kernel_d,0.0%,5000.0000,");
 }
 
+TEST_F(FourPairTune, TierPointsByGraphReplaysGiveEachCountsTime) {
+  // Ranked by graph replays over the tier: the line gives each count's
+  // time over graph replays beside their mean (here the pair's steps plus
+  // the token count).
+  moveManifestTo(dir, 8);
+  o.tierPoints = 2;
+  o.graphRank = 1;
+  o.measurer = [&](const MoeSpec &layer, int64_t T,
+                   bool graph) -> llvm::Expected<tune::Measurement> {
+    bool a = layer.stage1.tileN == 32, c = layer.stage2.tileN == 128;
+    tune::Measurement m;
+    m.check.passed = true;
+    m.times.us1 = a ? 4000 : (T == 8 ? 3000 : 9000);
+    m.times.us2 = c ? 5000 : 1000;
+    if (graph)
+      m.graphUs = m.times.us() + double(T);
+    return m;
+  };
+  std::string log = tuneAll();
+  EXPECT_NE(log.find("tokens 8: ranked by 5006.50 us (the mean over 5, 8 tokens: 5005.00, "
+                     "5008.00); the spec's: "),
+            std::string::npos)
+      << log;
+}
+
 TEST_F(FourPairTune, TierPointsFailACandidateThatFailsAnyCount) {
   moveManifestTo(dir, 8);
   o.tierPoints = 3; // 5, 7 (6.5 rounded up) and 8
