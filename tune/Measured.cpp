@@ -334,13 +334,16 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     const bool overTier = points.size() > 1;
     // " (the mean over 9, 13, 16 tokens: 98.10, 110.20, 140.30)": each
     // count's time beside the mean it gives, so that a row's top can be
-    // read as well as its tier.
-    auto overOf = [&](llvm::ArrayRef<double> perCount) {
+    // read as well as its tier. `stepUs` picks what a count's step times
+    // give; a measurement over graph replays gives those instead.
+    auto overOf = [&](const Measurement &r, llvm::function_ref<double(const StageTimes &)> stepUs) {
       if (!overTier)
         return std::string();
       std::string text = " (the mean over " + joinTokenCounts(points) + " tokens";
-      for (size_t i = 0; i < perCount.size(); ++i)
-        text += llvm::formatv("{0}{1:f2}", i ? ", " : ": ", perCount[i]).str();
+      for (size_t i = 0; i < r.pointTimes.size(); ++i) {
+        double us = r.pointGraphUs.empty() ? stepUs(r.pointTimes[i]) : r.pointGraphUs[i];
+        text += llvm::formatv("{0}{1:f2}", i ? ", " : ": ", us).str();
+      }
       return text + ")";
     };
     if (auto note = tierPointsNote(T, options.tierPoints))
@@ -410,11 +413,9 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
             continue;
           }
           double us = s == 0 ? r->times.us1 : r->times.us2;
-          std::vector<double> perCount;
-          for (const StageTimes &t : r->pointTimes)
-            perCount.push_back(s == 0 ? t.us1 : t.us2);
-          out << llvm::formatv("tokens {0}: {1}: {2:f2} us measured{3}\n", T, c.id, us,
-                               overOf(perCount));
+          out << llvm::formatv(
+              "tokens {0}: {1}: {2:f2} us measured{3}\n", T, c.id, us,
+              overOf(*r, [&](const StageTimes &t) { return s == 0 ? t.us1 : t.us2; }));
           if (s == 0)
             passed1.push_back({us, n});
           else if (!best2 || us < best2Us) {
@@ -469,12 +470,7 @@ llvm::Expected<size_t> runMeasuredTune(const MeasuredTuneOptions &options,
     }
     auto usOf = [&](const Measurement &r) { return byGraph ? *r.graphUs : r.times.us(); };
     auto overOfLayer = [&](const Measurement &r) {
-      if (byGraph)
-        return overOf(r.pointGraphUs);
-      std::vector<double> perCount;
-      for (const StageTimes &t : r.pointTimes)
-        perCount.push_back(t.us());
-      return overOf(perCount);
+      return overOf(r, [](const StageTimes &t) { return t.us(); });
     };
     std::vector<Choice> choices;
     for (const auto &[bm, pair] : pairs) {

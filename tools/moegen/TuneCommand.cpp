@@ -762,17 +762,18 @@ static int runTune() {
       return mean;
     };
     // A check at every count: the first that fails is the record, naming
-    // its count; else the row's own count's.
+    // its count; else the row's own count's (the last of the points).
     auto checkOver = [&](const std::string &id, const MoeSpec &layer) {
+      CheckRecord r;
       for (int64_t p : points) {
-        CheckRecord r = check(id, layer, p);
+        r = check(id, layer, p);
         if (!r.passed) {
           if (points.size() > 1)
             r.detail = "at " + std::to_string(p) + " tokens: " + r.detail;
           return r;
         }
       }
-      return check(id, layer, T);
+      return r;
     };
     // Per block_m: the stage candidates that compiled, best modelled first
     // (ties: the id).
