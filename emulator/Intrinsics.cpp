@@ -463,6 +463,7 @@ Error CallDecoder::nvvm(bool &Matched) {
   case nvvm_bar_warp_sync: // the warp's lanes run in lockstep
   case nvvm_griddepcontrol_launch_dependents:
   case nvvm_griddepcontrol_wait:
+  case nvvm_nanosleep: // kernels run one after another: a wait's first try finds its data
     return nop();
   case nvvm_fence_proxy_async_shared_cta:
     return wave(waveFenceProxyAsync);

@@ -21,6 +21,13 @@ MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
   return MemRefType::get({count}, elementType, MemRefLayoutAttrInterface(), space);
 }
 
+void emitGridWait(ImplicitLocOpBuilder &b) {
+  LLVM::InlineAsmOp::create(b, Type(), ValueRange(), "griddepcontrol.wait;", "~{memory}",
+                            /*has_side_effects=*/true, /*is_align_stack=*/false,
+                            LLVM::tailcallkind::TailCallKind::None, LLVM::AsmDialectAttr(),
+                            ArrayAttr());
+}
+
 void ifThen(ImplicitLocOpBuilder &b, Value cond, llvm::function_ref<void()> then) {
   auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);

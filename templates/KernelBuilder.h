@@ -35,11 +35,17 @@ void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value cond, llvm::function_ref<
 
 /// A unit attribute on an NVPTX kernel whose memory no earlier kernel of the
 /// layer touches and whose inputs are final before the first of them starts
-/// its work: moe-attach-grid-dependencies puts its wait for the kernels
-/// before it at its exit instead of its entry, so that its work overlaps
-/// theirs where they let it launch early, and its dependents still find
-/// their outputs complete.
+/// its work, or that waits for each of its inputs itself (stage 2 beside
+/// stage 1, templates/gemm/StageReady.h): moe-attach-grid-dependencies puts
+/// its wait for the kernels before it at its exit instead of its entry, so
+/// that its work overlaps theirs where they let it launch early, and its
+/// dependents still find their outputs complete.
 inline constexpr llvm::StringLiteral kGridWaitAtExitAttrName = "moe.grid_wait_at_exit";
+
+/// NVPTX: `griddepcontrol.wait` (the kernels before this one in the stream
+/// complete, their memory visible), as inline PTX with a memory clobber so
+/// that no load or store of the kernel moves across it.
+void emitGridWait(mlir::ImplicitLocOpBuilder &b);
 
 /// Creates an empty kernel in `module` with the signature's arguments (and
 /// the given LDS buffers) and its known block size, and leaves `b` at the

@@ -29,6 +29,13 @@ bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target) {
   return (a == DType::MXFP4 || a == DType::MXFP8) && !target.hasMxMatrixOps;
 }
 
+bool stagesOverlap(const MoeSpec &spec, const TargetInfo &target) {
+  DType a = spec.formats.activation;
+  bool interQuant =
+      (a == DType::MXFP4 || a == DType::MXFP8) && spec.stage1.fusedQuant == FusedQuant::None;
+  return target.isNvptx() && spec.stage1.kBatch == 1 && !interQuant;
+}
+
 std::string familiesWithTemplates(const TargetInfo &target) {
   std::string out;
   for (KernelFamily f : allKernelFamilies())

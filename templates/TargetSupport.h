@@ -37,6 +37,15 @@ std::string familiesWithTemplates(const TargetInfo &target);
 /// way, so the results are the same bits.
 bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target);
 
+/// Whether stage 2 starts beside stage 1's last round instead of after it:
+/// sm_90a (programmatic dependent launch), stage 1 writing the rows stage 2
+/// reads itself (no split-K finish, no inter-stage quantization kernel
+/// between them). Each sorted block then has a stage_ready counter in the
+/// workspace: the sort zeroes it, stage 1 adds the N tiles it has written of
+/// the block, stage 2 waits until it holds all of them before it reads the
+/// block's rows (templates/gemm/StageReady.h).
+bool stagesOverlap(const MoeSpec &spec, const TargetInfo &target);
+
 } // namespace moegen
 
 #endif // MOEGEN_TEMPLATES_TARGETSUPPORT_H

@@ -31,16 +31,6 @@ struct AttachGridDependenciesPass
       emitGridWait(b);
     }
   }
-
-  // Inline PTX with a memory clobber: no load or store of the kernel moves
-  // across the wait.
-  static void emitGridWait(mlir::ImplicitLocOpBuilder &b) {
-    mlir::LLVM::InlineAsmOp::create(b, mlir::Type(), mlir::ValueRange(), "griddepcontrol.wait;",
-                                    "~{memory}", /*has_side_effects=*/true,
-                                    /*is_align_stack=*/false,
-                                    mlir::LLVM::tailcallkind::TailCallKind::None,
-                                    mlir::LLVM::AsmDialectAttr(), mlir::ArrayAttr());
-  }
 };
 } // namespace
 } // namespace moegen

@@ -72,10 +72,12 @@ def MoeAttachGridDependencies : Pass<"moe-attach-grid-dependencies", "::mlir::gp
     the layer touches its memory) waits before each return instead,
     so that its work overlaps theirs and its grid still completes after
     them. The pass lets no kernel trigger its dependents early
-    (`griddepcontrol.launch_dependents`): their workgroups would wait on the
-    SMs beside the running kernel's, which measured slower from 16 tokens on
-    (docs/sm90a.md); only templates whose grids are a few workgroups at
-    decode sizes do (the sort sorting alone, the input quantization).
+    (`griddepcontrol.launch_dependents`): workgroups that wait at their
+    entry would hold the SMs beside the running kernel's, which measured
+    slower from 16 tokens on (docs/sm90a.md). The templates trigger where
+    that cannot happen: grids of a few workgroups at decode sizes (the sort
+    sorting alone, the input quantization), and stage 1 for a stage 2 that
+    waits per sorted block instead (templates/gemm/StageReady.h).
     Launched without the attribute, the wait returns at once.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];

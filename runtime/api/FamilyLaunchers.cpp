@@ -38,6 +38,7 @@ const std::pair<llvm::StringRef, ArgValue> kCommonBindings[] = {
     {"num_valid_ids", ArgValue::NumValidIds},
     {"chunk_counts", ArgValue::SortCounts},
     {"expert_totals", ArgValue::SortTotals},
+    {"stage_ready", ArgValue::StageReady},
     {"tokens", ArgValue::Tokens},
 };
 
@@ -104,6 +105,10 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   place(w.numValidIds, 8);
   place(w.sortCounts, sort.countsBytes(T));
   place(w.sortTotals, sort.totalsBytes());
+  // Set by the sort each call, where it writes the blocks' experts.
+  w.stageReadyTiles = sort.stageReadyTiles;
+  if (sort.stageReadyTiles)
+    place(w.stageReady, 4 * w.maxBlocks);
   if (quantInput) {
     place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());
     place(w.inputQScale, quantInput->scaleBytes(T), !quantInput->decoded);

@@ -66,7 +66,7 @@ const char *argFieldName(ArgValue v) {
   }
 }
 
-bool isWorkspace(ArgValue v) { return v >= ArgValue::SortedIds && v <= ArgValue::SlotRows; }
+bool isWorkspace(ArgValue v) { return v >= ArgValue::SortedIds && v <= ArgValue::StageReady; }
 
 std::mutex &launcherMutex() {
   static std::mutex m;
@@ -416,6 +416,7 @@ llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {
   region(ArgValue::InterQ, ws.interQ);
   region(ArgValue::InterQScale, ws.interQScale);
   region(ArgValue::SlotRows, ws.slotRows);
+  region(ArgValue::StageReady, ws.stageReady);
   set(ArgValue::Tokens, static_cast<uint64_t>(args.tokens));
   for (auto [value, align] : r.required) {
     uint64_t p = values[size_t(value)];

@@ -120,11 +120,16 @@ struct WorkspaceLayout {
   WorkspaceRegion interQ;         // stage-2 A quantized by the inter-stage kernel
   WorkspaceRegion interQScale;    //   and its scales
   WorkspaceRegion slotRows;       // stage-2 per-slot rows (reduce = reduce)
+  WorkspaceRegion stageReady;     // i32 [maxBlocks]: stage 1's N tiles yet to write per sorted
+                                  //   block (stagesOverlap, templates/gemm/StageReady.h)
   size_t total = 0;
   /// MX activations carried decoded (carriesDecodedMx): inputQ, a quantized
   /// stage1Out and interQ hold bf16 rows of the values the MX codes decode
   /// to, and their scale regions are empty or unused.
   bool decodedMx = false;
+  /// What the sort sets each block's stage_ready counter to (stage 1's N
+  /// tiles; SortPlan::stageReadyTiles), 0 without the region.
+  int64_t stageReadyTiles = 0;
 };
 
 enum class ScheduleSource { Tuned, TunedActAgnostic, Heuristic, SpecDefault };
@@ -169,6 +174,7 @@ enum class ArgValue : uint8_t {
   InterQ,
   InterQScale,
   SlotRows,
+  StageReady,
   // Scalars.
   Tokens,
   Count

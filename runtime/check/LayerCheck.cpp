@@ -31,6 +31,43 @@ llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// After a run of the sort and stage 1 (stagesOverlap): every sorted block of
+/// an expert has its stage_ready counter down to zero, stage 1 having
+/// counted down exactly its N tiles. Stage 2 waits for zero there; a count
+/// that falls short would make it wait for stage 1's grid after its last try
+/// (correct but slow, so the results alone would not show it).
+llvm::Error checkStageReadyDrained(runtime::Backend &backend, const runtime::LayerArgs &args,
+                                   const runtime::WorkspaceLayout &ws, int64_t experts) {
+  if (!ws.stageReady.bytes)
+    return llvm::Error::success();
+  auto read = [&](const runtime::WorkspaceRegion &r, size_t count) {
+    std::vector<int32_t> v(count);
+    llvm::Error e = backend.copyToHost(v.data(), args.workspace + r.offset, count * 4);
+    return std::make_pair(std::move(e), std::move(v));
+  };
+  auto [e0, numValid] = read(ws.numValidIds, 1);
+  if (e0)
+    return std::move(e0);
+  int64_t blocks = std::min<int64_t>((int64_t(numValid[0]) + ws.blockM - 1) / ws.blockM,
+                                     int64_t(ws.stageReady.bytes / 4));
+  if (blocks <= 0)
+    return llvm::Error::success();
+  auto [e1, expertOf] = read(ws.sortedExperts, size_t(blocks));
+  if (e1)
+    return std::move(e1);
+  auto [e2, ready] = read(ws.stageReady, size_t(blocks));
+  if (e2)
+    return std::move(e2);
+  for (int64_t b = 0; b < blocks; ++b)
+    if (expertOf[b] >= 0 && expertOf[b] < experts && ready[b] != 0)
+      return makeError("stage_ready of sorted block " + llvm::Twine(b) + " (expert " +
+                       llvm::Twine(expertOf[b]) + ") is " + llvm::Twine(ready[b]) +
+                       " after the layer, not 0: stage 1 counted down " +
+                       llvm::Twine(ws.stageReadyTiles - ready[b]) + " of its " +
+                       llvm::Twine(ws.stageReadyTiles) + " N tiles");
+  return llvm::Error::success();
+}
+
 } // namespace
 
 static float quantile(std::vector<float> v, bool median) {
@@ -495,6 +532,14 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
                       sorted.sortedExpertIds.size() * 4),
                   put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
         return std::move(e);
+    // Each sorted block's stage_ready as the sort sets it, for stage 1 to
+    // count down; without stage 1, zero: the rows are as final as they get.
+    if (ws->stageReady.bytes && !(ran(KernelFamily::Sort) && ran(KernelFamily::Stage1))) {
+      std::vector<int32_t> ready(ws->stageReady.bytes / 4,
+                                 ran(KernelFamily::Stage1) ? int32_t(ws->stageReadyTiles) : 0);
+      if (llvm::Error e = put(ws->stageReady, ready.data(), ready.size() * 4))
+        return std::move(e);
+    }
     if (ran(KernelFamily::Stage1) && !ran(KernelFamily::QuantInput) && ws->inputQ.bytes)
       if (llvm::Error e = placeQuantizedInput(put, *ws, in->a1))
         return std::move(e);
@@ -523,6 +568,9 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
     return std::move(e);
   if (llvm::Error e = backend.synchronize())
     return std::move(e);
+  if (ran(KernelFamily::Sort) && ran(KernelFamily::Stage1))
+    if (llvm::Error e = checkStageReadyDrained(backend, args, *ws, spec.problem.experts))
+      return std::move(e);
 
   // The check, on the tokens asked for.
   const std::vector<int64_t> checked = options.checkTokens > 0 && options.checkTokens < T

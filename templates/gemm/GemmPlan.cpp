@@ -264,6 +264,7 @@ GemmPlan planGemm(const MoeSpec &spec, StageId stage, const TargetInfo &target,
                               " has none (leave it out)");
   if (target.isNvptx()) {
     p.clearsLayerOutput = stage == StageId::Stage1 && spec.stage2.reduce == ReduceMode::Atomic;
+    p.stageReady = stagesOverlap(spec, target);
     // The mma.sync kernel stages bf16 tiles of its own (Sm90GemmPlan.h).
     p.sm90 = planSm90Gemm(p, target, issues);
     p.ldsBytes = p.ldsAllocBytes = p.sm90.sharedBytes;
@@ -312,6 +313,10 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_xcd" + std::to_string(s.xcdSwizzle);
   if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)
     h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
+  // Whether stage 2 waits for stage 1's rows depends on stage 1's schedule
+  // (stagesOverlap); stage 1's own name says it.
+  if (p.stage == StageId::Stage2 && p.stageReady)
+    h = llvm::hash_combine(h, llvm::StringRef("stage_ready"));
   char hex[17];
   snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));
   return name + "_" + hex;
@@ -339,6 +344,8 @@ KernelSignature gemmKernelSignature(llvm::StringRef symbol, const MoeSpec &spec,
     if (p.clearsLayerOutput)
       sig.args.push_back({"clear_out", K::Pointer});
   }
+  if (p.stageReady)
+    sig.args.push_back({"stage_ready", K::Pointer});
   sig.args.push_back({"tokens", K::I32});
   if (p.sm90.dynamicShared)
     sig.dynamicSharedBytes = p.sm90.sharedBytes;

@@ -75,6 +75,14 @@ struct GemmPlan {
   /// Stage 1's fused quantization writes the decoded values, bf16 rows of
   /// inter_dim, and no scales (carriesDecodedMx, templates/TargetSupport.h).
   bool decodedOut = false;
+  /// sm_90a, stagesOverlap (templates/TargetSupport.h): the kernel's
+  /// stage_ready argument, a counter per sorted block that the sort sets to
+  /// stage 1's N tiles. Stage 1 clears the layer output first
+  /// (clearsLayerOutput), lets stage 2 launch, and takes from a block's
+  /// counter the N tiles it has written of it; stage 2 waits for zero there
+  /// before it reads the block's rows, and for stage 1's grid before it
+  /// exits (StageReady.h).
+  bool stageReady = false;
   /// sm_90a only (planSm90Gemm): the mma.sync kernel's shared-memory plan;
   /// ldsBytes and ldsAllocBytes are its sharedBytes there.
   Sm90GemmLayout sm90;

@@ -21,7 +21,7 @@ Value dispatchIndex(Arith &a, std::array<Value, 3> grid) {
 
 } // namespace
 
-void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1, bool clears) {
+void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1, bool clears, bool ready) {
   Block &entry = func.getBody().front();
   aBuf = entry.getArgument(0);
   aScale = entry.getArgument(1);
@@ -32,9 +32,11 @@ void GemmKernelArgs::bindArgs(gpu::GPUFuncOp func, bool stage1, bool clears) {
   sortedWeights = entry.getArgument(6);
   numValid = entry.getArgument(7);
   out = entry.getArgument(8);
-  outScale = stage1 ? entry.getArgument(9) : Value();
-  clearOut = stage1 && clears ? entry.getArgument(10) : Value();
-  tokensI32 = entry.getArgument(stage1 ? (clears ? 11 : 10) : 9);
+  unsigned next = 9;
+  outScale = stage1 ? entry.getArgument(next++) : Value();
+  clearOut = stage1 && clears ? entry.getArgument(next++) : Value();
+  stageReady = ready ? entry.getArgument(next++) : Value();
+  tokensI32 = entry.getArgument(next);
 }
 
 void GemmKernelArgs::emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t blockSize,
@@ -71,6 +73,8 @@ SmallVector<Type> gemmArgElementTypes(Builder &b, const GemmPlan &plan) {
     elems.push_back(i8);
   if (plan.clearsLayerOutput)
     elems.push_back(bf16);
+  if (plan.stageReady)
+    elems.push_back(i32);
   elems.push_back(i32);
   return elems;
 }
@@ -126,7 +130,8 @@ void emitPersistentMTilesCarrying(
     llvm::function_ref<SmallVector<Value>(Value bidM, Value expert, ValueRange carried,
                                           SmallVectorImpl<Value> &next)>
         accumulate,
-    llvm::function_ref<void(ArrayRef<Value>)> epilogue) {
+    llvm::function_ref<void(ArrayRef<Value>)> epilogue,
+    llvm::function_ref<void(Value sortBlock)> afterTile) {
   ImplicitLocOpBuilder &b = a.b;
   bool carrying = !init.empty();
   // (Without carried values the builder adds the loop's and the if's
@@ -138,9 +143,8 @@ void emitPersistentMTilesCarrying(
   ValueRange carried = tiles.getRegionIterArgs();
   Value sortBlock = p.mTilesPerSortBlock > 1 ? a.divu(bidM, a.idx(p.mTilesPerSortBlock)) : bidM;
   Value expert = a.toIndex(memref::LoadOp::create(b, sortedExperts, ValueRange{sortBlock}));
-  auto known =
-      scf::IfOp::create(b, TypeRange(init), a.cmp(CmpIPredicate::ult, expert, a.idx(experts)),
-                        /*withElseRegion=*/carrying);
+  Value hasExpert = a.cmp(CmpIPredicate::ult, expert, a.idx(experts));
+  auto known = scf::IfOp::create(b, TypeRange(init), hasExpert, /*withElseRegion=*/carrying);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(known.thenBlock());
@@ -162,6 +166,8 @@ void emitPersistentMTilesCarrying(
     }
   }
   gpu::BarrierOp::create(b);
+  if (afterTile)
+    ifThen(b, hasExpert, [&] { afterTile(sortBlock); });
   if (carrying)
     scf::YieldOp::create(b, known.getResults());
 }

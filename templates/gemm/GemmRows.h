@@ -40,17 +40,20 @@ int64_t weightRowOf(const MoeSpec &spec, bool stage1, int64_t n, int half);
 /// The stage-1/stage-2 kernel's arguments, in the launch contract's order
 /// (gemmKernelSignature): a, a_scale, w, w_scale, sorted_ids, sorted_experts,
 /// sorted_weights, num_valid_ids, out, [out_scale (stage 1)], [clear_out
-/// (stage 1 where GemmPlan::clearsLayerOutput)], tokens.
+/// (stage 1 where GemmPlan::clearsLayerOutput)], [stage_ready (where
+/// GemmPlan::stageReady)], tokens.
 struct GemmKernelArgs {
   mlir::Value aBuf, aScale, wBuf, wScale, sortedIds, sortedExperts, sortedWeights, numValid, out,
-      outScale, clearOut, tokensI32;
+      outScale, clearOut, stageReady, tokensI32;
   /// Binds the fields to `func`'s arguments (outScale is null for stage 2,
-  /// clearOut where the kernel has no clear_out: gemmKernelSignature).
-  void bindArgs(mlir::gpu::GPUFuncOp func, bool stage1, bool clears);
+  /// clearOut and stageReady where the kernel has no such argument:
+  /// gemmKernelSignature).
+  void bindArgs(mlir::gpu::GPUFuncOp func, bool stage1, bool clears, bool ready = false);
   /// Stage 1 with clear_out: zeroes the layer's bf16 output, [tokens,
   /// modelDim], 16 bytes a store spread over every thread of the launch
   /// (`blockSize` threads per workgroup, `grid` workgroups along x, y, z).
-  /// Emitted after the M tiles, where none of their registers is live.
+  /// Emitted after the M tiles, where none of their registers is live, or
+  /// first where stage 2 starts beside stage 1 (GemmPlan::stageReady).
   void emitClearLayerOutput(Arith &a, int64_t modelDim, int64_t blockSize,
                             std::array<mlir::Value, 3> grid);
 };
@@ -90,7 +93,8 @@ mlir::Value emitUsedMTiles(Arith &a, const GemmPlan &p, mlir::Value numValid);
 /// The same loop over `usedTiles` (emitUsedMTiles) carrying values from one
 /// tile to the workgroup's next (starting as `init`): `accumulate(bidM,
 /// expert, carried, next)` also sets what the next tile gets; a tile without
-/// an expert passes them on as they are.
+/// an expert passes them on as they are. `afterTile(sortBlock)`, if given,
+/// is emitted after the barrier that ends each tile with an expert.
 void emitPersistentMTilesCarrying(
     Arith &a, const GemmPlan &p, int64_t experts, mlir::Value usedTiles, mlir::Value sortedExperts,
     mlir::Value firstRow, mlir::Value gridM, mlir::Value waveK, mlir::ValueRange init,
@@ -98,7 +102,8 @@ void emitPersistentMTilesCarrying(
                                                       mlir::ValueRange carried,
                                                       llvm::SmallVectorImpl<mlir::Value> &next)>
         accumulate,
-    llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue);
+    llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue,
+    llvm::function_ref<void(mlir::Value sortBlock)> afterTile = nullptr);
 
 } // namespace moegen
 

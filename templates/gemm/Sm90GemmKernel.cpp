@@ -5,6 +5,7 @@
 #include "templates/epilogue/ActivationLowering.h"
 #include "templates/epilogue/MxQuantize.h"
 #include "templates/gemm/GemmRows.h"
+#include "templates/gemm/StageReady.h"
 #include "templates/sm90/E2m1Table.h"
 #include "templates/sm90/MxSoftwareDecode.h"
 
@@ -1846,7 +1847,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   void build(gpu::GPUFuncOp func) {
     assert(p.aFormat == DType::BF16 && "MX activations reach sm_90a GEMMs decoded");
-    bindArgs(func, stage1, p.clearsLayerOutput);
+    bindArgs(func, stage1, p.clearsLayerOutput, p.stageReady);
     tokens = a.toIndex(tokensI32);
     // Dynamic: the launch provides the stages (KernelSignature::dynamicSharedBytes).
     shared = l.dynamicShared
@@ -1866,10 +1867,27 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
 
     gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
+    std::array<Value, 3> grid = {gridN, gridM, gpu::GridDimOp::create(b, gpu::Dimension::z)};
+    // Stage 2 beside stage 1 (StageReady.h): the output it adds into cleared
+    // before it may launch.
+    const bool releases = stage1 && p.stageReady, acquires = !stage1 && p.stageReady;
+    if (releases) {
+      emitClearLayerOutput(a, spec.problem.modelDim, p.threads, grid);
+      emitStage2Launch(a);
+    }
     usedTiles = emitUsedMTiles(a, p, numValid);
     SmallVector<Value> init;
     if (l.carryWeights)
       init = initialCarriedWeights();
+    // Stage 1: the N tiles of the M tile this workgroup wrote (loopN: firstN,
+    // firstN + grid.x, ... below n / tile_n; else its one), for stage 2.
+    auto releaseTile = [&](Value block) {
+      Value tiles = a.idx(1);
+      if (l.loopN)
+        tiles = a.divu(a.add(a.sub(a.idx(N / s.tileN), firstN), a.sub(gridN, a.idx(1))), gridN);
+      ifThen(a.cmp(CmpIPredicate::eq, tid, a.idx(0)),
+             [&] { emitStageReadyRelease(a, stageReady, block, tiles); });
+    };
     emitPersistentMTilesCarrying(
         a, p, spec.problem.experts, usedTiles, sortedExperts,
         gpu::BlockIdOp::create(b, gpu::Dimension::y), gridM, waveK, init,
@@ -1878,6 +1896,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           expert = e;
           carriedIn = carried;
           liveRowTiles = Value();
+          if (acquires) { // the M tile's rows from stage 1
+            Value block = p.mTilesPerSortBlock > 1 ? a.divu(m, a.idx(p.mTilesPerSortBlock)) : m;
+            ifThen(a.cmp(CmpIPredicate::eq, tid, a.idx(0)),
+                   [&] { emitStageReadyAcquire(a, stageReady, block); });
+            gpu::BarrierOp::create(b);
+          }
           if (l.loopN) { // the epilogues are the N loop's
             next = loopNTile();
             return SmallVector<Value>();
@@ -1892,9 +1916,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         [&](ArrayRef<Value> acc) {
           if (!l.loopN)
             epilogueOfLiveRows(acc);
-        });
-    emitClearLayerOutput(a, spec.problem.modelDim, p.threads,
-                         {gridN, gridM, gpu::GridDimOp::create(b, gpu::Dimension::z)});
+        },
+        releases ? function_ref<void(Value)>(releaseTile) : nullptr);
+    if (!releases)
+      emitClearLayerOutput(a, spec.problem.modelDim, p.threads, grid);
     gpu::ReturnOp::create(b);
   }
 };
@@ -1918,6 +1943,10 @@ gpu::GPUFuncOp buildSm90GemmKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp mod
   if (plan.sm90.registerWeights)
     func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                   b.getI32IntegerAttr(static_cast<int32_t>(plan.sm90.minBlocksPerSM)));
+  // Stage 2 beside stage 1 reads its rows as stage_ready releases them, and
+  // completes after it (StageReady.h).
+  if (plan.stageReady && plan.stage == StageId::Stage2)
+    func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Sm90GemmBuilder(b, spec, plan, target).build(func);
   return func;
 }

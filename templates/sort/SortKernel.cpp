@@ -30,11 +30,22 @@ std::vector<Value> ifElse(ImplicitLocOpBuilder &b, Value cond, size_t n,
 /// The kernel's arguments and LDS buffers.
 struct ScatterArgs {
   Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
+  Value stageReady; // null without SortPlan::stageReadyTiles
+  int64_t stageReadyTiles = 0;
   Value tokensI32;
   // LDS: segment starts, per-wave histograms (then next rows), per-wave
   // lowest pending lane of each expert, the waves' totals of the scan.
   Value seg, hist, owner, buf;
 };
+
+/// Sorted block `blk`'s expert, and its stage_ready counter set to the N
+/// tiles stage 1 will count down (SortPlan::stageReadyTiles).
+void storeBlockExpert(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, Value expert,
+                      Value blk) {
+  memref::StoreOp::create(b, expert, s.sortedExperts, blk);
+  if (s.stageReady)
+    memref::StoreOp::create(b, a.i32(s.stageReadyTiles), s.stageReady, blk);
+}
 
 /// sm_90a: the padding rows [begin, end) of each lane of the warp (i32;
 /// empty where begin >= end), lane by lane as a ballot finds them, each range
@@ -165,7 +176,7 @@ void emitLayout(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const T
       for (int64_t j = 0; j < k; ++j) {
         Value blk = a.add(a.divu(begins[j], bm), q);
         ifThen(b, a.cmp(CmpIPredicate::ult, blk, a.divu(ends[j], bm)),
-               [&] { memref::StoreOp::create(b, es[j], s.sortedExperts, blk); });
+               [&] { storeBlockExpert(b, a, s, es[j], blk); });
       }
     });
     if (target.isNvptx())
@@ -403,9 +414,8 @@ void emitTinySort(ImplicitLocOpBuilder &b, Arith &a, const SortPlan &plan, const
     // up to 3 single rows, then 4 a store (the padding ends on a block).
     ifThen(b, first, [&] {
       Value firstBlock = a.toIndex(a.divu(start, bm));
-      sort::forStrided(b, a.idx(0), a.toIndex(a.divu(padded, bm)), a.idx(1), [&](Value q) {
-        memref::StoreOp::create(b, key, s.sortedExperts, a.add(firstBlock, q));
-      });
+      sort::forStrided(b, a.idx(0), a.toIndex(a.divu(padded, bm)), a.idx(1),
+                       [&](Value q) { storeBlockExpert(b, a, s, key, a.add(firstBlock, q)); });
       Value sentinel = a.bitOr(a.i32(int64_t(plan.topk) << 24), s.tokensI32);
       Value pad = a.toIndex(a.add(start, count)), end = a.toIndex(a.add(start, padded));
       Value head = arith::AndIOp::create(b, a.add(pad, a.idx(3)), a.idx(~int64_t(3)));
@@ -451,8 +461,12 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   SmallVector<MemRefType> lds = {ldsBufferType(ctx, i32, SortPlan::scatterLdsWords(plan.experts)),
                                  ldsBufferType(ctx, i32, rows), ldsBufferType(ctx, i32, rows),
                                  ldsBufferType(ctx, i32, SortPlan::scatterLdsWords(waves))};
+  SmallVector<Type> elems = {i32, f32, i32, i32, i32, f32, i32, i32};
+  if (plan.stageReadyTiles)
+    elems.push_back(i32);
+  elems.push_back(i32);
   gpu::GPUFuncOp func =
-      createKernel(b, module, sig, {i32, f32, i32, i32, i32, f32, i32, i32, i32},
+      createKernel(b, module, sig, elems,
                    plan.dynamicShared ? ArrayRef<MemRefType>() : ArrayRef<MemRefType>(lds));
   if (!plan.dynamicShared)
     for (unsigned i = 0; i < lds.size(); ++i)
@@ -471,7 +485,11 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   s.sortedWeights = entry.getArgument(5);
   s.sortedExperts = entry.getArgument(6);
   s.numValid = entry.getArgument(7);
-  s.tokensI32 = entry.getArgument(8);
+  if (plan.stageReadyTiles) {
+    s.stageReady = entry.getArgument(8);
+    s.stageReadyTiles = plan.stageReadyTiles;
+  }
+  s.tokensI32 = entry.getArgument(plan.stageReadyTiles ? 9 : 8);
   s.seg = buffers[0];
   s.hist = buffers[1];
   s.owner = buffers[2];

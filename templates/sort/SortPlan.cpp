@@ -2,6 +2,8 @@
 
 #include "templates/sort/SortPlan.h"
 
+#include "templates/TargetSupport.h"
+
 #include <algorithm>
 
 namespace moegen {
@@ -16,7 +18,8 @@ std::string sortScanKernelSymbol(const SortPlan &plan) {
 
 std::string sortKernelSymbol(const SortPlan &plan) {
   return "moe_sort_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk) + "_bm" +
-         std::to_string(plan.blockM);
+         std::to_string(plan.blockM) +
+         (plan.stageReadyTiles ? "_ready" + std::to_string(plan.stageReadyTiles) : "");
 }
 
 SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues &issues) {
@@ -24,6 +27,8 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.blockM = spec.stage1.tileM; // one sorted block is one stage-1 M tile
   p.experts = spec.problem.experts;
   p.topk = spec.problem.topk;
+  if (stagesOverlap(spec, target) && spec.stage1.tileN > 0)
+    p.stageReadyTiles = spec.stageN(StageId::Stage1) / spec.stage1.tileN;
   const int64_t chunkEntries =
       target.isNvptx() ? SortPlan::kNvptxChunkEntries : SortPlan::kChunkEntries;
   p.chunkTokens = std::max<int64_t>(1, chunkEntries / std::max<int64_t>(1, p.topk));
@@ -77,18 +82,21 @@ KernelSignature sortScanKernelSignature(llvm::StringRef symbol, const SortPlan &
 
 KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan) {
   using K = KernelArgKind;
-  return {symbol.str(),
-          {{"topk_ids", K::Pointer},
-           {"topk_weights", K::Pointer},
-           {"chunk_counts", K::Pointer},
-           {"expert_totals", K::Pointer},
-           {"sorted_ids", K::Pointer},
-           {"sorted_weights", K::Pointer},
-           {"sorted_experts", K::Pointer},
-           {"num_valid_ids", K::Pointer},
-           {"tokens", K::I32}},
-          plan.threads,
-          plan.dynamicShared ? plan.scatterLdsBytes() : 0};
+  KernelSignature sig{symbol.str(),
+                      {{"topk_ids", K::Pointer},
+                       {"topk_weights", K::Pointer},
+                       {"chunk_counts", K::Pointer},
+                       {"expert_totals", K::Pointer},
+                       {"sorted_ids", K::Pointer},
+                       {"sorted_weights", K::Pointer},
+                       {"sorted_experts", K::Pointer},
+                       {"num_valid_ids", K::Pointer}},
+                      plan.threads,
+                      plan.dynamicShared ? plan.scatterLdsBytes() : 0};
+  if (plan.stageReadyTiles)
+    sig.args.push_back({"stage_ready", K::Pointer});
+  sig.args.push_back({"tokens", K::I32});
+  return sig;
 }
 
 } // namespace moegen

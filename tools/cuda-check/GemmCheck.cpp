@@ -192,6 +192,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   values[size_t(ArgValue::InterQ)] = region(ws.interQ);
   values[size_t(ArgValue::InterQScale)] = region(ws.interQScale);
   values[size_t(ArgValue::SlotRows)] = region(ws.slotRows);
+  values[size_t(ArgValue::StageReady)] = region(ws.stageReady);
 
   // The sorting kernel's outputs, from the reference sorting.
   const num::MoeSorting &so = *sorting;
@@ -204,6 +205,10 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
                                                 so.sortedExpertIds.data(), blocks * 4));
   put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.numValidIds), so.numValidIds,
                                                 sizeof(so.numValidIds)));
+  // And each block's stage 1 N tiles to count down (stagesOverlap).
+  std::vector<int32_t> ready(ws.stageReady.bytes / 4, static_cast<int32_t>(ws.stageReadyTiles));
+  put = llvm::joinErrors(std::move(put),
+                         copyIn(backend, region(ws.stageReady), ready.data(), ready.size() * 4));
   // Stage 1's A: the quantization kernel's output (the host's, which it
   // equals exactly: its decoded values where they are carried decoded) or
   // the bf16 input.

@@ -111,6 +111,8 @@ llvm::Expected<CaseResult> runCase(Backend &backend, const MoeSpec &spec, const 
       return *dWs + ws.sortCounts.offset;
     case ArgValue::SortTotals:
       return *dWs + ws.sortTotals.offset;
+    case ArgValue::StageReady:
+      return *dWs + ws.stageReady.offset;
     case ArgValue::Tokens:
       return uint64_t(tokens);
     default:

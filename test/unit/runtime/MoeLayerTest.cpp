@@ -355,16 +355,35 @@ TEST_F(MoeLayerRun, Sm90aStage1ClearsTheOutput) {
   ASSERT_FALSE(bool((*layer)->run(a)));
   for (auto [p, bytes] : backend.memsets)
     EXPECT_NE(p, a.output);
-  int stage1Launches = 0;
-  for (const auto &k : backend.launches)
-    if (llvm::StringRef(k.symbol).starts_with("moe_stage1")) {
+  // Stage 2 follows stage 1 directly (the fused quantization writes its
+  // rows): the sort, stage 1 and stage 2 share the stage_ready counters, one
+  // per sorted block, bound just before tokens (templates/gemm/StageReady.h).
+  ASSERT_EQ(int64_t(ws->stageReady.bytes), 4 * ws->maxBlocks);
+  EXPECT_EQ(ws->stageReadyTiles, kimi().problem.interDim / kimi().stage1.tileN);
+  auto pointerAt = [](const auto &k, size_t index) {
+    uint64_t p;
+    std::memcpy(&p, k.kernarg.data() + index * 8, 8);
+    return p;
+  };
+  const uint64_t ready = a.workspace + ws->stageReady.offset;
+  int stage1Launches = 0, sharing = 0;
+  for (const auto &k : backend.launches) {
+    llvm::StringRef symbol(k.symbol);
+    if (symbol.starts_with("moe_stage1")) {
       ++stage1Launches;
-      ASSERT_EQ(k.kernarg.size(), 11 * 8 + 4u);
-      uint64_t clearOut;
-      std::memcpy(&clearOut, k.kernarg.data() + 10 * 8, 8);
-      EXPECT_EQ(clearOut, a.output);
+      ASSERT_EQ(k.kernarg.size(), 12 * 8 + 4u);
+      EXPECT_EQ(pointerAt(k, 10), a.output);
+      sharing += pointerAt(k, 11) == ready;
+    } else if (symbol.starts_with("moe_stage2")) {
+      ASSERT_EQ(k.kernarg.size(), 10 * 8 + 4u);
+      sharing += pointerAt(k, 9) == ready;
+    } else if (symbol.starts_with("moe_sort_e")) {
+      ASSERT_EQ(k.kernarg.size(), 9 * 8 + 4u);
+      sharing += pointerAt(k, 8) == ready;
     }
+  }
   EXPECT_EQ(stage1Launches, 1);
+  EXPECT_EQ(sharing, 3);
 }
 
 TEST_F(MoeLayerRun, Sm90aCarriesMxActivationsDecoded) {

@@ -104,6 +104,37 @@ TEST(SortPlan, Sm90aPlansWarp32WithinSharedMemory) {
   EXPECT_TRUE(issues.empty()) << issues.front().str();
 }
 
+TEST(SortPlan, Sm90aSetsStageReadyWhereStage2FollowsStage1) {
+  // Stage 1 writes stage 2's rows itself (bf16 activations, or MX ones
+  // through its fused quantization): the sort sets each block's counter to
+  // stage 1's N tiles (384 / 128), through an argument before tokens.
+  ScheduleIssues issues;
+  MoeSpec spec = layer(896, 16);
+  spec.stage1.fusedQuant = FusedQuant::FP4;
+  SortPlan p = planSort(spec, kSm90a, issues);
+  EXPECT_TRUE(issues.empty());
+  EXPECT_EQ(p.stageReadyTiles, 3);
+  EXPECT_EQ(sortKernelSymbol(p), "moe_sort_e896_k16_bm32_ready3");
+  KernelSignature sig = sortKernelSignature(sortKernelSymbol(p), p);
+  ASSERT_GE(sig.args.size(), 2u);
+  EXPECT_EQ(sig.args[sig.args.size() - 2].name, "stage_ready");
+  EXPECT_EQ(sig.args.back().name, "tokens");
+  spec.formats.activation = DType::BF16;
+  spec.stage1.fusedQuant = FusedQuant::None;
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 3);
+  // A kernel between the stages (the inter-stage quantization, split-K's
+  // finish), or gfx950: no counters.
+  spec.formats.activation = DType::MXFP4;
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 0);
+  spec.formats.activation = DType::BF16;
+  spec.stage1.kBatch = 2;
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 0);
+  spec.stage1.kBatch = 1;
+  SortPlan gfx = planSort(spec, TargetInfo::defaultTarget(), issues);
+  EXPECT_EQ(gfx.stageReadyTiles, 0);
+  EXPECT_EQ(sortKernelSymbol(gfx), "moe_sort_e896_k16_bm32");
+}
+
 TEST(SortPlan, ExpertsOverTheLimitNameIt) {
   ScheduleIssues issues;
   plan(11621, 8, kSm90a, issues);
