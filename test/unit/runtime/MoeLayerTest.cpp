@@ -315,6 +315,9 @@ TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
   EXPECT_EQ(backend.launches[0].grid.X, 1u);
   EXPECT_EQ(int64_t(ws->sortCounts.bytes), 4 * s.problem.experts);
   EXPECT_EQ(int64_t(ws->sortTotals.bytes), 4 * s.problem.experts);
+  // gfx950's stage 2 starts after stage 1: no stage_ready counters.
+  EXPECT_EQ(ws->stageReady.bytes, 0u);
+  EXPECT_EQ(ws->stageReadyTiles, 0);
   // The GEMMs are persistent over M: at most 256 CUs x 4 workgroups, never
   // more rows than M tiles.
   const int64_t cap = 256 * moegen::kPersistentWorkgroupsPerCU;
