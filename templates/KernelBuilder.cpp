@@ -21,6 +21,16 @@ MemRefType ldsBufferType(MLIRContext *ctx, Type elementType, int64_t count) {
   return MemRefType::get({count}, elementType, MemRefLayoutAttrInterface(), space);
 }
 
+Value elementPointer(ImplicitLocOpBuilder &b, Value mem, Type elemType, Value index,
+                     unsigned addressSpace) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
+  Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), addressSpace);
+  Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
+  Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
+  return LLVM::GEPOp::create(b, ptrType, elemType, ptr, ValueRange{idx});
+}
+
 void emitGridWait(ImplicitLocOpBuilder &b) {
   LLVM::InlineAsmOp::create(b, Type(), ValueRange(), "griddepcontrol.wait;", "~{memory}",
                             /*has_side_effects=*/true, /*is_align_stack=*/false,

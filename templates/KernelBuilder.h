@@ -30,6 +30,12 @@ mlir::MemRefType ldsBufferType(mlir::MLIRContext *ctx, mlir::Type elementType, i
 llvm::SmallVector<mlir::Value> dynamicLdsBuffers(mlir::ImplicitLocOpBuilder &b,
                                                  llvm::ArrayRef<mlir::MemRefType> buffers);
 
+/// An LLVM pointer to element `index` (of type `elemType`) of memref `mem`,
+/// in address space `addressSpace` (1 global, 3 shared): for LLVM atomics,
+/// inline asm and cp.async.
+mlir::Value elementPointer(mlir::ImplicitLocOpBuilder &b, mlir::Value mem, mlir::Type elemType,
+                           mlir::Value index, unsigned addressSpace = 1);
+
 /// Builds `then` under `cond` (an scf.if without else), leaving `b` after it.
 void ifThen(mlir::ImplicitLocOpBuilder &b, mlir::Value cond, llvm::function_ref<void()> then);
 

@@ -456,12 +456,7 @@ struct GemmBuilder : GemmKernelArgs {
 
   /// A global pointer to element `index` of a memref (for LLVM atomics).
   Value elementPtr(Value mem, Type elemType, Value index) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
-    Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
-    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
-    Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
-    return LLVM::GEPOp::create(b, ptrType, elemType, ptr, ValueRange{idx});
+    return elementPointer(b, mem, elemType, index);
   }
 
   Value shuffleXor(Value v, int32_t offset) {

@@ -131,6 +131,7 @@ void emitPersistentMTilesCarrying(
                                           SmallVectorImpl<Value> &next)>
         accumulate,
     llvm::function_ref<void(ArrayRef<Value>)> epilogue,
+    llvm::function_ref<void(Value sortBlock)> beforeTile,
     llvm::function_ref<void(Value sortBlock)> afterTile) {
   ImplicitLocOpBuilder &b = a.b;
   bool carrying = !init.empty();
@@ -148,6 +149,8 @@ void emitPersistentMTilesCarrying(
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(known.thenBlock());
+    if (beforeTile)
+      beforeTile(sortBlock);
     SmallVector<Value> next;
     SmallVector<Value> acc = accumulate(bidM, expert, carried, next);
     if (p.schedule.kWave > 1) {

@@ -93,8 +93,9 @@ mlir::Value emitUsedMTiles(Arith &a, const GemmPlan &p, mlir::Value numValid);
 /// The same loop over `usedTiles` (emitUsedMTiles) carrying values from one
 /// tile to the workgroup's next (starting as `init`): `accumulate(bidM,
 /// expert, carried, next)` also sets what the next tile gets; a tile without
-/// an expert passes them on as they are. `afterTile(sortBlock)`, if given,
-/// is emitted after the barrier that ends each tile with an expert.
+/// an expert passes them on as they are. `beforeTile(sortBlock)`, if given,
+/// is emitted first in each tile with an expert (before `accumulate`), and
+/// `afterTile(sortBlock)` after the barrier that ends it.
 void emitPersistentMTilesCarrying(
     Arith &a, const GemmPlan &p, int64_t experts, mlir::Value usedTiles, mlir::Value sortedExperts,
     mlir::Value firstRow, mlir::Value gridM, mlir::Value waveK, mlir::ValueRange init,
@@ -103,6 +104,7 @@ void emitPersistentMTilesCarrying(
                                                       llvm::SmallVectorImpl<mlir::Value> &next)>
         accumulate,
     llvm::function_ref<void(llvm::ArrayRef<mlir::Value>)> epilogue,
+    llvm::function_ref<void(mlir::Value sortBlock)> beforeTile = nullptr,
     llvm::function_ref<void(mlir::Value sortBlock)> afterTile = nullptr);
 
 } // namespace moegen

@@ -1608,12 +1608,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// cp.async).
   /// `addressSpace`: 1 global (the arguments), 3 shared (the staging).
   Value elementPtr(Value mem, Type elemType, Value index, unsigned addressSpace = 1) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, mem);
-    Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
-    auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), addressSpace);
-    Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
-    Value idx = arith::IndexCastOp::create(b, b.getI64Type(), index);
-    return LLVM::GEPOp::create(b, ptrType, elemType, ptr, ValueRange{idx});
+    return elementPointer(b, mem, elemType, index, addressSpace);
   }
 
   Value bf16Pair(Value x, Value y) {
@@ -1879,14 +1874,19 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     SmallVector<Value> init;
     if (l.carryWeights)
       init = initialCarriedWeights();
-    // Stage 1: the N tiles of the M tile this workgroup wrote (loopN: firstN,
-    // firstN + grid.x, ... below n / tile_n; else its one), for stage 2.
+    // Stage 1: the N tiles of each M tile this workgroup writes (loopN:
+    // firstN, firstN + grid.x, ... below n / tile_n; else its one), counted
+    // down for stage 2 after the tile; stage 2 waits for them before it.
+    Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
+    Value tilesPerM = a.idx(1);
+    if (releases && l.loopN)
+      tilesPerM = a.divu(a.add(a.sub(a.idx(N / s.tileN), firstN), a.sub(gridN, a.idx(1))), gridN);
     auto releaseTile = [&](Value block) {
-      Value tiles = a.idx(1);
-      if (l.loopN)
-        tiles = a.divu(a.add(a.sub(a.idx(N / s.tileN), firstN), a.sub(gridN, a.idx(1))), gridN);
-      ifThen(a.cmp(CmpIPredicate::eq, tid, a.idx(0)),
-             [&] { emitStageReadyRelease(a, stageReady, block, tiles); });
+      ifThen(firstThread, [&] { emitStageReadyRelease(a, stageReady, block, tilesPerM); });
+    };
+    auto acquireTile = [&](Value block) {
+      ifThen(firstThread, [&] { emitStageReadyAcquire(a, stageReady, block); });
+      gpu::BarrierOp::create(b);
     };
     emitPersistentMTilesCarrying(
         a, p, spec.problem.experts, usedTiles, sortedExperts,
@@ -1896,12 +1896,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           expert = e;
           carriedIn = carried;
           liveRowTiles = Value();
-          if (acquires) { // the M tile's rows from stage 1
-            Value block = p.mTilesPerSortBlock > 1 ? a.divu(m, a.idx(p.mTilesPerSortBlock)) : m;
-            ifThen(a.cmp(CmpIPredicate::eq, tid, a.idx(0)),
-                   [&] { emitStageReadyAcquire(a, stageReady, block); });
-            gpu::BarrierOp::create(b);
-          }
           if (l.loopN) { // the epilogues are the N loop's
             next = loopNTile();
             return SmallVector<Value>();
@@ -1917,6 +1911,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           if (!l.loopN)
             epilogueOfLiveRows(acc);
         },
+        acquires ? function_ref<void(Value)>(acquireTile) : nullptr,
         releases ? function_ref<void(Value)>(releaseTile) : nullptr);
     if (!releases)
       emitClearLayerOutput(a, spec.problem.modelDim, p.threads, grid);

@@ -9,22 +9,9 @@ using namespace mlir;
 using arith::CmpIPredicate;
 
 namespace moegen {
-namespace {
 
 /// The GPU scope of LLVM's NVPTX atomics and fences (.gpu in PTX).
-constexpr llvm::StringLiteral kGpuScope = "device";
-
-Value counterPtr(Arith &a, Value stageReady, Value block) {
-  ImplicitLocOpBuilder &b = a.b;
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, stageReady);
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext(), 1);
-  Value addr = arith::IndexCastOp::create(b, b.getI64Type(), base);
-  Value ptr = LLVM::IntToPtrOp::create(b, ptrType, addr);
-  Value index = arith::IndexCastOp::create(b, b.getI64Type(), block);
-  return LLVM::GEPOp::create(b, ptrType, b.getI32Type(), ptr, ValueRange{index});
-}
-
-} // namespace
+static constexpr llvm::StringLiteral kGpuScope = "device";
 
 void emitStage2Launch(Arith &a) {
   LLVM::FenceOp::create(a.b, LLVM::AtomicOrdering::release, kGpuScope);
@@ -33,7 +20,7 @@ void emitStage2Launch(Arith &a) {
 
 void emitStageReadyRelease(Arith &a, Value stageReady, Value block, Value tiles) {
   ImplicitLocOpBuilder &b = a.b;
-  Value ptr = counterPtr(a, stageReady, block);
+  Value ptr = elementPointer(b, stageReady, b.getI32Type(), block);
   LLVM::FenceOp::create(b, LLVM::AtomicOrdering::release, kGpuScope);
   LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::sub, ptr, a.toI32(tiles),
                             LLVM::AtomicOrdering::monotonic, kGpuScope, 4);
@@ -42,7 +29,7 @@ void emitStageReadyRelease(Arith &a, Value stageReady, Value block, Value tiles)
 void emitStageReadyAcquire(Arith &a, Value stageReady, Value block) {
   ImplicitLocOpBuilder &b = a.b;
   Type i32 = b.getI32Type(), i1 = b.getI1Type();
-  Value ptr = counterPtr(a, stageReady, block);
+  Value ptr = elementPointer(b, stageReady, b.getI32Type(), block);
   // (tries, ready): the loop ends on a full counter or after the last try.
   auto loop = scf::WhileOp::create(b, TypeRange{i32, i1},
                                    ValueRange{a.i32(0), arith::ConstantIntOp::create(b, 0, 1)});
