@@ -30,10 +30,20 @@ bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target) {
 }
 
 bool stagesOverlap(const MoeSpec &spec, const TargetInfo &target) {
+  return target.isNvptx() && spec.stage1.kBatch == 1 && spec.stage2.wait == Stage2Wait::Rows;
+}
+
+bool interQuantCountsDown(const MoeSpec &spec, const TargetInfo &target) {
   DType a = spec.formats.activation;
-  bool interQuant =
-      (a == DType::MXFP4 || a == DType::MXFP8) && spec.stage1.fusedQuant == FusedQuant::None;
-  return target.isNvptx() && spec.stage1.kBatch == 1 && !interQuant;
+  return stagesOverlap(spec, target) && (a == DType::MXFP4 || a == DType::MXFP8) &&
+         spec.stage1.fusedQuant == FusedQuant::None;
+}
+
+int64_t stageReadyCount(const MoeSpec &spec, const TargetInfo &target) {
+  if (!stagesOverlap(spec, target) || spec.stage1.tileN <= 0)
+    return 0;
+  return spec.stageN(StageId::Stage1) / spec.stage1.tileN +
+         (interQuantCountsDown(spec, target) ? 1 : 0);
 }
 
 std::string familiesWithTemplates(const TargetInfo &target) {

@@ -38,13 +38,25 @@ std::string familiesWithTemplates(const TargetInfo &target);
 bool carriesDecodedMx(const MoeSpec &spec, const TargetInfo &target);
 
 /// Whether stage 2 starts beside stage 1's last round instead of after it:
-/// sm_90a (programmatic dependent launch), stage 1 writing the rows stage 2
-/// reads itself (no split-K finish, no inter-stage quantization kernel
-/// between them). Each sorted block then has a stage_ready counter in the
-/// workspace: the sort zeroes it, stage 1 adds the N tiles it has written of
-/// the block, stage 2 waits until it holds all of them before it reads the
+/// sm_90a (programmatic dependent launch), stage 2's `wait = rows` (the
+/// default), stage 1 without k_batch (whose partials a finish kernel sums
+/// first). Each sorted block then has a stage_ready counter in the
+/// workspace: the sort sets it to stageReadyCount, stage 1 counts down the
+/// N tiles it has written of the block, the inter-stage quantization (where
+/// it runs between the stages, interQuantCountsDown) its one pass over the
+/// block, and stage 2 waits until it is down to zero before it reads the
 /// block's rows (templates/gemm/StageReady.h).
 bool stagesOverlap(const MoeSpec &spec, const TargetInfo &target);
+
+/// stagesOverlap with the inter-stage quantization between the stages (MX
+/// activations, stage 1 without a fused quantization): it quantizes a sorted
+/// block once stage 1 has counted it down to 1, then takes that 1.
+bool interQuantCountsDown(const MoeSpec &spec, const TargetInfo &target);
+
+/// What the sort sets each sorted block's stage_ready counter to: stage 1's
+/// N tiles, and one more for the inter-stage quantization where it counts
+/// down (interQuantCountsDown); 0 without stagesOverlap.
+int64_t stageReadyCount(const MoeSpec &spec, const TargetInfo &target);
 
 } // namespace moegen
 

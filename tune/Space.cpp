@@ -109,19 +109,21 @@ void forEachStageSchedule(const MoeSpec &base, StageId stage, const SearchSpace 
           for (ReduceMode r : space.reduce2)
             for (WeightDecode d : space.weightDecode2)
               for (int64_t pf : space.prefetch2)
-                for (int64_t x : space.xcdSwizzle2) {
-                  MoeSpec layer = base;
-                  StageSchedule &s = layer.stage2;
-                  s.tileM = m;
-                  s.tileN = n;
-                  s.tileK = k;
-                  s.wavesPerEU = w;
-                  s.reduce = r;
-                  s.weightDecode = d;
-                  s.prefetch = pf;
-                  s.xcdSwizzle = x;
-                  fn(std::move(layer));
-                }
+                for (int64_t x : space.xcdSwizzle2)
+                  for (Stage2Wait wait : space.wait2) {
+                    MoeSpec layer = base;
+                    StageSchedule &s = layer.stage2;
+                    s.tileM = m;
+                    s.tileN = n;
+                    s.tileK = k;
+                    s.wavesPerEU = w;
+                    s.reduce = r;
+                    s.weightDecode = d;
+                    s.prefetch = pf;
+                    s.xcdSwizzle = x;
+                    s.wait = wait;
+                    fn(std::move(layer));
+                  }
 }
 
 /// `base` (the spec's partner schedules), then `base` with the partner
@@ -137,6 +139,7 @@ std::vector<MoeSpec> partnerOptions(const MoeSpec &base, const SearchSpace &spac
   own.prefetch1 = own.prefetch2 = {0};
   own.xcdSwizzle1 = {base.stage1.xcdSwizzle};
   own.xcdSwizzle2 = {base.stage2.xcdSwizzle};
+  own.wait2 = {base.stage2.wait};
   forEachStageSchedule(base, partner, own, {base.stage1.fusedQuant}, [&](MoeSpec layer) {
     layer.stage1.wavesPerEU = std::max<int64_t>(layer.stage1.wavesPerEU, 1);
     options.push_back(std::move(layer));
@@ -163,7 +166,7 @@ std::vector<std::string> SearchSpace::axisKeys() {
           "stage1.k_wave",   "stage1.waves_per_eu", "stage1.fused_quant", "stage1.weight_decode",
           "stage1.prefetch", "stage1.xcd_swizzle",  "stage2.tile_m",      "stage2.tile_n",
           "stage2.tile_k",   "stage2.waves_per_eu", "stage2.reduce",      "stage2.weight_decode",
-          "stage2.prefetch", "stage2.xcd_swizzle"};
+          "stage2.prefetch", "stage2.xcd_swizzle",  "stage2.wait"};
 }
 
 llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
@@ -209,6 +212,8 @@ llvm::Error SearchSpace::setAxis(llvm::StringRef assignment) {
     return parseList(assignment, values, wavesPerEU2, unsignedCount);
   if (key == "stage2.reduce")
     return parseList(assignment, values, reduce2, parseReduceMode);
+  if (key == "stage2.wait")
+    return parseList(assignment, values, wait2, parseStage2Wait);
   return axisError(assignment,
                    "unknown axis '" + key + "' (axes: " + llvm::join(axisKeys(), ", ") + ")");
 }
@@ -252,6 +257,8 @@ std::string candidateId(const MoeSpec &layer, StageId stage) {
     id += " pf" + std::to_string(s.prefetch);
   if (s.xcdSwizzle != 1)
     id += " xcd" + std::to_string(s.xcdSwizzle);
+  if (s.wait != Stage2Wait::Rows)
+    id += " gridwait";
   return id;
 }
 

@@ -50,6 +50,10 @@ struct SearchSpace {
   /// gfx950's workgroup regrouping over the XCDs: 1 only by default, as the
   /// latency model that ranks candidates has no L2s to tell the values apart.
   std::vector<int64_t> xcdSwizzle1{1}, xcdSwizzle2{1};
+  /// sm_90a: stage 2 beside stage 1's last round (rows) or after its grid;
+  /// `rows` only by default: a stage timed on its own cannot tell them
+  /// apart, only a layer's graph replays (--graph-rank) can.
+  std::vector<Stage2Wait> wait2{Stage2Wait::Rows};
 
   /// The defaults for `target`: aiter's, and on sm_90a also sorting blocks
   /// of 48 and 80 rows (the H200 tables' 1024-16384-token rows take them:

@@ -33,6 +33,8 @@ std::string describeSchedules(const MoeSpec &spec) {
       d += " dqa";
     if (s.prefetch > 0)
       d += " pf" + std::to_string(s.prefetch);
+    if (s.wait == Stage2Wait::Grid)
+      d += " gridwait";
     return d;
   };
   return "bm" + std::to_string(spec.stage1.tileM) + " " + stage(spec.stage1) + " / " +

@@ -379,12 +379,23 @@ bool Parser::parseValue(MoeSpec &spec, Section section, Token key) {
     s.weightDecode = *d;
     return true;
   }
+  if (k == "wait") {
+    if (section != Section::Stage2)
+      return fail(key.loc(),
+                  "'wait' belongs to stage2 (what it waits for of stage 1's rows), not " +
+                      stageName);
+    auto w = enumValue<Stage2Wait>(v, parseStage2Wait);
+    if (!w)
+      return enumFail(v, "rows, grid");
+    s.wait = *w;
+    return true;
+  }
   return fail(
       key.loc(),
       "unknown key '" + k + "' in " + stageName +
           "; expected one of: tile, k_batch, k_batch_mode, k_wave, "
           "waves_per_eu, weight_decode, prefetch, xcd_swizzle, fused_quant (stage1), reduce "
-          "(stage2)");
+          "(stage2), wait (stage2)");
 }
 
 bool Parser::parseBuiltinArgs(Token name, std::vector<ActivationParam> &args) {

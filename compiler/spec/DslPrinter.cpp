@@ -52,6 +52,9 @@ static void printStage(std::ostringstream &os, const char *name, const StageSche
     os << "    fused_quant = " << toString(s.fusedQuant).str() << "\n";
   else
     os << "    reduce = " << toString(s.reduce).str() << "\n";
+  // Only where chosen: the default is what every target accepts.
+  if (id == StageId::Stage2 && s.wait != Stage2Wait::Rows)
+    os << "    wait = " << toString(s.wait).str() << "\n";
   os << "  }\n";
 }
 

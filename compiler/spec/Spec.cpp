@@ -56,6 +56,8 @@ llvm::StringRef toString(WeightDecode d) {
   return d == WeightDecode::Mixed ? "mixed" : "arithmetic";
 }
 
+llvm::StringRef toString(Stage2Wait w) { return w == Stage2Wait::Rows ? "rows" : "grid"; }
+
 llvm::StringRef toString(StageId s) { return s == StageId::Stage1 ? "stage1" : "stage2"; }
 
 std::optional<DType> parseDType(llvm::StringRef s) {
@@ -103,6 +105,13 @@ std::optional<WeightDecode> parseWeightDecode(llvm::StringRef s) {
       .Default(std::nullopt);
 }
 
+std::optional<Stage2Wait> parseStage2Wait(llvm::StringRef s) {
+  return llvm::StringSwitch<std::optional<Stage2Wait>>(s)
+      .Case("rows", Stage2Wait::Rows)
+      .Case("grid", Stage2Wait::Grid)
+      .Default(std::nullopt);
+}
+
 std::string precisionTag(const Formats &f) {
   auto bits = [](DType t) {
     switch (t) {
@@ -142,7 +151,7 @@ llvm::hash_code hashExpr(const ExprNode &n) {
 
 auto scheduleFields(const StageSchedule &s) {
   return std::make_tuple(s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU, s.fusedQuant,
-                         s.kBatchMode, s.reduce, s.weightDecode, s.prefetch, s.xcdSwizzle);
+                         s.kBatchMode, s.reduce, s.weightDecode, s.prefetch, s.xcdSwizzle, s.wait);
 }
 
 auto problemFields(const MoeSpec &s) {

@@ -51,6 +51,15 @@ enum class WeightDecode : uint8_t {
   Arithmetic, // every row by one bf16 product (FMA pipe); blocks with scales above 2 re-run
 };
 
+/// What stage 2 waits for before it reads its A rows, where the target
+/// launches a kernel beside the one before it (sm_90a: programmatic
+/// dependent launch; templates/gemm/StageReady.h). Elsewhere every kernel
+/// starts after the one before it, whichever is set.
+enum class Stage2Wait : uint8_t {
+  Rows, // each M tile's rows, a sorted block at a time: starts beside stage 1's last round
+  Grid, // the whole grid before it, at its start
+};
+
 struct Problem {
   int64_t modelDim = 0; // hidden size: K of stage 1, N of stage 2
   int64_t interDim = 0; // per-expert intermediate size: N of stage 1, K of stage 2
@@ -87,6 +96,7 @@ struct StageSchedule {
   /// over the XCDs) computes consecutive tiles (GemmPlan::xcdSwizzledId); 1:
   /// dispatch order.
   int64_t xcdSwizzle = 1;
+  Stage2Wait wait = Stage2Wait::Rows; // stage 2 only
 };
 
 /// Where a part of a spec was written: "file:line:col" of a .moe key, or
@@ -129,12 +139,14 @@ llvm::StringRef toString(ReduceMode m);
 llvm::StringRef toString(KBatchMode m);
 llvm::StringRef toString(StageId s);
 llvm::StringRef toString(WeightDecode d);
+llvm::StringRef toString(Stage2Wait w);
 std::optional<DType> parseDType(llvm::StringRef s);
 std::optional<GateUpLayout> parseGateUpLayout(llvm::StringRef s);
 std::optional<FusedQuant> parseFusedQuant(llvm::StringRef s);
 std::optional<ReduceMode> parseReduceMode(llvm::StringRef s);
 std::optional<KBatchMode> parseKBatchMode(llvm::StringRef s);
 std::optional<WeightDecode> parseWeightDecode(llvm::StringRef s);
+std::optional<Stage2Wait> parseStage2Wait(llvm::StringRef s);
 
 /// Structural equality and hash of everything that shapes the kernels (the
 /// source locations are not part of it). Cheap: no printing.

@@ -101,7 +101,7 @@ LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t tileN, int64_t tileK, int64_t kBatch, int64_t kWave,
                                    int64_t wavesPerEU, KBatchModeKind, FusedQuantKind,
                                    ReduceModeKind, WeightDecodeKind, int64_t prefetch,
-                                   int64_t xcdSwizzle) {
+                                   int64_t xcdSwizzle, Stage2WaitKind) {
   if (tileM <= 0 || tileN <= 0 || tileK <= 0)
     return emitError() << "tile sizes must be positive, got " << tileM << "x" << tileN << "x"
                        << tileK;

@@ -37,6 +37,11 @@ def Moe_WeightDecode : I32EnumAttr<"WeightDecodeKind", "sm_90a MXFP4 weight deco
   let cppNamespace = "::moegen::moe";
   let genSpecializedAttr = 0;
 }
+def Moe_Stage2Wait : I32EnumAttr<"Stage2WaitKind", "what stage 2 waits for of stage 1", [
+    I32EnumAttrCase<"rows", 0>, I32EnumAttrCase<"grid", 1>]> {
+  let cppNamespace = "::moegen::moe";
+  let genSpecializedAttr = 0;
+}
 
 //===----------------------------------------------------------------------===//
 // Types
@@ -126,10 +131,12 @@ def Moe_ScheduleAttr : Moe_Attr<"Schedule", "schedule"> {
                         Moe_DefaultedEnumParameter<Moe_WeightDecode,
                             "::moegen::moe::WeightDecodeKind::mixed">:$weight_decode,
                         DefaultValuedParameter<"int64_t", "0">:$prefetch,
-                        DefaultValuedParameter<"int64_t", "1">:$xcd_swizzle);
+                        DefaultValuedParameter<"int64_t", "1">:$xcd_swizzle,
+                        Moe_DefaultedEnumParameter<Moe_Stage2Wait,
+                            "::moegen::moe::Stage2WaitKind::rows">:$wait);
   // weight_decode is printed only where it is not `mixed` and prefetch where
   // it is not 0 (sm_90a only), xcd_swizzle only where it is not 1 (gfx950
-  // only).
+  // only), wait only where it is not `rows` (stage 2 on sm_90a).
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -56,6 +56,8 @@ LogicalResult SortOp::verify() {
 LogicalResult Stage1Op::verify() {
   if (getSchedule().getReduce() != ReduceModeKind::atomic)
     return emitOpError("'reduce' is a stage2 parameter; stage1 must leave it atomic");
+  if (getSchedule().getWait() != Stage2WaitKind::rows)
+    return emitOpError("'wait' is a stage2 parameter; stage1 must leave it rows");
   return success();
 }
 

@@ -38,7 +38,7 @@ static ScheduleAttr checkedAttr(llvm::function_ref<InFlightDiagnostic()> emitErr
       emitError, ctx, s.tileM, s.tileN, s.tileK, s.kBatch, s.kWave, s.wavesPerEU,
       static_cast<KBatchModeKind>(s.kBatchMode), static_cast<FusedQuantKind>(s.fusedQuant),
       static_cast<ReduceModeKind>(s.reduce), static_cast<WeightDecodeKind>(s.weightDecode),
-      s.prefetch, s.xcdSwizzle);
+      s.prefetch, s.xcdSwizzle, static_cast<Stage2WaitKind>(s.wait));
 }
 
 ScheduleAttr toAttr(MLIRContext *ctx, const StageSchedule &s) {
@@ -59,6 +59,7 @@ StageSchedule fromAttr(ScheduleAttr a) {
   s.weightDecode = static_cast<WeightDecode>(a.getWeightDecode());
   s.prefetch = a.getPrefetch();
   s.xcdSwizzle = a.getXcdSwizzle();
+  s.wait = static_cast<Stage2Wait>(a.getWait());
   return s;
 }
 

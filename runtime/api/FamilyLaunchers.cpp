@@ -75,6 +75,7 @@ LayerPlan LayerPlan::make(const MoeSpec &spec, llvm::ArrayRef<KernelFamily> fami
   p.stage2 = has(KernelFamily::Stage2);
   p.finish = has(KernelFamily::Finish);
   p.decodedMx = carriesDecodedMx(spec, target);
+  p.stageReadyQuant = interQuantCountsDown(spec, target);
   if (has(KernelFamily::QuantInput))
     p.quantInput = planInputQuant(spec, target, issues);
   if (has(KernelFamily::QuantInter))
@@ -106,8 +107,9 @@ WorkspaceLayout LayerPlan::layout(int64_t tokens) const {
   place(w.sortCounts, sort.countsBytes(T));
   place(w.sortTotals, sort.totalsBytes());
   // Set by the sort each call, where it writes the blocks' experts.
-  w.stageReadyTiles = sort.stageReadyTiles;
-  if (sort.stageReadyTiles)
+  w.stageReadyCount = sort.stageReadyCount;
+  w.stageReadyQuant = stageReadyQuant ? 1 : 0;
+  if (sort.stageReadyCount)
     place(w.stageReady, 4 * w.maxBlocks);
   if (quantInput) {
     place(w.inputQ, quantInput->sourceRows(T) * quantInput->rowBytes());

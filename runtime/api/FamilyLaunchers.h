@@ -29,6 +29,9 @@ struct LayerPlan {
   /// (carriesDecodedMx): inputQ, a quantized stage-1 output and interQ are
   /// bf16 rows without scales.
   bool decodedMx = false;
+  /// The inter-stage quantization counts each sorted block's stage_ready
+  /// down by one (interQuantCountsDown), whether or not this set runs it.
+  bool stageReadyQuant = false;
 
   static LayerPlan make(const MoeSpec &spec, const KernelSet &kernels, const TargetInfo &target);
   /// The plan of a layer with these kernel families.

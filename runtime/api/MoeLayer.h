@@ -120,7 +120,8 @@ struct WorkspaceLayout {
   WorkspaceRegion interQ;         // stage-2 A quantized by the inter-stage kernel
   WorkspaceRegion interQScale;    //   and its scales
   WorkspaceRegion slotRows;       // stage-2 per-slot rows (reduce = reduce)
-  WorkspaceRegion stageReady;     // i32 [maxBlocks]: stage 1's N tiles yet to write per sorted
+  WorkspaceRegion stageReady;     // i32 [maxBlocks]: what stage 1 (its N tiles) and the inter-
+                                  //   stage quantization (1) have yet to write of each sorted
                                   //   block (stagesOverlap, templates/gemm/StageReady.h)
   size_t total = 0;
   /// MX activations carried decoded (carriesDecodedMx): inputQ, a quantized
@@ -128,8 +129,12 @@ struct WorkspaceLayout {
   /// to, and their scale regions are empty or unused.
   bool decodedMx = false;
   /// What the sort sets each block's stage_ready counter to (stage 1's N
-  /// tiles; SortPlan::stageReadyTiles), 0 without the region.
-  int64_t stageReadyTiles = 0;
+  /// tiles, plus stageReadyQuant; SortPlan::stageReadyCount), 0 without the
+  /// region.
+  int64_t stageReadyCount = 0;
+  /// 1 where the inter-stage quantization counts each block down by one
+  /// after stage 1 (interQuantCountsDown), else 0.
+  int64_t stageReadyQuant = 0;
 };
 
 enum class ScheduleSource { Tuned, TunedActAgnostic, Heuristic, SpecDefault };

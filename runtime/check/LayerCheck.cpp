@@ -31,11 +31,13 @@ llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// After a run of the sort and stage 1 (stagesOverlap): every sorted block of
-/// an expert has its stage_ready counter down to zero, stage 1 having
-/// counted down exactly its N tiles. Stage 2 waits for zero there; a count
-/// that falls short would make it wait for stage 1's grid after its last try
-/// (correct but slow, so the results alone would not show it).
+/// After a run of the sort, stage 1 and, where it counts down, the
+/// inter-stage quantization (stagesOverlap): every sorted block of an expert
+/// has its stage_ready counter down to zero, stage 1 having counted down
+/// exactly its N tiles and the quantization its one. Stage 2 waits for zero
+/// there; a count that falls short would make it wait for the grid before it
+/// after its last try (correct but slow, so the results alone would not
+/// show it).
 llvm::Error checkStageReadyDrained(runtime::Backend &backend, const runtime::LayerArgs &args,
                                    const runtime::WorkspaceLayout &ws, int64_t experts) {
   if (!ws.stageReady.bytes)
@@ -62,9 +64,10 @@ llvm::Error checkStageReadyDrained(runtime::Backend &backend, const runtime::Lay
     if (expertOf[b] >= 0 && expertOf[b] < experts && ready[b] != 0)
       return makeError("stage_ready of sorted block " + llvm::Twine(b) + " (expert " +
                        llvm::Twine(expertOf[b]) + ") is " + llvm::Twine(ready[b]) +
-                       " after the layer, not 0: stage 1 counted down " +
-                       llvm::Twine(ws.stageReadyTiles - ready[b]) + " of its " +
-                       llvm::Twine(ws.stageReadyTiles) + " N tiles");
+                       " after the layer, not 0: " + llvm::Twine(ws.stageReadyCount - ready[b]) +
+                       " of its " + llvm::Twine(ws.stageReadyCount) + " counted down (stage 1's " +
+                       llvm::Twine(ws.stageReadyCount - ws.stageReadyQuant) + " N tiles" +
+                       (ws.stageReadyQuant ? ", the inter-stage quantization's 1)" : ")"));
   return llvm::Error::success();
 }
 
@@ -532,11 +535,14 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
                       sorted.sortedExpertIds.size() * 4),
                   put(ws->numValidIds, sorted.numValidIds, sizeof(sorted.numValidIds)))))
         return std::move(e);
-    // Each sorted block's stage_ready as the sort sets it, for stage 1 to
-    // count down; without stage 1, zero: the rows are as final as they get.
-    if (ws->stageReady.bytes && !(ran(KernelFamily::Sort) && ran(KernelFamily::Stage1))) {
-      std::vector<int32_t> ready(ws->stageReady.bytes / 4,
-                                 ran(KernelFamily::Stage1) ? int32_t(ws->stageReadyTiles) : 0);
+    // Each sorted block's stage_ready as the sort would set it, less what
+    // the kernels that do not run would have counted down (the rows they
+    // would have written are placed): stage 1's N tiles, the inter-stage
+    // quantization's one.
+    if (ws->stageReady.bytes && !ran(KernelFamily::Sort)) {
+      int64_t count = (ran(KernelFamily::Stage1) ? ws->stageReadyCount - ws->stageReadyQuant : 0) +
+                      (ran(KernelFamily::QuantInter) ? ws->stageReadyQuant : 0);
+      std::vector<int32_t> ready(ws->stageReady.bytes / 4, int32_t(count));
       if (llvm::Error e = put(ws->stageReady, ready.data(), ready.size() * 4))
         return std::move(e);
     }
@@ -568,7 +574,8 @@ llvm::Expected<LayerCheckResult> runLayerCheck(const MoeSpec &layerSpec, Backend
     return std::move(e);
   if (llvm::Error e = backend.synchronize())
     return std::move(e);
-  if (ran(KernelFamily::Sort) && ran(KernelFamily::Stage1))
+  if (ran(KernelFamily::Sort) && ran(KernelFamily::Stage1) &&
+      (!ws->stageReadyQuant || ran(KernelFamily::QuantInter)))
     if (llvm::Error e = checkStageReadyDrained(backend, args, *ws, spec.problem.experts))
       return std::move(e);
 

@@ -95,7 +95,12 @@ SampledLayer LayerSampler::next() {
       divisors.push_back(t);
   int64_t tileM2 = coin(0.85) ? pick(divisors) : pick<int64_t>({16, 32, 64, 128});
   d.text += "  stage2 {\n" + stage(std::max<int64_t>(tileM2, 16), modelDim, interDim, kAlign);
-  d.text += "    reduce = " + pick<std::string>({"atomic", "reduce"}) + "\n  }\n}\n";
+  d.text += "    reduce = " + pick<std::string>({"atomic", "reduce"}) + "\n";
+  // sm_90a: stage 2 sometimes after stage 1's whole grid instead of beside
+  // its last round.
+  if (nvptx && coin(0.25))
+    d.text += "    wait = grid\n";
+  d.text += "  }\n}\n";
   // Sometimes enough tokens that an expert's rows reach a split tile's
   // second M-wave.
   d.tokens = coin(0.1) ? range(41, 300) : range(1, 40);

@@ -204,6 +204,8 @@ llvm::Expected<KernelNameInfo> parseKernelName(llvm::StringRef name) {
       info.bf16Lds = true;
     else if (s == "dqa" && !mx)
       info.arithmeticDecode = true;
+    else if (s == "gridwait" && !stage1 && !mx)
+      info.gridWait = true;
     else if (setInt("pf", info.prefetch) && !mx)
       key = "pf";
     else if (setInt("cumul", info.cuMul))
@@ -295,6 +297,8 @@ llvm::Expected<MappedSchedule> mapToSchedule(const KernelNameInfo &info) {
     m.gateUp = info.gateUpInterleave ? GateUpLayout::Interleaved : GateUpLayout::Separated;
   } else {
     s.reduce = *info.reduce;
+    if (info.gridWait)
+      s.wait = Stage2Wait::Grid;
   }
 
   auto hint = [&](bool present, const std::string &text) {
@@ -390,6 +394,8 @@ llvm::Expected<std::string> kernelNameFor(const MoeSpec &spec, StageId stage) {
     os << "_dqa";
   if (s.prefetch != 0)
     os << "_pf" << s.prefetch;
+  if (s.wait == Stage2Wait::Grid)
+    os << "_gridwait";
   return name;
 }
 
@@ -413,6 +419,8 @@ std::string describe(const MappedSchedule &m) {
     os << " reduce=" << toString(s.reduce);
     if (m.sortBlockM)
       os << " sort_block=" << *m.sortBlockM;
+    if (s.wait != Stage2Wait::Rows)
+      os << " wait=" << toString(s.wait);
   }
   if (m.activation)
     os << " a=" << toString(*m.activation);

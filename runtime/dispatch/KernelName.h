@@ -6,14 +6,15 @@
 //       [_go] [_gui] [_xcd{n}] [_kw{k}] [_fp4|_fp8] [_sbm{S}] [_dqa] [_pf{p}]
 //   flydsl_moe2[_layout]_a{A}_w{B}_{OUT}_t{M}x{N}x{K}_{atomic|reduce}
 //       [_bnt{b}] [_xcd{n}] [_persist] [_async] [_w{wpe}] [_cumul{n}] [_nt]
-//       [_sbm{S}] [_bf16lds] [_sp{G*100+M01}] [_dqa] [_pf{p}]
+//       [_sbm{S}] [_bf16lds] [_sp{G*100+M01}] [_dqa] [_pf{p}] [_gridwait]
 //   flydsl_mxmoe_g1_a4w4_{BM}x{N}x{K} [_f16in] [_nt] [_sk{N}] [_xcd{N}]
 //   flydsl_mxmoe_g2_a4w4_{BM}x{N}x{K} [_atomic[_nt]|_f4out|_cshuffle]
 //       [_sk{N}] [_xcd{N}]
 // Absent tokens take aiter's defaults (stage 1: waves_per_eu 1, k_batch 1,
 // k_wave 1). `_xcd{n}` is the schedule's xcd_swizzle (n groups of
 // workgroups; 0 and 1: none). `_dqa` is moegen's own (its sm_90a tables):
-// weight_decode = arithmetic, and so is `_pf{p}`: prefetch = p. Names of other families (CK,
+// weight_decode = arithmetic, and so are `_pf{p}`: prefetch = p, and stage 2's `_gridwait`:
+// wait = grid. Names of other families (CK,
 // CK-Tile, Opus, asm) and features moegen has no equivalent for are reported as errors, never
 // guessed.
 //
@@ -45,7 +46,7 @@ struct KernelNameInfo {
       prefetch;
   bool mockGateOnly = false, gateUpInterleave = false, persist = false, async = false,
        nonTemporal = false, bf16Lds = false, f16In = false, f4Out = false, cshuffle = false,
-       arithmeticDecode = false;
+       arithmeticDecode = false, gridWait = false;
   FusedQuant fusedQuant = FusedQuant::None;
   std::optional<ReduceMode> reduce;
 };

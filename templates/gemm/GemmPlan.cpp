@@ -313,9 +313,9 @@ std::string gemmKernelSymbol(const MoeSpec &spec, const GemmPlan &p) {
     name += "_xcd" + std::to_string(s.xcdSwizzle);
   if (p.stage == StageId::Stage1 && spec.stage2.reduce != ReduceMode::Atomic)
     h = llvm::hash_combine(h, static_cast<int>(spec.stage2.reduce));
-  // Whether stage 2 waits for stage 1's rows depends on stage 1's schedule
-  // (stagesOverlap); stage 1's own name says it.
-  if (p.stage == StageId::Stage2 && p.stageReady)
+  // Whether the stages overlap depends on both schedules (stagesOverlap):
+  // stage 1's k_batch, stage 2's wait.
+  if (p.stageReady)
     h = llvm::hash_combine(h, llvm::StringRef("stage_ready"));
   char hex[17];
   snprintf(hex, sizeof(hex), "%08x", static_cast<uint32_t>(static_cast<size_t>(h)));

@@ -77,11 +77,13 @@ struct GemmPlan {
   bool decodedOut = false;
   /// sm_90a, stagesOverlap (templates/TargetSupport.h): the kernel's
   /// stage_ready argument, a counter per sorted block that the sort sets to
-  /// stage 1's N tiles. Stage 1 clears the layer output first
-  /// (clearsLayerOutput), lets stage 2 launch, and takes from a block's
-  /// counter the N tiles it has written of it; stage 2 waits for zero there
-  /// before it reads the block's rows, and for stage 1's grid before it
-  /// exits (StageReady.h).
+  /// stageReadyCount (stage 1's N tiles, plus one for an inter-stage
+  /// quantization). Stage 1 clears the layer output first
+  /// (clearsLayerOutput), lets the next kernel launch, and takes from a
+  /// block's counter the N tiles it has written of it; stage 2 waits for
+  /// zero there (the quantization's pass included) before it reads the
+  /// block's rows, and for the kernel before it before it exits
+  /// (StageReady.h).
   bool stageReady = false;
   /// sm_90a only (planSm90Gemm): the mma.sync kernel's shared-memory plan;
   /// ldsBytes and ldsAllocBytes are its sharedBytes there.

@@ -26,7 +26,7 @@ void emitStageReadyRelease(Arith &a, Value stageReady, Value block, Value tiles)
                             LLVM::AtomicOrdering::monotonic, kGpuScope, 4);
 }
 
-void emitStageReadyAcquire(Arith &a, Value stageReady, Value block) {
+void emitStageReadyAcquire(Arith &a, Value stageReady, Value block, int64_t readyAt) {
   ImplicitLocOpBuilder &b = a.b;
   Type i32 = b.getI32Type(), i1 = b.getI1Type();
   Value ptr = elementPointer(b, stageReady, b.getI32Type(), block);
@@ -41,7 +41,7 @@ void emitStageReadyAcquire(Arith &a, Value stageReady, Value block) {
         LLVM::LoadOp::create(b, i32, ptr, /*alignment=*/4, /*isVolatile=*/false,
                              /*isNonTemporal=*/false, /*isInvariant=*/false,
                              /*isInvariantGroup=*/false, LLVM::AtomicOrdering::acquire, kGpuScope);
-    Value ready = a.cmp(CmpIPredicate::sle, load, a.i32(0));
+    Value ready = a.cmp(CmpIPredicate::sle, load, a.i32(readyAt));
     Value more = arith::AndIOp::create(
         b, arith::XOrIOp::create(b, ready, arith::ConstantIntOp::create(b, 1, 1)),
         a.cmp(CmpIPredicate::slt, tries, a.i32(kStageReadyTries)));

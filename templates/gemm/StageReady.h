@@ -1,16 +1,20 @@
 //===- StageReady.h - Stage 2 beside stage 1's last round ------*- C++ -*-===//
 //
 // sm_90a, GemmPlan::stageReady (stagesOverlap, templates/TargetSupport.h):
-// stage 1 lets stage 2 launch as soon as it has cleared the layer output, and
-// hands it each sorted block's rows through a counter per block in the
-// workspace (stage_ready, i32). The sort sets a block's counter to stage 1's
-// N tiles where it writes the block's expert (SortPlan::stageReadyTiles);
-// stage 1 takes from it the N tiles of the block it has written; stage 2
-// reads a block's rows once the counter is down to zero, and waits for stage
-// 1's grid before it exits, so that the kernels after it find both complete.
-// The driver launches stage 2 only once every workgroup of stage 1 has
-// triggered, that is has been resident: the workgroups stage 2 puts on the
-// SMs never keep one of stage 1's waiting.
+// stage 1 lets the next kernel launch as soon as it has cleared the layer
+// output, and hands each sorted block's rows on through a counter per block
+// in the workspace (stage_ready, i32). The sort sets a block's counter where
+// it writes the block's expert (SortPlan::stageReadyCount); stage 1 takes
+// from it the N tiles of the block it has written; where the inter-stage
+// quantization runs between the stages (interQuantCountsDown) it quantizes a
+// block once the counter is down to 1, lets stage 2 launch at its start and
+// takes the last 1 (QuantPlan::stageReady); stage 2 reads a block's rows
+// once the counter is down to zero. Each kernel after stage 1 waits for the
+// grid before it at its exit, so that the kernels after stage 2 find all of
+// them complete. The driver launches a kernel only once every workgroup of
+// the one before it has triggered, that is has been resident: the
+// workgroups a later kernel puts on the SMs never keep one they wait for
+// from being placed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MOEGEN_TEMPLATES_GEMM_STAGEREADY_H
@@ -37,10 +41,13 @@ void emitStage2Launch(Arith &a);
 /// scope (fence.acq_rel.gpu, then a relaxed atomic subtraction).
 void emitStageReadyRelease(Arith &a, mlir::Value stageReady, mlir::Value block, mlir::Value tiles);
 
-/// Stage 2, one thread, before the M tile's rows are read (a barrier must
-/// follow): acquire loads of sorted block `block`'s counter (ld.acquire.gpu)
-/// until it is down to zero, or after kStageReadyTries griddepcontrol.wait.
-void emitStageReadyAcquire(Arith &a, mlir::Value stageReady, mlir::Value block);
+/// Stage 2 (or the inter-stage quantization), one thread, before the M
+/// tile's rows are read (a barrier must follow): acquire loads of sorted
+/// block `block`'s counter (ld.acquire.gpu) until it is down to `readyAt`
+/// (0 for stage 2, 1 for the quantization, whose own pass is the last
+/// count), or after kStageReadyTries griddepcontrol.wait.
+void emitStageReadyAcquire(Arith &a, mlir::Value stageReady, mlir::Value block,
+                           int64_t readyAt = 0);
 
 } // namespace moegen
 

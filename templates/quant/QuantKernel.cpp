@@ -3,6 +3,7 @@
 #include "templates/quant/QuantKernel.h"
 
 #include "templates/epilogue/MxQuantize.h"
+#include "templates/gemm/StageReady.h"
 #include "templates/sm90/MxSoftwareConvert.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -180,13 +181,17 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
   elems.push_back(i32);
   if (sorted)
     elems.append({i32, i32});
+  if (plan.stageReady)
+    elems.push_back(i32);
   gpu::GPUFuncOp func = createKernel(b, module, sig, elems, {});
   // The layer's input is final before the sort that precedes this kernel
   // starts its work, and rows in token order need nothing of the sort's: on
   // sm_90a it quantizes while a sort sorting alone still runs, and waits for
   // it before it exits (stage 1, launched after it, reads both).
   const bool besideSort = !sorted && target.isNvptx();
-  if (besideSort)
+  // Between the stages, it waits for stage 1's rows a block at a time
+  // instead (QuantPlan::stageReady).
+  if (besideSort || plan.stageReady)
     func->setAttr(kGridWaitAtExitAttrName, b.getUnitAttr());
   Block &entry = func.getBody().front();
   const unsigned rest = plan.decoded ? 2 : 3; // the first argument after the buffers
@@ -204,42 +209,66 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
            a.cmp(CmpIPredicate::ule, gpu::GridDimOp::create(b, gpu::Dimension::x),
                  a.idx(kEarlyTriggerWorkgroups)),
            [&] { NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents); });
-  Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);
   Value nb = a.idx(plan.blocksPerRow());
-  Value row = a.divu(item, nb), blk = a.remu(item, nb);
 
   if (!sorted) {
+    Value item = a.add(a.mul(bid, a.idx(plan.threads)), tid);
+    Value row = a.divu(item, nb), blk = a.remu(item, nb);
     Value rows = a.toIndex(entry.getArgument(rest));
-    auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, rows), false);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    quant.emit(row, row, blk);
-    b.setInsertionPointAfter(inRange);
+    ifThen(b, a.cmp(CmpIPredicate::ult, row, rows), [&] { quant.emit(row, row, blk); });
     gpu::ReturnOp::create(b);
     return func;
   }
 
   Value sortedIds = entry.getArgument(rest), numValid = entry.getArgument(rest + 1);
-  Value tokens = entry.getArgument(rest + 2);
+  Value stageReady = plan.stageReady ? entry.getArgument(rest + 2) : Value();
+  Value tokens = entry.getArgument(plan.stageReady ? rest + 3 : rest + 2);
   Value validRows = a.toIndex(memref::LoadOp::create(b, numValid, a.idx(0)));
-  auto inRange = scf::IfOp::create(b, a.cmp(CmpIPredicate::ult, row, validRows), false);
-  b.setInsertionPointToStart(inRange.thenBlock());
-  Value id = memref::LoadOp::create(b, sortedIds, row);
-  Value token = quant.andi(id, 0xFFFFFF), slot = quant.shrui(id, 24);
-  Value routed = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
-                                       a.cmp(CmpIPredicate::ult, slot, a.i32(plan.topk)));
-  auto ifRouted = scf::IfOp::create(b, routed, /*withElseRegion=*/!plan.decoded);
-  b.setInsertionPointToStart(ifRouted.thenBlock());
-  Value src = a.toIndex(token);
-  if (plan.source == QuantSourceRows::Slots)
-    src = a.add(a.mul(src, a.idx(plan.topk)), a.toIndex(slot));
-  quant.emit(src, row, blk);
-  // Padding rows: scale byte 0, as the reference's sorted scales have
-  // (decoded rows are by source row: padding has none).
-  if (!plan.decoded) {
-    b.setInsertionPointToStart(ifRouted.elseBlock());
-    quant.storeScale(a.i32(0), row, blk);
+  // Item (sorted row, 32-column block) of the sorted rows.
+  auto quantizeItem = [&](Value item) {
+    Value row = a.divu(item, nb), blk = a.remu(item, nb);
+    ifThen(b, a.cmp(CmpIPredicate::ult, row, validRows), [&] {
+      Value id = memref::LoadOp::create(b, sortedIds, row);
+      Value token = quant.andi(id, 0xFFFFFF), slot = quant.shrui(id, 24);
+      Value routed = arith::AndIOp::create(b, a.cmp(CmpIPredicate::ult, token, tokens),
+                                           a.cmp(CmpIPredicate::ult, slot, a.i32(plan.topk)));
+      auto ifRouted = scf::IfOp::create(b, routed, /*withElseRegion=*/!plan.decoded);
+      b.setInsertionPointToStart(ifRouted.thenBlock());
+      Value src = a.toIndex(token);
+      if (plan.source == QuantSourceRows::Slots)
+        src = a.add(a.mul(src, a.idx(plan.topk)), a.toIndex(slot));
+      quant.emit(src, row, blk);
+      // Padding rows: scale byte 0, as the reference's sorted scales have
+      // (decoded rows are by source row: padding has none).
+      if (!plan.decoded) {
+        b.setInsertionPointToStart(ifRouted.elseBlock());
+        quant.storeScale(a.i32(0), row, blk);
+      }
+      b.setInsertionPointAfter(ifRouted);
+    });
+  };
+  if (!plan.stageReady) {
+    quantizeItem(a.add(a.mul(bid, a.idx(plan.threads)), tid));
+    gpu::ReturnOp::create(b);
+    return func;
   }
-  b.setInsertionPointAfter(inRange);
+
+  // Sorted block `bid`, once stage 1 has written all its N tiles (its
+  // counter down to 1); stage 2 may launch at once: it waits for the last 1.
+  NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
+  Value firstRow = a.mul(bid, a.idx(plan.blockM));
+  ifThen(b, a.cmp(CmpIPredicate::ult, firstRow, validRows), [&] {
+    Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
+    ifThen(b, firstThread, [&] { emitStageReadyAcquire(a, stageReady, bid, /*readyAt=*/1); });
+    gpu::BarrierOp::create(b);
+    Value items = a.idx(plan.blockM * plan.blocksPerRow());
+    auto loop = scf::ForOp::create(b, tid, items, a.idx(plan.threads));
+    b.setInsertionPointToStart(loop.getBody());
+    quantizeItem(a.add(a.mul(firstRow, nb), loop.getInductionVar()));
+    b.setInsertionPointAfter(loop);
+    gpu::BarrierOp::create(b);
+    ifThen(b, firstThread, [&] { emitStageReadyRelease(a, stageReady, bid, a.idx(1)); });
+  });
   gpu::ReturnOp::create(b);
   return func;
 }

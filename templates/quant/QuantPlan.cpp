@@ -9,6 +9,8 @@
 namespace moegen {
 
 std::array<int64_t, 3> QuantPlan::grid(int64_t tokens) const {
+  if (stageReady)
+    return {std::max<int64_t>((scaleRows(tokens) + blockM - 1) / blockM, 1), 1, 1};
   int64_t items = scaleRows(tokens) * blocksPerRow();
   int64_t groups = std::max<int64_t>((items + threads - 1) / threads, 1);
   return {groups, 1, 1};
@@ -25,6 +27,8 @@ std::string quantKernelSymbol(const QuantPlan &plan) {
   }
   if (plan.decoded)
     s += "_bf16";
+  if (plan.stageReady)
+    s += "_ready_bm" + std::to_string(plan.blockM);
   return s;
 }
 
@@ -82,6 +86,7 @@ std::optional<QuantPlan> planInterQuant(const MoeSpec &spec, const TargetInfo &t
   QuantPlan p = basePlan(spec, target, spec.problem.interDim);
   p.order = QuantScaleOrder::Sorted;
   p.source = QuantSourceRows::Slots;
+  p.stageReady = interQuantCountsDown(spec, target);
   checkQuantPlan(p, KernelFamily::Stage2, target, issues);
   return p;
 }
@@ -96,6 +101,8 @@ KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &pl
   } else {
     sig.args.push_back({"sorted_ids", K::Pointer});
     sig.args.push_back({"num_valid_ids", K::Pointer});
+    if (plan.stageReady)
+      sig.args.push_back({"stage_ready", K::Pointer});
     sig.args.push_back({"tokens", K::I32});
   }
   return sig;

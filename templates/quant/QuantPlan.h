@@ -49,6 +49,12 @@ struct QuantPlan {
   int64_t topk = 1;                                // Sorted only
   int64_t experts = 0, blockM = 0;                 // Sorted only: sizes of the sorted ids
   int64_t threads = 256;
+  /// Sorted only, sm_90a (interQuantCountsDown, templates/TargetSupport.h):
+  /// a workgroup per sorted block, which quantizes the block once stage 1
+  /// has counted its stage_ready down to 1 and then takes that 1 for stage
+  /// 2 (templates/gemm/StageReady.h); the kernel lets stage 2 launch at its
+  /// start and waits for stage 1's grid at its exit.
+  bool stageReady = false;
 
   static constexpr int64_t kBlock = 32;
   int64_t blocksPerRow() const { return cols / kBlock; }
@@ -74,16 +80,17 @@ struct QuantPlan {
   }
   /// Launch: {x, 1, 1} workgroups of `threads`, one thread per 32-column
   /// block of every scale row, for `tokens` tokens (`rows` of the Rows
-  /// order).
+  /// order); stageReady: one workgroup per sorted block (blockM rows).
   std::array<int64_t, 3> grid(int64_t tokens) const;
 };
 
 /// The kernel's symbol, unique per plan: "moe_quant_mxfp4_c3584",
 /// "moe_quant_mxfp4_c384_sorted_k16", "moe_quant_mxfp8_c3584_sorted_tok_k16",
-/// "moe_quant_mxfp4_c3584_bf16" (decoded).
+/// "moe_quant_mxfp4_c3584_bf16" (decoded), "moe_quant_mxfp4_c384_sorted_k16_bf16_ready_bm32"
+/// (stageReady).
 std::string quantKernelSymbol(const QuantPlan &plan);
 /// Arguments: x, q, scales (not when decoded), then rows (Rows order) or
-/// sorted_ids, num_valid_ids, tokens (Sorted).
+/// sorted_ids, num_valid_ids, stage_ready (stageReady), tokens (Sorted).
 
 KernelSignature quantKernelSignature(llvm::StringRef symbol, const QuantPlan &plan);
 

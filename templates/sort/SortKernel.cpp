@@ -30,21 +30,22 @@ std::vector<Value> ifElse(ImplicitLocOpBuilder &b, Value cond, size_t n,
 /// The kernel's arguments and LDS buffers.
 struct ScatterArgs {
   Value topkIds, topkWeights, counts, totals, sortedIds, sortedWeights, sortedExperts, numValid;
-  Value stageReady; // null without SortPlan::stageReadyTiles
-  int64_t stageReadyTiles = 0;
+  Value stageReady; // null without SortPlan::stageReadyCount
+  int64_t stageReadyCount = 0;
   Value tokensI32;
   // LDS: segment starts, per-wave histograms (then next rows), per-wave
   // lowest pending lane of each expert, the waves' totals of the scan.
   Value seg, hist, owner, buf;
 };
 
-/// Sorted block `blk`'s expert, and its stage_ready counter set to the N
-/// tiles stage 1 will count down (SortPlan::stageReadyTiles).
+/// Sorted block `blk`'s expert, and its stage_ready counter set to what
+/// stage 1 and the inter-stage quantization will count down
+/// (SortPlan::stageReadyCount).
 void storeBlockExpert(ImplicitLocOpBuilder &b, Arith &a, const ScatterArgs &s, Value expert,
                       Value blk) {
   memref::StoreOp::create(b, expert, s.sortedExperts, blk);
   if (s.stageReady)
-    memref::StoreOp::create(b, a.i32(s.stageReadyTiles), s.stageReady, blk);
+    memref::StoreOp::create(b, a.i32(s.stageReadyCount), s.stageReady, blk);
 }
 
 /// sm_90a: the padding rows [begin, end) of each lane of the warp (i32;
@@ -462,7 +463,7 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
                                  ldsBufferType(ctx, i32, rows), ldsBufferType(ctx, i32, rows),
                                  ldsBufferType(ctx, i32, SortPlan::scatterLdsWords(waves))};
   SmallVector<Type> elems = {i32, f32, i32, i32, i32, f32, i32, i32};
-  if (plan.stageReadyTiles)
+  if (plan.stageReadyCount)
     elems.push_back(i32);
   elems.push_back(i32);
   gpu::GPUFuncOp func =
@@ -485,11 +486,11 @@ gpu::GPUFuncOp buildSortKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module,
   s.sortedWeights = entry.getArgument(5);
   s.sortedExperts = entry.getArgument(6);
   s.numValid = entry.getArgument(7);
-  if (plan.stageReadyTiles) {
+  if (plan.stageReadyCount) {
     s.stageReady = entry.getArgument(8);
-    s.stageReadyTiles = plan.stageReadyTiles;
+    s.stageReadyCount = plan.stageReadyCount;
   }
-  s.tokensI32 = entry.getArgument(plan.stageReadyTiles ? 9 : 8);
+  s.tokensI32 = entry.getArgument(plan.stageReadyCount ? 9 : 8);
   s.seg = buffers[0];
   s.hist = buffers[1];
   s.owner = buffers[2];

@@ -19,7 +19,7 @@ std::string sortScanKernelSymbol(const SortPlan &plan) {
 std::string sortKernelSymbol(const SortPlan &plan) {
   return "moe_sort_e" + std::to_string(plan.experts) + "_k" + std::to_string(plan.topk) + "_bm" +
          std::to_string(plan.blockM) +
-         (plan.stageReadyTiles ? "_ready" + std::to_string(plan.stageReadyTiles) : "");
+         (plan.stageReadyCount ? "_ready" + std::to_string(plan.stageReadyCount) : "");
 }
 
 SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues &issues) {
@@ -27,8 +27,7 @@ SortPlan planSort(const MoeSpec &spec, const TargetInfo &target, ScheduleIssues 
   p.blockM = spec.stage1.tileM; // one sorted block is one stage-1 M tile
   p.experts = spec.problem.experts;
   p.topk = spec.problem.topk;
-  if (stagesOverlap(spec, target) && spec.stage1.tileN > 0)
-    p.stageReadyTiles = spec.stageN(StageId::Stage1) / spec.stage1.tileN;
+  p.stageReadyCount = stageReadyCount(spec, target);
   const int64_t chunkEntries =
       target.isNvptx() ? SortPlan::kNvptxChunkEntries : SortPlan::kChunkEntries;
   p.chunkTokens = std::max<int64_t>(1, chunkEntries / std::max<int64_t>(1, p.topk));
@@ -93,7 +92,7 @@ KernelSignature sortKernelSignature(llvm::StringRef symbol, const SortPlan &plan
                        {"num_valid_ids", K::Pointer}},
                       plan.threads,
                       plan.dynamicShared ? plan.scatterLdsBytes() : 0};
-  if (plan.stageReadyTiles)
+  if (plan.stageReadyCount)
     sig.args.push_back({"stage_ready", K::Pointer});
   sig.args.push_back({"tokens", K::I32});
   return sig;

@@ -42,10 +42,11 @@ struct SortPlan {
   /// launches provide scatterLdsBytes() (KernelSignature::dynamicSharedBytes).
   bool dynamicShared = false;
   /// Where stage 2 starts beside stage 1 (stagesOverlap,
-  /// templates/TargetSupport.h): stage 1's N tiles, which sort stores into
-  /// each sorted block's stage_ready counter where it writes the block's
-  /// expert; 0 for none (no stage_ready argument).
-  int64_t stageReadyTiles = 0;
+  /// templates/TargetSupport.h): what sort stores into each sorted block's
+  /// stage_ready counter where it writes the block's expert (stageReadyCount:
+  /// stage 1's N tiles, plus one for an inter-stage quantization); 0 for none
+  /// (no stage_ready argument).
+  int64_t stageReadyCount = 0;
   /// Threads of a sort_scan workgroup (one wave).
   int64_t scanThreads = 64;
   /// Consecutive chunks a sort_scan lane scans at a time.

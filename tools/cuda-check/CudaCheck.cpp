@@ -210,7 +210,17 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
     auto dvalid = buf.upload(sorting.numValidIds, sizeof(sorting.numValidIds));
     if (!dvalid)
       return dvalid.takeError();
-    args.add(*dids).add(*dvalid).add(static_cast<int32_t>(tokens));
+    args.add(*dids).add(*dvalid);
+    if (plan.stageReady) {
+      // Each block's counter as stage 1 leaves it: down to the one the
+      // quantization takes (templates/gemm/StageReady.h).
+      std::vector<int32_t> ready(plan.grid(tokens)[0], 1);
+      auto dready = buf.upload(ready.data(), ready.size() * 4);
+      if (!dready)
+        return dready.takeError();
+      args.add(*dready);
+    }
+    args.add(static_cast<int32_t>(tokens));
   } else {
     args.add(static_cast<int32_t>(srcRows));
   }

@@ -206,7 +206,7 @@ GemmCase::run(int64_t T, llvm::ArrayRef<runtime::KernelHandle *> kernels) {
   put = llvm::joinErrors(std::move(put), copyIn(backend, region(ws.numValidIds), so.numValidIds,
                                                 sizeof(so.numValidIds)));
   // And each block's stage 1 N tiles to count down (stagesOverlap).
-  std::vector<int32_t> ready(ws.stageReady.bytes / 4, static_cast<int32_t>(ws.stageReadyTiles));
+  std::vector<int32_t> ready(ws.stageReady.bytes / 4, static_cast<int32_t>(ws.stageReadyCount));
   put = llvm::joinErrors(std::move(put),
                          copyIn(backend, region(ws.stageReady), ready.data(), ready.size() * 4));
   // Stage 1's A: the quantization kernel's output (the host's, which it

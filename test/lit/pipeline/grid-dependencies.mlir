@@ -57,15 +57,18 @@ module attributes {gpu.container_module} {
 // Each of the sm_90a layer's kernels, after the whole pipeline; the sort
 // kernel triggers its dependents after its wait, and the input quantization
 // (rows in token order) waits at its exit and, as a grid of at most 16
-// workgroups, lets its dependents launch first thing; the sorted one (stage
-// 2's A) waits at its entry.
+// workgroups, lets its dependents launch first thing. Stage 1 waits at its
+// entry and triggers its dependents after clearing the output; the sorted
+// quantization (stage 2's A) and stage 2 wait for their rows a sorted block
+// at a time (templates/gemm/StageReady.h): at their exits, and only after a
+// counter's last try before.
 // LAYER: llvm.func @moe_sort_count_e8_k2(
 // LAYER: griddepcontrol.wait
 // LAYER-NOT: launch_dependents
 // LAYER: llvm.func @moe_sort_scan_e8(
 // LAYER: griddepcontrol.wait
 // LAYER-NOT: launch_dependents
-// LAYER: llvm.func @moe_sort_e8_k2_bm32(
+// LAYER: llvm.func @moe_sort_e8_k2_bm32_ready5(
 // LAYER: griddepcontrol.wait
 // LAYER: nvvm.griddepcontrol launch_dependents
 // LAYER: llvm.func @moe_quant_mxfp4_c256_bf16({{.*}}moe.grid_wait_at_exit
@@ -83,10 +86,21 @@ module attributes {gpu.container_module} {
 // LAYER: llvm.func @moe_stage1_
 // LAYER-NOT: llvm.return
 // LAYER: griddepcontrol.wait
-// LAYER: llvm.func @moe_quant_mxfp4_c128_sorted_k2_bf16(
-// LAYER-NOT: grid_wait_at_exit
+// LAYER-NOT: llvm.return
+// LAYER: nvvm.griddepcontrol launch_dependents
+// LAYER: llvm.func @moe_quant_mxfp4_c128_sorted_k2_bf16_ready_bm32({{.*}}moe.grid_wait_at_exit
+// LAYER-NOT: griddepcontrol
+// LAYER: nvvm.griddepcontrol launch_dependents
+// LAYER-NOT: griddepcontrol
 // LAYER: griddepcontrol.wait
 // LAYER-NOT: griddepcontrol
-// LAYER: llvm.func @moe_stage2_
 // LAYER: griddepcontrol.wait
+// LAYER-NEXT: llvm.return
+// LAYER-NEXT: }
+// LAYER: llvm.func @moe_stage2_{{.*}}moe.grid_wait_at_exit
+// LAYER-NOT: griddepcontrol
+// LAYER: griddepcontrol.wait
+// LAYER-NOT: griddepcontrol
+// LAYER: griddepcontrol.wait
+// LAYER-NEXT: llvm.return
 // LAYER-NOT: griddepcontrol

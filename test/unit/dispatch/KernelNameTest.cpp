@@ -128,6 +128,26 @@ TEST(KernelName, Prefetch) {
   }
 }
 
+// `_gridwait` (moegen's sm_90a tables): stage 2's wait = grid, printed back
+// last; not a stage-1 token.
+TEST(KernelName, GridWait) {
+  MappedSchedule b = mapOk("flydsl_moe2_afp8_wfp4_bf16_t32x128x128_atomic_sbm32_dqa_gridwait");
+  EXPECT_EQ(b.schedule.wait, Stage2Wait::Grid);
+  EXPECT_NE(describe(b).find(" wait=grid"), std::string::npos) << describe(b);
+  EXPECT_EQ(mapOk("flydsl_moe2_afp8_wfp4_bf16_t32x128x128_atomic_sbm32").schedule.wait,
+            Stage2Wait::Rows);
+  MoeSpec spec;
+  spec.formats.activation = DType::MXFP8;
+  spec.stage2 = b.schedule;
+  auto n2 = kernelNameFor(spec, StageId::Stage2);
+  ASSERT_TRUE(!!n2);
+  EXPECT_TRUE(llvm::StringRef(*n2).ends_with("_dqa_gridwait")) << *n2;
+  auto m = kernelNameToSchedule("flydsl_moe1_afp8_wfp4_bf16_t32x64x256_gridwait");
+  ASSERT_FALSE(!!m);
+  std::string msg = llvm::toString(m.takeError());
+  EXPECT_NE(msg.find("gridwait"), std::string::npos) << msg;
+}
+
 TEST(KernelName, XcdSwizzle) {
   EXPECT_EQ(mapOk("flydsl_moe2_afp4_wfp4_bf16_t64x256x256_reduce_xcd4_sbm128").schedule.xcdSwizzle,
             4);

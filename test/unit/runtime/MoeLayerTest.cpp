@@ -317,7 +317,7 @@ TEST_F(MoeLayerRun, LaunchesEveryFamilyInOrderWithTheTemplatesGrids) {
   EXPECT_EQ(int64_t(ws->sortTotals.bytes), 4 * s.problem.experts);
   // gfx950's stage 2 starts after stage 1: no stage_ready counters.
   EXPECT_EQ(ws->stageReady.bytes, 0u);
-  EXPECT_EQ(ws->stageReadyTiles, 0);
+  EXPECT_EQ(ws->stageReadyCount, 0);
   // The GEMMs are persistent over M: at most 256 CUs x 4 workgroups, never
   // more rows than M tiles.
   const int64_t cap = 256 * moegen::kPersistentWorkgroupsPerCU;
@@ -362,7 +362,7 @@ TEST_F(MoeLayerRun, Sm90aStage1ClearsTheOutput) {
   // rows): the sort, stage 1 and stage 2 share the stage_ready counters, one
   // per sorted block, bound just before tokens (templates/gemm/StageReady.h).
   ASSERT_EQ(int64_t(ws->stageReady.bytes), 4 * ws->maxBlocks);
-  EXPECT_EQ(ws->stageReadyTiles, kimi().problem.interDim / kimi().stage1.tileN);
+  EXPECT_EQ(ws->stageReadyCount, kimi().problem.interDim / kimi().stage1.tileN);
   auto pointerAt = [](const auto &k, size_t index) {
     uint64_t p;
     std::memcpy(&p, k.kernarg.data() + index * 8, 8);
@@ -387,6 +387,52 @@ TEST_F(MoeLayerRun, Sm90aStage1ClearsTheOutput) {
   }
   EXPECT_EQ(stage1Launches, 1);
   EXPECT_EQ(sharing, 3);
+}
+
+TEST_F(MoeLayerRun, Sm90aInterQuantCountsBlocksDownBetweenTheStages) {
+  // Kimi a4w4 without stage 1's fused quantization: the inter-stage
+  // quantization runs between the stages, a workgroup per sorted block, and
+  // takes the last of each block's counter (stage 1's 12 N tiles + 1) before
+  // stage 2 reads the block; with stage 2's wait = grid, no counters.
+  MoeSpec spec = kimi();
+  spec.stage1.fusedQuant = FusedQuant::None;
+  LayerOptions sm90;
+  sm90.target.chip = "sm_90a";
+  auto layer = MoeLayer::create(memoryCompiler(), backend, spec, sm90);
+  ASSERT_TRUE(bool(layer)) << llvm::toString(layer.takeError());
+  auto ws = (*layer)->workspaceLayout(args.tokens);
+  ASSERT_TRUE(bool(ws));
+  ASSERT_EQ(int64_t(ws->stageReady.bytes), 4 * ws->maxBlocks);
+  EXPECT_EQ(ws->stageReadyCount, spec.problem.interDim / spec.stage1.tileN + 1);
+  EXPECT_EQ(ws->stageReadyQuant, 1);
+  LayerArgs a = args;
+  a.workspace = llvm::cantFail(backend.allocate(ws->total));
+  a.workspaceBytes = ws->total;
+  ASSERT_FALSE(bool((*layer)->run(a)));
+  const uint64_t ready = a.workspace + ws->stageReady.offset;
+  int quantLaunches = 0;
+  for (const auto &k : backend.launches) {
+    if (!llvm::StringRef(k.symbol).contains("_sorted_"))
+      continue;
+    ++quantLaunches;
+    EXPECT_TRUE(llvm::StringRef(k.symbol).ends_with("_ready_bm32")) << k.symbol;
+    EXPECT_EQ(int64_t(k.grid.X), ws->maxBlocks);
+    // x, q (decoded: no scales), sorted_ids, num_valid_ids, stage_ready, tokens.
+    ASSERT_EQ(k.kernarg.size(), 5 * 8 + 4u);
+    uint64_t p;
+    std::memcpy(&p, k.kernarg.data() + 4 * 8, 8);
+    EXPECT_EQ(p, ready);
+  }
+  EXPECT_EQ(quantLaunches, 1);
+
+  spec.stage2.wait = Stage2Wait::Grid;
+  auto after = MoeLayer::create(memoryCompiler(), backend, spec, sm90);
+  ASSERT_TRUE(bool(after)) << llvm::toString(after.takeError());
+  auto ws2 = (*after)->workspaceLayout(args.tokens);
+  ASSERT_TRUE(bool(ws2));
+  EXPECT_EQ(ws2->stageReady.bytes, 0u);
+  EXPECT_EQ(ws2->stageReadyCount, 0);
+  EXPECT_EQ(ws2->stageReadyQuant, 0);
 }
 
 TEST_F(MoeLayerRun, Sm90aCarriesMxActivationsDecoded) {

@@ -11,6 +11,7 @@
 #include "runtime/check/LayerSampler.h"
 #include "compiler/spec/DslParser.h"
 #include "templates/LayerRules.h"
+#include "templates/TargetSupport.h"
 #include "templates/gemm/GemmPlan.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,7 @@ TEST(LayerSampler, OnlySm90aDrawsNameItsParameters) {
     SampledLayer g = gfx.next(), s = sm90.next();
     EXPECT_EQ(g.text.find("weight_decode"), std::string::npos) << g.text;
     EXPECT_EQ(g.text.find("prefetch"), std::string::npos) << g.text;
+    EXPECT_EQ(g.text.find("wait"), std::string::npos) << g.text;
     EXPECT_NE(g.cuNum, 132);
     EXPECT_NE(s.cuNum, 256);
     arithmetic += s.text.find("weight_decode = arithmetic") != std::string::npos;
@@ -81,13 +83,18 @@ TEST(LayerSampler, AcceptedSm90aDrawsReachEveryGemmLayout) {
       seen["split K"] += (stage == StageId::Stage1 ? spec->stage1 : spec->stage2).kBatch > 1;
     }
     seen["reduce kernel"] += spec->stage2.reduce == ReduceMode::Reduce;
+    // Stage 2 beside stage 1, a kernel between them or not, and after it.
+    seen["stage 2 beside stage 1"] += stagesOverlap(*spec, target);
+    seen["quant_inter counting down"] += interQuantCountsDown(*spec, target);
+    seen["stage 2 waiting for the grid"] += spec->stage2.wait == Stage2Wait::Grid;
   }
   EXPECT_GE(accepted, 100);
   for (const char *layout :
        {"wgmma", "wgmma in dynamic shared memory", "mma.sync, register weights",
         "staged weights (bf16, mxfp8)", "swapped operands", "weight_decode=arithmetic",
         "prefetch chosen", "quantizing warp pairs", "stage 2 N loop", "carried weights",
-        "k_wave reduction", "split K", "reduce kernel"})
+        "k_wave reduction", "split K", "reduce kernel", "stage 2 beside stage 1",
+        "quant_inter counting down", "stage 2 waiting for the grid"})
     EXPECT_GT(seen[layout], 0) << layout << " is never drawn";
 }
 

@@ -80,6 +80,32 @@ TEST(QuantPlan, LayerPlansFollowTheFormats) {
   EXPECT_FALSE(planInterQuant(spec, gfx950(), issues));
 }
 
+TEST(QuantPlan, Sm90aInterQuantWaitsForStage1ABlockAtATime) {
+  // Between the stages on sm_90a (interQuantCountsDown): a workgroup per
+  // sorted block of 32 rows, the counters before tokens; its symbol names the
+  // block. Not with stage 2 waiting for the grid, nor split-K's finish.
+  ScheduleIssues issues;
+  TargetInfo sm90a = *TargetInfo::forChip(TargetInfo::kHopperChip);
+  MoeSpec spec = a4w4Spec();
+  auto inter = planInterQuant(spec, sm90a, issues);
+  ASSERT_TRUE(inter);
+  EXPECT_TRUE(inter->stageReady);
+  EXPECT_TRUE(inter->decoded);
+  EXPECT_EQ(quantKernelSymbol(*inter), "moe_quant_mxfp4_c384_sorted_k16_bf16_ready_bm32");
+  EXPECT_EQ(inter->grid(5), (std::array<int64_t, 3>{(5 * 16 + 896 * 32 - 16 + 31) / 32, 1, 1}));
+  KernelSignature sig = quantKernelSignature(quantKernelSymbol(*inter), *inter);
+  ASSERT_GE(sig.args.size(), 2u);
+  EXPECT_EQ(sig.args[sig.args.size() - 2].name, "stage_ready");
+  EXPECT_EQ(sig.args.back().name, "tokens");
+  EXPECT_TRUE(issues.empty());
+  spec.stage2.wait = Stage2Wait::Grid;
+  EXPECT_FALSE(planInterQuant(spec, sm90a, issues)->stageReady);
+  spec.stage2.wait = Stage2Wait::Rows;
+  spec.stage1.kBatch = 2;
+  EXPECT_FALSE(planInterQuant(spec, sm90a, issues)->stageReady);
+  EXPECT_FALSE(planInterQuant(a4w4Spec(), gfx950(), issues)->stageReady);
+}
+
 TEST(QuantPlan, GridCoversEveryBlockOfEveryScaleRow) {
   QuantPlan p = makePlan(DType::MXFP4, 384, QuantScaleOrder::Rows);
   // 12 blocks per row: 100 rows = 1200 items = 5 workgroups of 256.

@@ -113,7 +113,7 @@ TEST(SortPlan, Sm90aSetsStageReadyWhereStage2FollowsStage1) {
   spec.stage1.fusedQuant = FusedQuant::FP4;
   SortPlan p = planSort(spec, kSm90a, issues);
   EXPECT_TRUE(issues.empty());
-  EXPECT_EQ(p.stageReadyTiles, 3);
+  EXPECT_EQ(p.stageReadyCount, 3);
   EXPECT_EQ(sortKernelSymbol(p), "moe_sort_e896_k16_bm32_ready3");
   KernelSignature sig = sortKernelSignature(sortKernelSymbol(p), p);
   ASSERT_GE(sig.args.size(), 2u);
@@ -121,17 +121,23 @@ TEST(SortPlan, Sm90aSetsStageReadyWhereStage2FollowsStage1) {
   EXPECT_EQ(sig.args.back().name, "tokens");
   spec.formats.activation = DType::BF16;
   spec.stage1.fusedQuant = FusedQuant::None;
-  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 3);
-  // A kernel between the stages (the inter-stage quantization, split-K's
-  // finish), or gfx950: no counters.
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyCount, 3);
+  // The inter-stage quantization between the stages counts a block down by
+  // one more after stage 1.
   spec.formats.activation = DType::MXFP4;
-  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 0);
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyCount, 4);
+  EXPECT_EQ(sortKernelSymbol(planSort(spec, kSm90a, issues)), "moe_sort_e896_k16_bm32_ready4");
   spec.formats.activation = DType::BF16;
+  // Split-K's finish between the stages, stage 2 waiting for the grid, or
+  // gfx950: no counters.
   spec.stage1.kBatch = 2;
-  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyTiles, 0);
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyCount, 0);
   spec.stage1.kBatch = 1;
+  spec.stage2.wait = Stage2Wait::Grid;
+  EXPECT_EQ(planSort(spec, kSm90a, issues).stageReadyCount, 0);
+  spec.stage2.wait = Stage2Wait::Rows;
   SortPlan gfx = planSort(spec, TargetInfo::defaultTarget(), issues);
-  EXPECT_EQ(gfx.stageReadyTiles, 0);
+  EXPECT_EQ(gfx.stageReadyCount, 0);
   EXPECT_EQ(sortKernelSymbol(gfx), "moe_sort_e896_k16_bm32");
 }
 

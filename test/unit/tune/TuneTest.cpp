@@ -285,6 +285,37 @@ TEST(TuneSpace, XcdSwizzleAxis) {
   llvm::consumeError(std::move(zero));
 }
 
+// Stage 2 after stage 1's grid instead of beside its last round: searched
+// only where asked for, named _gridwait and read back.
+TEST(TuneSpace, Stage2WaitAxis) {
+  const TargetInfo sm90a = *TargetInfo::forChip("sm_90a");
+  EXPECT_EQ(tune::SearchSpace::defaultsFor(sm90a).wait2,
+            (std::vector<Stage2Wait>{Stage2Wait::Rows}));
+  MoeSpec spec = example("kimi_k3_tp8_a4w4.moe");
+  tune::SearchSpace space = singleValued(32, 128);
+  space.blockM = {32};
+  ASSERT_FALSE(!!space.setAxis("stage2.wait=rows,grid"));
+  EXPECT_EQ(space.wait2, (std::vector<Stage2Wait>{Stage2Wait::Rows, Stage2Wait::Grid}));
+  tune::SpaceReport report;
+  std::vector<tune::Candidate> candidates = tune::enumerateCandidates(spec, space, sm90a, report);
+  int grid = 0, stage2 = 0;
+  for (const tune::Candidate &c : candidates) {
+    if (c.stage != StageId::Stage2) {
+      EXPECT_EQ(c.layer.stage2.wait, spec.stage2.wait) << c.id;
+      continue;
+    }
+    ++stage2;
+    bool g = c.layer.stage2.wait == Stage2Wait::Grid;
+    grid += g;
+    EXPECT_EQ(llvm::StringRef(c.kernelName).ends_with("_gridwait"), g) << c.kernelName;
+    EXPECT_EQ(llvm::StringRef(c.id).ends_with(" gridwait"), g) << c.id;
+  }
+  EXPECT_EQ(2 * grid, stage2) << report.summary();
+  llvm::Error bad = space.setAxis("stage2.wait=tile");
+  ASSERT_TRUE(!!bad);
+  llvm::consumeError(std::move(bad));
+}
+
 // A spec whose stage 1 breaks a rule on another block size (k_wave 4 at
 // block_m 64 on sm_90a: its K-group reduction exceeds the static shared
 // memory) does not cost the search that block: the first stage-1 schedule of
