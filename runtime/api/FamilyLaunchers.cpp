@@ -209,7 +209,9 @@ FamilyLaunchers builtinLaunchers() {
     ScheduleIssues issues;
     QuantPlan q = *planInterQuant(spec, target, issues);
     return FamilyLaunch{
-        [q](const LaunchShape &s) { return dim3(q.grid(s.tokens)); },
+        [q](const LaunchShape &s) {
+          return dim3(q.grid(s.tokens, s.maxWorkgroups / kPersistentWorkgroupsPerCU));
+        },
         {{"x", ArgValue::Stage1Out}, {"q", ArgValue::InterQ}, {"scales", ArgValue::InterQScale}}};
   };
   t[size_t(KernelFamily::Stage2)] = [](const MoeSpec &spec, const KernelSet &set,

@@ -253,22 +253,27 @@ gpu::GPUFuncOp buildQuantKernel(ImplicitLocOpBuilder &b, gpu::GPUModuleOp module
     return func;
   }
 
-  // Sorted block `bid`, once stage 1 has written all its N tiles (its
-  // counter down to 1); stage 2 may launch at once: it waits for the last 1.
+  // The sorted blocks bid, bid + grid, ..., each once stage 1 has written
+  // all its N tiles (its counter down to 1). All the workgroups are resident
+  // at once: stage 2 may launch at the start (it waits for the last 1).
   NVVM::GriddepcontrolOp::create(b, NVVM::GridDepActionKind::launch_dependents);
-  Value firstRow = a.mul(bid, a.idx(plan.blockM));
-  ifThen(b, a.cmp(CmpIPredicate::ult, firstRow, validRows), [&] {
-    Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
-    ifThen(b, firstThread, [&] { emitStageReadyAcquire(a, stageReady, bid, /*readyAt=*/1); });
-    gpu::BarrierOp::create(b);
-    Value items = a.idx(plan.blockM * plan.blocksPerRow());
-    auto loop = scf::ForOp::create(b, tid, items, a.idx(plan.threads));
-    b.setInsertionPointToStart(loop.getBody());
-    quantizeItem(a.add(a.mul(firstRow, nb), loop.getInductionVar()));
-    b.setInsertionPointAfter(loop);
-    gpu::BarrierOp::create(b);
-    ifThen(b, firstThread, [&] { emitStageReadyRelease(a, stageReady, bid, a.idx(1)); });
-  });
+  Value blockM = a.idx(plan.blockM);
+  Value validBlocks = a.divu(a.add(validRows, a.idx(plan.blockM - 1)), blockM);
+  Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
+  auto blocks =
+      scf::ForOp::create(b, bid, validBlocks, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  b.setInsertionPointToStart(blocks.getBody());
+  Value block = blocks.getInductionVar();
+  ifThen(b, firstThread, [&] { emitStageReadyAcquire(a, stageReady, block, /*readyAt=*/1); });
+  gpu::BarrierOp::create(b);
+  Value items = a.idx(plan.blockM * plan.blocksPerRow());
+  auto loop = scf::ForOp::create(b, tid, items, a.idx(plan.threads));
+  b.setInsertionPointToStart(loop.getBody());
+  quantizeItem(a.add(a.mul(a.mul(block, blockM), nb), loop.getInductionVar()));
+  b.setInsertionPointAfter(loop);
+  gpu::BarrierOp::create(b);
+  ifThen(b, firstThread, [&] { emitStageReadyRelease(a, stageReady, block, a.idx(1)); });
+  b.setInsertionPointAfter(blocks);
   gpu::ReturnOp::create(b);
   return func;
 }

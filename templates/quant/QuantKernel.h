@@ -18,6 +18,7 @@ namespace moegen {
 ///   scales         u8   e8m0_shuffle of [maxPaddedRows, C/32] by sorted position
 ///   sorted_ids     i32  [maxPaddedRows]      the sorting kernel's output
 ///   num_valid_ids  i32  [2]
+///   stage_ready    i32  [maxBlocks]          plan.stageReady only (templates/gemm/StageReady.h)
 ///   tokens         i32
 /// Sorted rows past num_valid_ids[0] are not touched; padding rows within it
 /// get scale bytes 0. Data rows no sorted id names (unrouted) are not
@@ -25,7 +26,8 @@ namespace moegen {
 /// Decoded plans (plan.decoded) have no `scales`, and q is bf16 [rows, C]:
 /// each value rounded to the format with its block's scale, decoded.
 /// Pointers must be 16-byte aligned.
-/// Launch: plan.grid(tokens) workgroups of plan.threads threads.
+/// Launch: plan.grid(tokens) workgroups of plan.threads threads (plan.stageReady:
+/// plan.grid(tokens, SMs), or any other count: the workgroups stride over the blocks).
 
 /// Adds the quantization kernel to `module`, for gfx950 or sm_90a (where the
 /// MX encoding is done in software, templates/sm90/MxSoftwareConvert.h).

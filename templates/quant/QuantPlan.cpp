@@ -8,9 +8,13 @@
 
 namespace moegen {
 
-std::array<int64_t, 3> QuantPlan::grid(int64_t tokens) const {
-  if (stageReady)
-    return {std::max<int64_t>((scaleRows(tokens) + blockM - 1) / blockM, 1), 1, 1};
+std::array<int64_t, 3> QuantPlan::grid(int64_t tokens, int64_t cuNum) const {
+  if (stageReady) {
+    int64_t blocks = std::max<int64_t>((scaleRows(tokens) + blockM - 1) / blockM, 1);
+    if (cuNum > 0)
+      blocks = std::min(blocks, cuNum * kStageReadyWorkgroupsPerSM);
+    return {blocks, 1, 1};
+  }
   int64_t items = scaleRows(tokens) * blocksPerRow();
   int64_t groups = std::max<int64_t>((items + threads - 1) / threads, 1);
   return {groups, 1, 1};

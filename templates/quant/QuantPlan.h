@@ -50,11 +50,15 @@ struct QuantPlan {
   int64_t experts = 0, blockM = 0;                 // Sorted only: sizes of the sorted ids
   int64_t threads = 256;
   /// Sorted only, sm_90a (interQuantCountsDown, templates/TargetSupport.h):
-  /// a workgroup per sorted block, which quantizes the block once stage 1
-  /// has counted its stage_ready down to 1 and then takes that 1 for stage
-  /// 2 (templates/gemm/StageReady.h); the kernel lets stage 2 launch at its
+  /// a persistent grid whose workgroups take the sorted blocks in turn
+  /// (block bid, bid + grid, ...), each once stage 1 has counted its
+  /// stage_ready down to 1, and then take that 1 for stage 2
+  /// (templates/gemm/StageReady.h); the kernel lets stage 2 launch at its
   /// start and waits for stage 1's grid at its exit.
   bool stageReady = false;
+  /// stageReady: workgroups per SM of the persistent grid (of the
+  /// maxWorkgroups a GEMM may have, kPersistentWorkgroupsPerCU per SM).
+  static constexpr int64_t kStageReadyWorkgroupsPerSM = 2;
 
   static constexpr int64_t kBlock = 32;
   int64_t blocksPerRow() const { return cols / kBlock; }
@@ -80,8 +84,9 @@ struct QuantPlan {
   }
   /// Launch: {x, 1, 1} workgroups of `threads`, one thread per 32-column
   /// block of every scale row, for `tokens` tokens (`rows` of the Rows
-  /// order); stageReady: one workgroup per sorted block (blockM rows).
-  std::array<int64_t, 3> grid(int64_t tokens) const;
+  /// order); stageReady: at most kStageReadyWorkgroupsPerSM a CU of the
+  /// `cuNum` (0: one a sorted block), none past the last sorted block.
+  std::array<int64_t, 3> grid(int64_t tokens, int64_t cuNum = 0) const;
 };
 
 /// The kernel's symbol, unique per plan: "moe_quant_mxfp4_c3584",

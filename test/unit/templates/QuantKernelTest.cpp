@@ -81,8 +81,9 @@ TEST(QuantPlan, LayerPlansFollowTheFormats) {
 }
 
 TEST(QuantPlan, Sm90aInterQuantWaitsForStage1ABlockAtATime) {
-  // Between the stages on sm_90a (interQuantCountsDown): a workgroup per
-  // sorted block of 32 rows, the counters before tokens; its symbol names the
+  // Between the stages on sm_90a (interQuantCountsDown): a persistent grid
+  // over the sorted blocks of 32 rows (two workgroups an SM, or one a block
+  // where there are fewer), the counters before tokens; its symbol names the
   // block. Not with stage 2 waiting for the grid, nor split-K's finish.
   ScheduleIssues issues;
   TargetInfo sm90a = *TargetInfo::forChip(TargetInfo::kHopperChip);
@@ -92,7 +93,10 @@ TEST(QuantPlan, Sm90aInterQuantWaitsForStage1ABlockAtATime) {
   EXPECT_TRUE(inter->stageReady);
   EXPECT_TRUE(inter->decoded);
   EXPECT_EQ(quantKernelSymbol(*inter), "moe_quant_mxfp4_c384_sorted_k16_bf16_ready_bm32");
-  EXPECT_EQ(inter->grid(5), (std::array<int64_t, 3>{(5 * 16 + 896 * 32 - 16 + 31) / 32, 1, 1}));
+  const int64_t blocks = (5 * 16 + 896 * 32 - 16 + 31) / 32;
+  EXPECT_EQ(inter->grid(5), (std::array<int64_t, 3>{blocks, 1, 1}));
+  EXPECT_EQ(inter->grid(5, 132), (std::array<int64_t, 3>{264, 1, 1}));
+  EXPECT_EQ(inter->grid(5, 1000)[0], blocks);
   KernelSignature sig = quantKernelSignature(quantKernelSymbol(*inter), *inter);
   ASSERT_GE(sig.args.size(), 2u);
   EXPECT_EQ(sig.args[sig.args.size() - 2].name, "stage_ready");
