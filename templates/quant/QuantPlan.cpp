@@ -10,7 +10,7 @@ namespace moegen {
 
 std::array<int64_t, 3> QuantPlan::grid(int64_t tokens, int64_t cuNum) const {
   if (stageReady) {
-    int64_t blocks = std::max<int64_t>((scaleRows(tokens) + blockM - 1) / blockM, 1);
+    int64_t blocks = std::max<int64_t>(sortedBlocks(tokens), 1);
     if (cuNum > 0)
       blocks = std::min(blocks, cuNum * kStageReadyWorkgroupsPerSM);
     return {blocks, 1, 1};

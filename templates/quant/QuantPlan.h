@@ -77,6 +77,9 @@ struct QuantPlan {
   int64_t scaleRows(int64_t tokens) const {
     return order == QuantScaleOrder::Rows ? tokens : tokens * topk + experts * blockM - topk;
   }
+  /// Sorted blocks of blockM rows the scale rows hold (the stage_ready
+  /// counters a stageReady kernel reads).
+  int64_t sortedBlocks(int64_t tokens) const { return (scaleRows(tokens) + blockM - 1) / blockM; }
   /// Bytes of the scale buffer: rows padded to 256 (e8m0_shuffle); none
   /// decoded.
   int64_t scaleBytes(int64_t tokens) const {

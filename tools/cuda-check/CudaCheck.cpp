@@ -214,7 +214,7 @@ llvm::Expected<Stats> checkQuant(Backend &backend, const MoeSpec &spec, const Qu
     if (plan.stageReady) {
       // Each block's counter as stage 1 leaves it: down to the one the
       // quantization takes (templates/gemm/StageReady.h).
-      std::vector<int32_t> ready(plan.grid(tokens)[0], 1);
+      std::vector<int32_t> ready(plan.sortedBlocks(tokens), 1);
       auto dready = buf.upload(ready.data(), ready.size() * 4);
       if (!dready)
         return dready.takeError();
