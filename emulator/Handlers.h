@@ -101,12 +101,14 @@ bool waveVoteSync(const Inst &I, WaveCtx &W); // A membermask, B predicate; Sub 
 void opPrmt(const Inst &I, uint8_t *F);       // A, B, selector C (default mode)
 void opEx2Approx(const Inst &I, uint8_t *F);
 bool waveMmaBf16(const Inst &I, WaveCtx &W); // Tab = the 10 operand slots
+bool waveMovMatrixTrans(const Inst &I, WaveCtx &W); // A the source word
 /// cp.async: A shared destination, B global source, C source size where
 /// Pred & 1; Aux = bytes.
 bool ctxCpAsync(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncCommit(const Inst &I, LaneCtx &C);
 bool ctxCpAsyncWait(const Inst &I, LaneCtx &C);  // Aux = groups left pending
 bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C); // A address, B <2 x bf16>
+bool ctxRedAddV4Bf16x2(const Inst &I, LaneCtx &C); // Tab: the address, then 4 <2 x bf16> words
 /// wgmma.mma_async m64nNk16 f32 += bf16 x bf16, B by a shared-memory
 /// descriptor, A from registers (Sub 0) or by a descriptor too (Sub 1):
 /// Aux = N / 2 accumulators; Tab = their slots, then a0..a3 (Sub 0) or A's

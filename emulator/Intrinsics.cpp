@@ -601,6 +601,16 @@ Error CallDecoder::inlineAsm() {
       return E;
     return ctx(ctxRedAddBf16x2);
   }
+  if (Text == "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;") {
+    if (Error E = ops({0}))
+      return E;
+    return wave(waveMovMatrixTrans);
+  }
+  if (Text == "red.relaxed.gpu.global.add.noftz.v4.bf16x2 [$0], {$1, $2, $3, $4};") {
+    if (Error E = tab(5))
+      return E;
+    return ctx(ctxRedAddV4Bf16x2);
+  }
   auto *ST = dyn_cast<StructType>(CI.getType());
   unsigned Results = ST ? ST->getNumElements() : 0;
   In.Aux = Results;

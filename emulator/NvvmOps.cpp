@@ -183,6 +183,25 @@ static void readAFragment(const uint8_t *F, const uint32_t *Slots, unsigned G, u
 ///   C/D: element e holds C[g + 8 (e >> 1)][2t + (e & 1)].
 /// The products are exact in f64; the sum is rounded once to f32 (the
 /// hardware's internal order and rounding are not documented).
+/// movmatrix.sync.aligned.m8n8.trans.b16 d, a: lane (g, t) holds row g,
+/// columns 2t and 2t + 1 (low half first) of an 8x8 matrix of b16 in a, and
+/// gets those of its transpose in d.
+bool waveMovMatrixTrans(const Inst &I, WaveCtx &W) {
+  if (W.Active != 0xFFFFFFFFull || W.W->NumLanes != 32)
+    return W.R->fail(I, W.WG, W.W, -1, "movmatrix executed by a partially active warp");
+  uint16_t M[8][8];
+  for (unsigned L = 0; L < 32; ++L) {
+    uint32_t V = rd<uint32_t>(W.frame(L), I.A);
+    M[L / 4][2 * (L % 4)] = uint16_t(V);
+    M[L / 4][2 * (L % 4) + 1] = uint16_t(V >> 16);
+  }
+  for (unsigned L = 0; L < 32; ++L) {
+    unsigned G = L / 4, T = L % 4;
+    wr<uint32_t>(W.frame(L), I.Dst, uint32_t(M[2 * T][G]) | uint32_t(M[2 * T + 1][G]) << 16);
+  }
+  return true;
+}
+
 bool waveMmaBf16(const Inst &I, WaveCtx &W) {
   if (W.Active != 0xFFFFFFFFull || W.W->NumLanes != 32)
     return W.R->fail(I, W.WG, W.W, -1, "mma.sync executed by a partially active warp");
@@ -488,6 +507,22 @@ bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C) {
   if (!H)
     return false;
   applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H, C.F + I.B);
+  return true;
+}
+
+/// red.relaxed.gpu.global.add.noftz.v4.bf16x2 [A], {B0, B1, B2, B3}: 16
+/// bytes (8 bf16) at a 16-byte aligned address, each element rounded as the
+/// scalar form rounds it. I.Tab: the address's and the four words' slots.
+bool ctxRedAddV4Bf16x2(const Inst &I, LaneCtx &C) {
+  const uint64_t Addr = rd<uint64_t>(C.F, I.Tab[0]);
+  if (Addr % 16)
+    return C.R->fail(I, C, "red.global.add.v4.bf16x2 at an address not aligned to 16 bytes", Addr);
+  AtomicGuard Guard(*C.R, true);
+  uint8_t *H = C.R->global(C, I, Addr, 16, true);
+  if (!H)
+    return false;
+  for (unsigned W = 0; W < 4; ++W)
+    applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H + 4 * W, C.F + I.Tab[1 + W]);
   return true;
 }
 

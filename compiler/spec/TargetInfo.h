@@ -57,6 +57,10 @@ struct TargetInfo {
   bool isNvptx() const { return arch == TargetArch::Nvptx; }
   /// "amdgcn-amd-amdhsa" or "nvptx64-nvidia-cuda".
   llvm::StringRef triple() const;
+  /// The LLVM target features of the code objects: "+ptx81" for NVIDIA (PTX
+  /// 8.1, the first ISA with the vector global reductions the sm_90a
+  /// epilogues issue; CUDA 12.1 and later drivers load it), none for AMDGPU.
+  llvm::StringRef llvmFeatures() const { return isNvptx() ? "+ptx81" : ""; }
   /// File extension of a code object: "hsaco" or "ptx".
   llvm::StringRef codeObjectExtension() const;
 

@@ -90,8 +90,7 @@ createTargetMachine(const CodeObjectOptions &options, const TargetInfo &info) {
   auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default;
-  // PTX 8.0 is the first ISA with sm_90a; the CUDA 12+ drivers JIT it.
-  llvm::StringRef features = info.isNvptx() ? "+ptx80" : "";
+  llvm::StringRef features = info.llvmFeatures();
   std::optional<llvm::Reloc::Model> reloc;
   if (!info.isNvptx())
     reloc = llvm::Reloc::PIC_;

@@ -20,11 +20,11 @@ mlir::gpu::GPUModuleOp createKernelModule(mlir::ImplicitLocOpBuilder &b, llvm::S
                                           const TargetInfo &target) {
   mlir::MLIRContext *ctx = b.getContext();
   // Optimization happens on the LLVM module (O3) in the code-object emitter;
-  // the attribute records the chip and the code object version (PTX 8.0,
-  // the first with sm_90a, for NVIDIA).
+  // the attribute records the chip and the code object version (the PTX
+  // ISA, TargetInfo::llvmFeatures, for NVIDIA).
   if (target.isNvptx()) {
     auto nvvmTarget = mlir::NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, target.triple(),
-                                                      target.chip, /*features=*/"+ptx80");
+                                                      target.chip, target.llvmFeatures());
     return mlir::gpu::GPUModuleOp::create(b, name, b.getArrayAttr({nvvmTarget}));
   }
   auto rocdlTarget = mlir::ROCDL::ROCDLTargetAttr::get(

@@ -1658,14 +1658,58 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// agree).
   void epilogueOfLiveRows(ArrayRef<Value> acc) {
     bool rowWise = !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
-    if (!l.swapAB || !liveRowTiles || !rowWise)
+    if (!l.swapAB || !rowWise)
       return epilogue(l.swapAB ? unswapAccumulators(acc) : acc);
     for (int64_t mt = 0; mt < l.mTiles; ++mt) {
-      auto tile = [&, mt] { epilogue(unswapAccumulators(acc, mt), mt, mt + 1); };
-      if (mt == 0)
+      auto tile = [&, mt] { epilogueTransposed(acc, mt); };
+      if (mt == 0 || !liveRowTiles)
         tile();
       else
         ifThen(a.cmp(CmpIPredicate::ugt, liveRowTiles, a.idx(2 * mt)), tile);
+    }
+  }
+
+  /// movmatrix: the 8x8 matrix of b16 pairs whose row g, columns 2q and
+  /// 2q + 1 lane (g, q) holds in `word`, transposed in the same layout.
+  Value transposeBlock(Value word) {
+    return inlineAsm(i32(), ValueRange{word}, "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;",
+                     "=r,r")
+        .getResult(0);
+  }
+
+  /// The row-wise epilogue (swapAB) of 16-row tile `mt` from the swapped
+  /// accumulators: each block of 8 rows and 8 columns is computed where the
+  /// lane holds it (column g, rows 2q and 2q + 1: their routing weights
+  /// loaded for them), rounded to a bf16 pair and transposed by one
+  /// movmatrix, after which the lane holds row g's columns 2q, 2q + 1 as the
+  /// plain layout does. Unswapping the f32 accumulators first takes two
+  /// shuffles and a select a value.
+  void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt) {
+    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    bool applyWeight = stage1 == spec.problem.doweightStage1;
+    for (int64_t hr = 0; hr < 2; ++hr) {
+      int64_t tt = 2 * mt + hr;
+      std::array<Value, 2> weight;
+      if (applyWeight) {
+        Value pos =
+            a.add(a.mul(bidM, a.idx(s.tileM)), a.add(a.idx(8 * tt), a.mul(quadCol, a.idx(2))));
+        weight = {load(sortedWeights, pos), load(sortedWeights, a.add(pos, a.idx(1)))};
+      }
+      SmallVector<Value> words;
+      for (int64_t nt = 0; nt < l.nTiles; ++nt) {
+        std::array<Value, 2> v;
+        for (int64_t c = 0; c < 2; ++c) {
+          int r = static_cast<int>(2 * (nt % 2) + c);
+          Value x = swapped[swappedIndex(nt / 2, tt, 0, r)];
+          if (stage1)
+            x = emitActivation(b, spec.activation, target, x,
+                               swapped[swappedIndex(nt / 2, tt, 1, r)]);
+          v[c] = applyWeight ? arith::MulFOp::create(b, x, weight[c]).getResult() : x;
+        }
+        words.push_back(transposeBlock(asI32(bf16Pair(v[0], v[1]))));
+      }
+      GemmRowInfo row = rowInfo(a.add(a.idx(8 * tt), quadRow));
+      storeRow(words, row, a.add(a.mul(row.token, a.idx(topk)), row.slot), colBase);
     }
   }
 
@@ -1714,28 +1758,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           quantRows.push_back(std::move(q));
           continue;
         }
-        for (int64_t nt = 0; nt < l.nTiles; ++nt) {
-          Value col = a.add(a.add(colBase, a.idx(nt * 8)), a.mul(quadCol, a.idx(2)));
-          Value packed = bf16Pair(vals[nt][0], vals[nt][1]);
-          if (stage1 || s.reduce == ReduceMode::Reduce) {
-            int64_t width = stage1 ? I : N;
-            ifThen(row.valid,
-                   [&] { vstore(packed, out, a.add(a.mul(pair, a.idx(width)), col), 4); });
-            continue;
-          }
-          // The top-k sum: both columns of the lane in one packed bf16x2
-          // reduction (sm_90's native red.add.bf16x2, round to nearest even:
-          // what the compare-and-swap loop LLVM expands atomicrmw fadd <2 x
-          // bfloat> into computes, without its retries under contention).
-          ifThen(row.valid, [&] {
-            Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
-            Value bits = vector::ExtractOp::create(
-                b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), packed),
-                ArrayRef<int64_t>{0});
-            inlineAsm(Type(), ValueRange{ptr, bits},
-                      "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r");
-          });
-        }
+        SmallVector<Value> words;
+        for (const std::array<Value, 2> &v : vals)
+          words.push_back(asI32(bf16Pair(v[0], v[1])));
+        storeRow(words, row, pair, colBase);
       }
     if (l.quantPairs) {
       // One block per warp (16 columns of a 32-column block).
@@ -1750,6 +1776,83 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     }
     for (QuantRow &q : quantRows)
       storeQuantized(q.vals, q.row, q.pair, colBase, q.amax);
+  }
+
+  /// Whether a row's bf16 outputs leave 8 columns a lane: a warp's columns
+  /// are whole groups of four 8-column tiles, and rows of the output start
+  /// 16-byte aligned.
+  bool storesWholeTiles() const { return l.nTiles % 4 == 0 && (stage1 ? I : N) % 8 == 0; }
+
+  Value asI32(Value bf16x2) {
+    return vector::ExtractOp::create(
+        b, vector::BitCastOp::create(b, VectorType::get({1}, i32()), bf16x2), ArrayRef<int64_t>{0});
+  }
+
+  /// The lane's column pairs of four consecutive 8-column tiles (word t:
+  /// columns 2q, 2q + 1 of tile t) transposed across its quad: word s of
+  /// the result is columns 2s, 2s + 1 of tile q. Two exchange rounds (with
+  /// lane q ^ 2, then q ^ 1) of two shuffles each; the selects place the
+  /// words by the lane's q.
+  std::array<Value, 4> transposeQuad(const std::array<Value, 4> &w) {
+    Value b1 = a.cmp(CmpIPredicate::ne, andI(quadCol, 2), a.idx(0));
+    Value b0 = a.cmp(CmpIPredicate::ne, andI(quadCol, 1), a.idx(0));
+    // Keep tiles 2 b1 and 2 b1 + 1; lane q ^ 2 keeps the other two.
+    Value own0 = a.select(b1, w[2], w[0]), own1 = a.select(b1, w[3], w[1]);
+    Value far0 = shuffleXor(a.select(b1, w[0], w[2]), 2);
+    Value far1 = shuffleXor(a.select(b1, w[1], w[3]), 2);
+    // Keep tile q (lane q's and lane q ^ 2's words); lane q ^ 1 keeps the other.
+    Value mine = a.select(b0, own1, own0), fromQ2 = a.select(b0, far1, far0);
+    Value fromQ1 = shuffleXor(a.select(b0, own0, own1), 1);
+    Value fromQ3 = shuffleXor(a.select(b0, far0, far1), 1);
+    // Word s comes from lane s: lane q's own at s = q, lane q ^ k's at s = q ^ k.
+    std::array<Value, 4> x = {a.select(b0, fromQ1, mine), a.select(b0, mine, fromQ1),
+                              a.select(b0, fromQ3, fromQ2), a.select(b0, fromQ2, fromQ3)};
+    return {a.select(b1, x[2], x[0]), a.select(b1, x[3], x[1]), a.select(b1, x[0], x[2]),
+            a.select(b1, x[1], x[3])};
+  }
+
+  /// A row's bf16 pair of columns 2q, 2q + 1 of each 8-column tile
+  /// (`words`, i32) stored, or added into the top-k sum. With
+  /// storesWholeTiles, each group of four tiles transposed across the quad
+  /// first: one 16-byte store or packed reduction a lane where it had four
+  /// 4-byte ones. The shuffles run in every lane; only valid rows write.
+  void storeRow(ArrayRef<Value> words, GemmRowInfo &row, Value pair, Value colBase) {
+    bool plainRows = stage1 || s.reduce == ReduceMode::Reduce;
+    int64_t width = stage1 ? I : N;
+    auto write = [&](ArrayRef<Value> run, Value col) {
+      int64_t n = static_cast<int64_t>(run.size());
+      if (plainRows) {
+        Value v = vector::BitCastOp::create(
+            b, VectorType::get({2 * n}, b.getBF16Type()),
+            vector::FromElementsOp::create(b, VectorType::get({n}, i32()), ValueRange(run)));
+        ifThen(row.valid, [&] { vstore(v, out, a.add(a.mul(pair, a.idx(width)), col), 4 * n); });
+        return;
+      }
+      // The top-k sum: sm_90's native packed bf16x2 reductions (round to
+      // nearest even: what the compare-and-swap loop LLVM expands atomicrmw
+      // fadd <2 x bfloat> into computes, without its retries under contention).
+      ifThen(row.valid, [&] {
+        Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
+        SmallVector<Value> operands = {ptr};
+        llvm::append_range(operands, run);
+        if (n == 1)
+          inlineAsm(Type(), operands, "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r");
+        else
+          inlineAsm(Type(), operands,
+                    "red.relaxed.gpu.global.add.noftz.v4.bf16x2 [$0], {$1, $2, $3, $4};",
+                    "l,r,r,r,r");
+      });
+    };
+    if (!storesWholeTiles()) {
+      for (int64_t nt = 0; nt < l.nTiles; ++nt)
+        write(words[nt], a.add(a.add(colBase, a.idx(nt * 8)), a.mul(quadCol, a.idx(2))));
+      return;
+    }
+    for (int64_t group = 0; group < l.nTiles / 4; ++group) {
+      std::array<Value, 4> run = transposeQuad(
+          {words[4 * group], words[4 * group + 1], words[4 * group + 2], words[4 * group + 3]});
+      write(run, a.add(colBase, a.add(a.idx(32 * group), a.mul(quadCol, a.idx(8)))));
+    }
   }
 
   /// Fused MX quantization of one row's values: a 32-column block is 4

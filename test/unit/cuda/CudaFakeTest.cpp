@@ -22,7 +22,7 @@ using namespace moegen::test;
 
 namespace {
 
-const char *kPtx = R"(.version 8.0
+const char *kPtx = R"(.version 8.1
 .target sm_90a
 .address_size 64
 .visible .entry moe_quant_mxfp4_c256(
@@ -125,7 +125,7 @@ TEST(CudaFake, KernelsThatWaitForTheirPredecessorsLaunchProgrammatically) {
   // moegen's kernels start with griddepcontrol.wait: launched with
   // programmatic stream serialization; a kernel of the same module without
   // it is not.
-  const char *ptx = R"(.version 8.0
+  const char *ptx = R"(.version 8.1
 .target sm_90a
 .address_size 64
 .visible .entry moe_sort_e8_k2_bm32(.param .u64 p0)
@@ -218,7 +218,7 @@ TEST(CudaFake, PtxTheDriverRejectsCarriesItsLog) {
   FakeDriver fake;
   auto b = createCudaBackend();
   ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  std::string ptx = ".version 8.0\n.target sm_80\n";
+  std::string ptx = ".version 8.1\n.target sm_80\n";
   auto m = (*b)->loadCode(ptxCode(ptx, "old"));
   ASSERT_FALSE(bool(m));
   std::string msg = llvm::toString(m.takeError());

@@ -17,7 +17,7 @@ std::vector<std::string> sorted(const llvm::StringSet<> &set) {
 }
 
 TEST(PtxGridWait, OnlyEntriesWhoseBodyWaits) {
-  const char *ptx = R"(.version 8.0
+  const char *ptx = R"(.version 8.1
 .target sm_90a
 .address_size 64
 // griddepcontrol.wait in a comment outside any body

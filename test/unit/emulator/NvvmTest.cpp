@@ -331,6 +331,46 @@ TEST(EmulatorNvvm, InlineBf16x2Reduction) {
   EXPECT_EQ(Acc.Host[0], bf16Bits(192.0f) | bf16Bits(96.0f) << 16);
 }
 
+TEST(EmulatorNvvm, InlineSixteenByteBf16x2Reduction) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  DeviceBuffer<uint32_t> Acc(*E, 8, 0);
+  // Word w of the 16 bytes at byte 16 gets (2^w, -2^w / 2) from each of 96 lanes (exact sums).
+  Args A = Args().add(Acc.Addr).add(uint32_t(16));
+  for (int W = 0; W < 4; ++W)
+    A.add(packBf16(std::ldexp(1.0f, W), -std::ldexp(0.5f, W)));
+  ASSERT_FALSE(bool(launch(*E, "red_v4_bf16x2", {3, 1, 1}, {32, 1, 1}, A)));
+  for (int W = 0; W < 8; ++W)
+    EXPECT_EQ(Acc.Host[W],
+              W < 4 ? 0u : packBf16(std::ldexp(96.0f, W - 4), -std::ldexp(48.0f, W - 4)))
+        << "word " << W;
+  // 16 bytes at an address that is not 16-byte aligned.
+  Args Bad = Args().add(Acc.Addr).add(uint32_t(8));
+  for (int W = 0; W < 4; ++W)
+    Bad.add(uint32_t(0));
+  expectErrorContains(launch(*E, "red_v4_bf16x2", {1, 1, 1}, {32, 1, 1}, Bad),
+                      {"not aligned to 16 bytes"});
+}
+
+TEST(EmulatorNvvm, MovmatrixTransposesAnEightByEightB16Matrix) {
+  auto E = loadKernels("nvvm.ll");
+  ASSERT_TRUE(E);
+  // Element (r, c) of the matrix is 8r + c + 1; lane l holds row l / 4, columns 2 (l % 4) + {0, 1}.
+  auto pair = [](unsigned Row, unsigned Col) {
+    return (8 * Row + Col + 1) | (8 * Row + Col + 2) << 16;
+  };
+  std::vector<uint32_t> Words;
+  for (unsigned L = 0; L < 32; ++L)
+    Words.push_back(pair(L / 4, 2 * (L % 4)));
+  DeviceBuffer<uint32_t> In(*E, Words), Out(*E, 32, 0);
+  ASSERT_FALSE(
+      bool(launch(*E, "movmatrix", {1, 1, 1}, {32, 1, 1}, Args().add(In.Addr).add(Out.Addr))));
+  for (unsigned L = 0; L < 32; ++L) {
+    unsigned G = L / 4, C = 2 * (L % 4); // the transpose's (G, C) is the matrix's (C, G)
+    EXPECT_EQ(Out.Host[L], (8 * C + G + 1) | (8 * (C + 1) + G + 1) << 16) << "lane " << L;
+  }
+}
+
 TEST(EmulatorNvvm, RefusesWhatTheHardwareWouldNotDo) {
   auto E = loadKernels("nvvm.ll");
   ASSERT_TRUE(E);

@@ -206,6 +206,26 @@ define ptx_kernel void @red_bf16x2(ptr addrspace(1) %acc, i32 %val) {
   ret void
 }
 
+; Every lane adds 8 bf16 (%v0..%v3, <2 x bf16> each) to the 16 bytes at
+; %acc + %offset by the inline 16-byte PTX reduction.
+define ptx_kernel void @red_v4_bf16x2(ptr addrspace(1) %acc, i32 %offset, i32 %v0, i32 %v1, i32 %v2, i32 %v3) {
+  %p = getelementptr i8, ptr addrspace(1) %acc, i32 %offset
+  call void asm sideeffect "red.relaxed.gpu.global.add.noftz.v4.bf16x2 [$0], {$1, $2, $3, $4};", "l,r,r,r,r"(ptr addrspace(1) %p, i32 %v0, i32 %v1, i32 %v2, i32 %v3)
+  ret void
+}
+
+; Lane l transposes word l of %in (row l / 4, columns 2 (l % 4) and
+; 2 (l % 4) + 1 of an 8x8 b16 matrix) with movmatrix into word l of %out.
+define ptx_kernel void @movmatrix(ptr addrspace(1) %in, ptr addrspace(1) %out) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %s = getelementptr i32, ptr addrspace(1) %in, i32 %t
+  %w = load i32, ptr addrspace(1) %s
+  %r = call i32 asm sideeffect "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r"(i32 %w)
+  %d = getelementptr i32, ptr addrspace(1) %out, i32 %t
+  store i32 %r, ptr addrspace(1) %d
+  ret void
+}
+
 ; Lane 3 runs a shuffle whose membermask leaves it out.
 define ptx_kernel void @bad_mask(ptr addrspace(1) %out) {
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
