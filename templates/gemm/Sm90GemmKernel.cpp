@@ -1658,10 +1658,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// agree).
   void epilogueOfLiveRows(ArrayRef<Value> acc) {
     bool rowWise = !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
-    if (!l.swapAB || !rowWise)
+    if (!l.transposedEpilogue && (!l.swapAB || !liveRowTiles || !rowWise))
       return epilogue(l.swapAB ? unswapAccumulators(acc) : acc);
     for (int64_t mt = 0; mt < l.mTiles; ++mt) {
-      auto tile = [&, mt] { epilogueTransposed(acc, mt); };
+      auto tile = [&, mt] {
+        if (l.transposedEpilogue)
+          epilogueTransposed(acc, mt);
+        else
+          epilogue(unswapAccumulators(acc, mt), mt, mt + 1);
+      };
       if (mt == 0 || !liveRowTiles)
         tile();
       else
@@ -1709,7 +1714,18 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         words.push_back(transposeBlock(asI32(bf16Pair(v[0], v[1]))));
       }
       GemmRowInfo row = rowInfo(a.add(a.idx(8 * tt), quadRow));
-      storeRow(words, row, a.add(a.mul(row.token, a.idx(topk)), row.slot), colBase);
+      Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
+      if (!storesWholeTiles()) {
+        for (int64_t nt = 0; nt < l.nTiles; ++nt)
+          writeRow(words[nt], row, pair, pairColumn(colBase, nt));
+        continue;
+      }
+      // A row's 8 columns to one lane of the quad: one 16-byte store or
+      // reduction a lane where it had four 4-byte ones.
+      for (int64_t group = 0; group < l.nTiles / 4; ++group)
+        writeRow(transposeQuad({words[4 * group], words[4 * group + 1], words[4 * group + 2],
+                                words[4 * group + 3]}),
+                 row, pair, a.add(colBase, a.add(a.idx(32 * group), a.mul(quadCol, a.idx(8)))));
     }
   }
 
@@ -1758,10 +1774,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
           quantRows.push_back(std::move(q));
           continue;
         }
-        SmallVector<Value> words;
-        for (const std::array<Value, 2> &v : vals)
-          words.push_back(asI32(bf16Pair(v[0], v[1])));
-        storeRow(words, row, pair, colBase);
+        for (int64_t nt = 0; nt < l.nTiles; ++nt)
+          writeRow(asI32(bf16Pair(vals[nt][0], vals[nt][1])), row, pair, pairColumn(colBase, nt));
       }
     if (l.quantPairs) {
       // One block per warp (16 columns of a 32-column block).
@@ -1778,10 +1792,12 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       storeQuantized(q.vals, q.row, q.pair, colBase, q.amax);
   }
 
-  /// Whether a row's bf16 outputs leave 8 columns a lane: a warp's columns
-  /// are whole groups of four 8-column tiles, and rows of the output start
-  /// 16-byte aligned.
-  bool storesWholeTiles() const { return l.nTiles % 4 == 0 && (stage1 ? I : N) % 8 == 0; }
+  /// Whether a row's bf16 outputs leave 8 columns a lane (transposedEpilogue):
+  /// a warp's columns are whole groups of four 8-column tiles, and rows of
+  /// the output start 16-byte aligned.
+  bool storesWholeTiles() const {
+    return l.transposedEpilogue && l.nTiles % 4 == 0 && (stage1 ? I : N) % 8 == 0;
+  }
 
   Value asI32(Value bf16x2) {
     return vector::ExtractOp::create(
@@ -1811,48 +1827,36 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             a.select(b1, x[1], x[3])};
   }
 
-  /// A row's bf16 pair of columns 2q, 2q + 1 of each 8-column tile
-  /// (`words`, i32) stored, or added into the top-k sum. With
-  /// storesWholeTiles, each group of four tiles transposed across the quad
-  /// first: one 16-byte store or packed reduction a lane where it had four
-  /// 4-byte ones. The shuffles run in every lane; only valid rows write.
-  void storeRow(ArrayRef<Value> words, GemmRowInfo &row, Value pair, Value colBase) {
-    bool plainRows = stage1 || s.reduce == ReduceMode::Reduce;
-    int64_t width = stage1 ? I : N;
-    auto write = [&](ArrayRef<Value> run, Value col) {
-      int64_t n = static_cast<int64_t>(run.size());
-      if (plainRows) {
-        Value v = vector::BitCastOp::create(
-            b, VectorType::get({2 * n}, b.getBF16Type()),
-            vector::FromElementsOp::create(b, VectorType::get({n}, i32()), ValueRange(run)));
-        ifThen(row.valid, [&] { vstore(v, out, a.add(a.mul(pair, a.idx(width)), col), 4 * n); });
-        return;
-      }
-      // The top-k sum: sm_90's native packed bf16x2 reductions (round to
-      // nearest even: what the compare-and-swap loop LLVM expands atomicrmw
-      // fadd <2 x bfloat> into computes, without its retries under contention).
-      ifThen(row.valid, [&] {
-        Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
-        SmallVector<Value> operands = {ptr};
-        llvm::append_range(operands, run);
-        if (n == 1)
-          inlineAsm(Type(), operands, "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r");
-        else
-          inlineAsm(Type(), operands,
-                    "red.relaxed.gpu.global.add.noftz.v4.bf16x2 [$0], {$1, $2, $3, $4};",
-                    "l,r,r,r,r");
-      });
-    };
-    if (!storesWholeTiles()) {
-      for (int64_t nt = 0; nt < l.nTiles; ++nt)
-        write(words[nt], a.add(a.add(colBase, a.idx(nt * 8)), a.mul(quadCol, a.idx(2))));
+  /// Column `col` on of a row: `run` (i32 bf16 pairs: one, or four from
+  /// storesWholeTiles) stored, or added into the top-k sum by sm_90's native
+  /// packed reductions (round to nearest even: what the compare-and-swap
+  /// loop LLVM expands atomicrmw fadd <2 x bfloat> into computes, without its
+  /// retries under contention). Only valid rows write.
+  void writeRow(ArrayRef<Value> run, GemmRowInfo &row, Value pair, Value col) {
+    int64_t n = static_cast<int64_t>(run.size());
+    if (stage1 || s.reduce == ReduceMode::Reduce) {
+      Value v = vector::BitCastOp::create(
+          b, VectorType::get({2 * n}, b.getBF16Type()),
+          vector::FromElementsOp::create(b, VectorType::get({n}, i32()), ValueRange(run)));
+      int64_t width = stage1 ? I : N;
+      ifThen(row.valid, [&] { vstore(v, out, a.add(a.mul(pair, a.idx(width)), col), 4 * n); });
       return;
     }
-    for (int64_t group = 0; group < l.nTiles / 4; ++group) {
-      std::array<Value, 4> run = transposeQuad(
-          {words[4 * group], words[4 * group + 1], words[4 * group + 2], words[4 * group + 3]});
-      write(run, a.add(colBase, a.add(a.idx(32 * group), a.mul(quadCol, a.idx(8)))));
-    }
+    ifThen(row.valid, [&] {
+      Value ptr = elementPtr(out, b.getBF16Type(), a.add(a.mul(row.token, a.idx(N)), col));
+      SmallVector<Value> operands = {ptr};
+      llvm::append_range(operands, run);
+      if (n == 1)
+        inlineAsm(Type(), operands, "red.relaxed.gpu.global.add.noftz.bf16x2 [$0], $1;", "l,r");
+      else
+        inlineAsm(Type(), operands,
+                  "red.relaxed.gpu.global.add.noftz.v4.bf16x2 [$0], {$1, $2, $3, $4};",
+                  "l,r,r,r,r");
+    });
+  }
+  /// The lane's column pair of 8-column tile `nt` of a row.
+  Value pairColumn(Value colBase, int64_t nt) {
+    return a.add(a.add(colBase, a.idx(nt * 8)), a.mul(quadCol, a.idx(2)));
   }
 
   /// Fused MX quantization of one row's values: a 32-column block is 4

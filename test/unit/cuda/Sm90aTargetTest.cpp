@@ -477,6 +477,31 @@ TEST(Sm90aTarget, TilesOf128RowsUseWarpgroupMmas) {
   EXPECT_FALSE(plan(n32, StageId::Stage1).sm90.wgmma);
 }
 
+TEST(Sm90aTarget, EpiloguesFrom48RowsTransposeByMovmatrix) {
+  auto plan = planSm90;
+  MoeSpec spec = smallSpec(); // a4w4, stage 1 quantizing its own output
+  spec.stage1.fusedQuant = FusedQuant::FP4;
+  // 32-row tiles keep unswapping their accumulators by shuffles.
+  spec.stage1.tileM = spec.stage2.tileM = 32;
+  EXPECT_TRUE(plan(spec, StageId::Stage2).sm90.swapAB);
+  EXPECT_FALSE(plan(spec, StageId::Stage2).sm90.transposedEpilogue);
+  // From 48 rows a row-wise epilogue transposes by movmatrix, on mma.sync
+  // (48 rows) and on wgmma tiles (128); stage 1's fused quantization needs
+  // the f32 values of whole rows (its block amaxes) and keeps the shuffles,
+  // as do k_batch partials.
+  for (int64_t rows : {48, 128}) {
+    spec.stage1.tileM = spec.stage2.tileM = rows;
+    EXPECT_TRUE(plan(spec, StageId::Stage2).sm90.transposedEpilogue) << rows;
+    EXPECT_FALSE(plan(spec, StageId::Stage1).sm90.transposedEpilogue) << rows;
+    MoeSpec bf16 = spec;
+    bf16.stage1.fusedQuant = FusedQuant::None;
+    EXPECT_TRUE(plan(bf16, StageId::Stage1).sm90.transposedEpilogue) << rows;
+    bf16.stage1.kBatch = 2;
+    bf16.stage1.tileK = 128;
+    EXPECT_FALSE(plan(bf16, StageId::Stage1).sm90.transposedEpilogue) << rows;
+  }
+}
+
 TEST(Sm90aTarget, MxActivationsAreCarriedDecoded) {
   // sm_90a has no MX MMA: the quantizations write the decoded values as
   // bf16 (no scales), the GEMMs read bf16 A, stage 1's fused quantization
