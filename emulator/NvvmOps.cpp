@@ -3,7 +3,8 @@
 // Semantics from the PTX ISA (8.x): warps of 32 lanes, `shfl.sync`,
 // `vote.sync`, `prmt`, `cp.async` groups, `mma.sync.m16n8k16` and
 // `wgmma.mma_async` m64nNk16 with bf16 operands, and the inline asm moegen
-// emits (the bf16x2 global reduction, the wgmma and its register pass).
+// emits (the bf16x2 global reductions, movmatrix, the wgmma and its register
+// pass).
 // A warp's lanes run in lockstep here, so a `.sync` operation sees the lanes
 // of the current path as the ones that arrived; a member lane that exited is
 // refused (the hardware would wait for it forever).
@@ -176,13 +177,6 @@ static void readAFragment(const uint8_t *F, const uint32_t *Slots, unsigned G, u
   }
 }
 
-/// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with the PTX ISA's
-/// fragments (g = lane / 4, t = lane % 4):
-///   A: register r holds A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}];
-///   B: register r holds B[2t + 8r + {0, 1}][g];
-///   C/D: element e holds C[g + 8 (e >> 1)][2t + (e & 1)].
-/// The products are exact in f64; the sum is rounded once to f32 (the
-/// hardware's internal order and rounding are not documented).
 /// movmatrix.sync.aligned.m8n8.trans.b16 d, a: lane (g, t) holds row g,
 /// columns 2t and 2t + 1 (low half first) of an 8x8 matrix of b16 in a, and
 /// gets those of its transpose in d.
@@ -202,6 +196,13 @@ bool waveMovMatrixTrans(const Inst &I, WaveCtx &W) {
   return true;
 }
 
+/// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with the PTX ISA's
+/// fragments (g = lane / 4, t = lane % 4):
+///   A: register r holds A[g + 8 (r & 1)][2t + 8 (r >> 1) + {0, 1}];
+///   B: register r holds B[2t + 8r + {0, 1}][g];
+///   C/D: element e holds C[g + 8 (e >> 1)][2t + (e & 1)].
+/// The products are exact in f64; the sum is rounded once to f32 (the
+/// hardware's internal order and rounding are not documented).
 bool waveMmaBf16(const Inst &I, WaveCtx &W) {
   if (W.Active != 0xFFFFFFFFull || W.W->NumLanes != 32)
     return W.R->fail(I, W.WG, W.W, -1, "mma.sync executed by a partially active warp");

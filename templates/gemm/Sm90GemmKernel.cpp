@@ -1827,8 +1827,8 @@ struct Sm90GemmBuilder : GemmKernelArgs {
             a.select(b1, x[1], x[3])};
   }
 
-  /// Column `col` on of a row: `run` (i32 bf16 pairs: one, or four from
-  /// storesWholeTiles) stored, or added into the top-k sum by sm_90's native
+  /// A row's outputs from column `col`: `run` (i32 bf16 pairs: one, or four
+  /// from storesWholeTiles) stored, or added into the top-k sum by sm_90's native
   /// packed reductions (round to nearest even: what the compare-and-swap
   /// loop LLVM expands atomicrmw fadd <2 x bfloat> into computes, without its
   /// retries under contention). Only valid rows write.
