@@ -497,34 +497,35 @@ bool ctxCpAsyncWait(const Inst &I, LaneCtx &C) {
   return true;
 }
 
-/// red.relaxed.gpu.global.add.noftz.bf16x2 [A], B: each half rounded to
-/// nearest even, subnormals kept.
-bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C) {
-  const uint64_t Addr = rd<uint64_t>(C.F, I.A);
-  if (Addr % 4)
-    return C.R->fail(I, C, "red.global.add.bf16x2 at an address not aligned to 4 bytes", Addr);
+/// `Words` packed bf16x2 added at Addr (aligned to their size), each half
+/// rounded to nearest even, subnormals kept; Slots: the words' frame slots.
+static bool redAddBf16x2Words(const Inst &I, LaneCtx &C, const char *Name, uint64_t Addr,
+                              llvm::ArrayRef<uint32_t> Slots) {
+  const unsigned Bytes = 4 * Slots.size();
+  if (Addr % Bytes)
+    return C.R->fail(I, C,
+                     std::string(Name) + " at an address not aligned to " + std::to_string(Bytes) +
+                         " bytes",
+                     Addr);
   AtomicGuard Guard(*C.R, true);
-  uint8_t *H = C.R->global(C, I, Addr, 4, true);
+  uint8_t *H = C.R->global(C, I, Addr, Bytes, true);
   if (!H)
     return false;
-  applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H, C.F + I.B);
+  for (size_t W = 0; W < Slots.size(); ++W)
+    applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H + 4 * W, C.F + Slots[W]);
   return true;
 }
 
+/// red.relaxed.gpu.global.add.noftz.bf16x2 [A], B.
+bool ctxRedAddBf16x2(const Inst &I, LaneCtx &C) {
+  return redAddBf16x2Words(I, C, "red.global.add.bf16x2", rd<uint64_t>(C.F, I.A), {I.B});
+}
+
 /// red.relaxed.gpu.global.add.noftz.v4.bf16x2 [A], {B0, B1, B2, B3}: 16
-/// bytes (8 bf16) at a 16-byte aligned address, each element rounded as the
-/// scalar form rounds it. I.Tab: the address's and the four words' slots.
+/// bytes (8 bf16). I.Tab: the address's and the four words' slots.
 bool ctxRedAddV4Bf16x2(const Inst &I, LaneCtx &C) {
-  const uint64_t Addr = rd<uint64_t>(C.F, I.Tab[0]);
-  if (Addr % 16)
-    return C.R->fail(I, C, "red.global.add.v4.bf16x2 at an address not aligned to 16 bytes", Addr);
-  AtomicGuard Guard(*C.R, true);
-  uint8_t *H = C.R->global(C, I, Addr, 16, true);
-  if (!H)
-    return false;
-  for (unsigned W = 0; W < 4; ++W)
-    applyRmw(llvm::AtomicRMWInst::FAdd, EK::BF16, 16, 2, H + 4 * W, C.F + I.Tab[1 + W]);
-  return true;
+  return redAddBf16x2Words(I, C, "red.global.add.v4.bf16x2", rd<uint64_t>(C.F, I.Tab[0]),
+                           llvm::ArrayRef<uint32_t>(I.Tab + 1, 4));
 }
 
 } // namespace moegen::emu

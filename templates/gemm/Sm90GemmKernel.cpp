@@ -371,6 +371,11 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     }
   }
 
+  /// The first output column (weight row of a half) of this warp's columns.
+  Value warpColBase() {
+    return a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+  }
+
   /// The first K element of this workgroup's split and warp group.
   Value groupKStart() {
     return a.add(a.mul(bidK, a.idx(p.kSlice)), a.mul(waveK, a.idx(p.kPerWave)));
@@ -534,7 +539,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// The lane's weight rows: (half, n-tile) in accIndex order.
   SmallVector<LaneWeightRow> planLaneWeightRows() {
-    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    Value colBase = warpColBase();
     Value expertBase = a.mul(expert, a.idx(weightRows() * weightRowBytes()));
     // Quarter q of a step: K offset q superK / 4, in block q superK / 128
     // at byte (q superK / 4 % 32) / 2 of the block's 16-byte chunk.
@@ -1622,7 +1627,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// split, f32 [T*topk, 2I] (FinishKernel.h): added atomically into one
   /// buffer, or stored into split bid.z's own buffer (deterministic mode).
   void storePartials(ArrayRef<Value> acc) {
-    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    Value colBase = warpColBase();
     bool atomic = s.kBatchMode == KBatchMode::Atomic;
     Value splitBase =
         atomic ? a.idx(0) : a.mul(bidK, a.mul(a.mul(tokens, a.idx(topk)), a.idx(2 * I)));
@@ -1657,8 +1662,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// stored (a workgroup-uniform branch: the ballots that counted them
   /// agree).
   void epilogueOfLiveRows(ArrayRef<Value> acc) {
-    bool rowWise = !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
-    if (!l.transposedEpilogue && (!l.swapAB || !liveRowTiles || !rowWise))
+    if (!l.transposedEpilogue && (!l.swapAB || !liveRowTiles || !l.rowWiseEpilogue))
       return epilogue(l.swapAB ? unswapAccumulators(acc) : acc);
     for (int64_t mt = 0; mt < l.mTiles; ++mt) {
       auto tile = [&, mt] {
@@ -1690,7 +1694,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// plain layout does. Unswapping the f32 accumulators first takes two
   /// shuffles and a select a value.
   void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt) {
-    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    Value colBase = warpColBase();
     bool applyWeight = stage1 == spec.problem.doweightStage1;
     for (int64_t hr = 0; hr < 2; ++hr) {
       int64_t tt = 2 * mt + hr;
@@ -1735,7 +1739,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return storePartials(acc);
     if (mtEnd < 0)
       mtEnd = l.mTiles;
-    Value colBase = a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
+    Value colBase = warpColBase();
     bool applyWeight = stage1 == spec.problem.doweightStage1;
     bool quantize = stage1 && s.fusedQuant != FusedQuant::None;
     // A fused quantization first takes every row's block amaxes (quantPairs:

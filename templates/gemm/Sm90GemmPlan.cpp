@@ -160,8 +160,9 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
                      " registers the sm_90a mma.sync kernel keeps per thread");
   l.aRows = s.tileM;
   l.swapAB = l.registerWeights && l.nTiles % 2 == 0;
-  l.transposedEpilogue = l.swapAB && s.tileM >= Sm90GemmLayout::kTransposedEpilogueMinRows &&
-                         !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
+  l.rowWiseEpilogue = !(stage1 && (s.kBatch > 1 || s.fusedQuant != FusedQuant::None));
+  l.transposedEpilogue =
+      l.swapAB && l.rowWiseEpilogue && s.tileM >= Sm90GemmLayout::kTransposedEpilogueMinRows;
   l.allRowsArithmetic = s.weightDecode == WeightDecode::Arithmetic;
   if (l.allRowsArithmetic && (!l.registerWeights || l.wgmma))
     fail("weight_decode",

@@ -93,10 +93,14 @@ struct Sm90GemmLayout {
   /// routed rows). The epilogue gets the accumulators back in the plain
   /// layout through warp shuffles. Needs an even nTiles.
   bool swapAB = false;
-  /// swapAB on M tiles of at least kTransposedEpilogueMinRows rows, where the
-  /// epilogue writes each row alone (no fused quantization, no k_batch
-  /// partials): each 8x8 block is rounded to bf16 pairs where the lane holds
-  /// it and transposed by one movmatrix, instead of the f32 accumulators
+  /// Whether the epilogue writes each row alone: not stage 1's fused
+  /// quantization (block amaxes across a row's columns) nor its k_batch
+  /// partials.
+  bool rowWiseEpilogue = true;
+  /// swapAB and rowWiseEpilogue on M tiles of at least
+  /// kTransposedEpilogueMinRows rows: each 8x8 block is rounded to bf16
+  /// pairs where the lane holds it and transposed by one movmatrix, instead
+  /// of the f32 accumulators
   /// unswapped by two shuffles a value; and where a warp has 32 columns or
   /// more, a row's 8 columns a lane go out as one 16-byte store or packed
   /// reduction (a quad transpose of 4 shuffles). From 48 rows it measured
