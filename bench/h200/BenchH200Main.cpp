@@ -2,7 +2,7 @@
 //
 //   moegen-bench-h200 [SPEC.moe ...] --cache DIR [--tokens N,...] [--baseline CSV]
 //                     [--check-tokens N] [--no-check | --check-only] [--target-ms MS]
-//                     [--cu-num N] [--l2-bytes N] [--table CSV ...]
+//                     [--cu-num N] [--table CSV ...]
 //   moegen-bench-h200 [SPEC.moe ...] --plan [--baseline CSV]
 //
 // Times whole MoE layers on the first sm_90a GPU the way
@@ -77,10 +77,6 @@ static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("SMs the persistent GEMM grids are capped at "
                                             "(default 132, the H200's)"),
                                    cl::init(132));
-static cl::opt<long long> l2BytesArg("l2-bytes",
-                                     cl::desc("the L2 bytes the grids plan for (default 0: the "
-                                              "target's)"),
-                                     cl::init(0));
 static cl::list<std::string> tableArgs("table",
                                        cl::desc("an aiter-format tuned table for sm_90a (gfx "
                                                 "sm_90a, cu_num --cu-num; repeatable): each "
@@ -149,8 +145,6 @@ int main(int argc, char **argv) {
     return fail("--target-ms: must be positive");
   if (cuNumArg < 1)
     return fail("--cu-num: must be positive");
-  if (l2BytesArg < 0)
-    return fail("--l2-bytes: must not be negative");
 
   std::optional<Baseline> baseline;
   if (!baselineArg.empty()) {
@@ -175,7 +169,6 @@ int main(int argc, char **argv) {
   BenchOptions options;
   options.tokens = tokens;
   options.cuNum = cuNumArg;
-  options.l2Bytes = l2BytesArg;
   options.tunedTables.assign(tableArgs.begin(), tableArgs.end());
   options.warmupReplays = warmupArg;
   options.minReplays = minReplaysArg;

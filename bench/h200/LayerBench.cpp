@@ -166,7 +166,6 @@ std::vector<BenchRow> benchLayer(const MoeSpec &spec,
   runtime::LayerOptions layerOptions;
   layerOptions.target.chip = options.chip;
   layerOptions.cuNum = options.cuNum;
-  layerOptions.l2Bytes = options.l2Bytes;
   layerOptions.tunedTables = options.tunedTables;
   auto layer = runtime::MoeLayer::create(std::move(kernels), backend, spec, layerOptions);
   llvm::Expected<runtime::EventPair> events =

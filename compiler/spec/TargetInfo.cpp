@@ -29,7 +29,6 @@ std::optional<TargetInfo> TargetInfo::forChip(llvm::StringRef chip, int64_t code
     t.maxWavesPerEU = 16;
     t.simdsPerCU = 4;
     t.hasMxMatrixOps = false; // no fp4/fp8 MX MMA before sm_100a
-    t.l2Bytes = 50 * 1024 * 1024;
     return t;
   }
   return std::nullopt;

@@ -51,9 +51,6 @@ struct TargetInfo {
   /// target without them (sm_90a) computes on bf16, so moegen carries MX
   /// activations there as bf16 of their decoded values (carriesDecodedMx).
   bool hasMxMatrixOps = true;
-  /// The last-level cache a grid may plan to keep data in (bytes): a gfx950
-  /// XCD's L2 (4 MiB), the L2 of an H100 or H200 (50 MiB).
-  int64_t l2Bytes = 4 * 1024 * 1024;
   /// AMDHSA code object version; recorded but unused for PTX targets.
   int64_t codeObjectVersion = 6;
 

@@ -25,7 +25,7 @@ Dim3 dim3(std::array<int64_t, 3> g) {
 
 Dim3 gemmGrid(const MoeSpec &spec, const GemmPlan &g, const LaunchShape &s) {
   int64_t expected = g.expectedMTiles(s.tokens, spec.problem.experts, spec.problem.topk);
-  return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups, expected, s.tokens, s.l2Bytes));
+  return dim3(g.grid(s.workspace.maxBlocks, s.maxWorkgroups, expected));
 }
 
 /// Argument names every family binds alike.

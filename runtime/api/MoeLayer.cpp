@@ -428,8 +428,7 @@ llvm::Error MoeLayer::run(const LayerArgs &args, RunObserver observer) {
                       llvm::utohexstr(p) + ") is not " + llvm::Twine(align) + "-byte aligned");
   }
 
-  LaunchShape shape{args.tokens, ws, options.cuNum * kPersistentWorkgroupsPerCU,
-                    options.l2Bytes > 0 ? options.l2Bytes : target.l2Bytes};
+  LaunchShape shape{args.tokens, ws, options.cuNum * kPersistentWorkgroupsPerCU};
   std::lock_guard<std::mutex> lock(launchMutex);
   auto observe = [&](RunStep::Kind kind, KernelFamily family) {
     return observer ? observer(RunStep{kind, family}) : llvm::Error::success();

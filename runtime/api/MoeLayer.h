@@ -68,9 +68,6 @@ struct LayerOptions {
   std::vector<std::string> tunedTables;
   /// The tables' gfx/cu_num key columns (MI355X: gfx950, 256 CUs).
   int64_t cuNum = 256;
-  /// The device's L2 bytes the grids plan for (GemmPlan::outputBands); 0:
-  /// the target's (TargetInfo::l2Bytes).
-  int64_t l2Bytes = 0;
   /// Only these kernel families (empty: the whole layer): a target with
   /// templates for some families only (sm_90a so far) runs those, in launch
   /// order. The layer is then incomplete; what the missing kernels would
@@ -195,9 +192,6 @@ struct LaunchShape {
   /// What a persistent kernel's grid is capped at: the device's CUs
   /// (LayerOptions::cuNum) times kPersistentWorkgroupsPerCU (GemmPlan.h).
   int64_t maxWorkgroups;
-  /// The L2 bytes the grids plan for (LayerOptions::l2Bytes, else the
-  /// target's).
-  int64_t l2Bytes = 0;
 };
 using GridRule = std::function<Dim3(const LaunchShape &)>;
 

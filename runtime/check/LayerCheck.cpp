@@ -148,7 +148,6 @@ std::string generatedInputsOf(const LayerCheckOptions &options) {
 runtime::LayerOptions layerOptionsOf(const LayerCheckOptions &options) {
   runtime::LayerOptions layer;
   layer.cuNum = options.cuNum;
-  layer.l2Bytes = options.l2Bytes;
   layer.target = options.target;
   layer.families = options.families;
   layer.tunedTables = options.tunedTables;

@@ -125,9 +125,6 @@ struct LayerCheckOptions {
   /// The device's CU count the layer launches for (LayerOptions::cuNum):
   /// small values make the GEMMs' persistent grids loop over many M tiles.
   int64_t cuNum = 256;
-  /// The L2 bytes the grids plan for (LayerOptions::l2Bytes; 0: the
-  /// target's): small values cut stage 2's N tiles into bands.
-  int64_t l2Bytes = 0;
   /// Fill the output and the workspace with 0xff bytes (NaN in bf16, f32
   /// and e8m0 scales) instead of zeros before the run: a value a kernel
   /// should write but does not then fails the comparison instead of

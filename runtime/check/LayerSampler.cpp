@@ -105,8 +105,6 @@ SampledLayer LayerSampler::next() {
   // second M-wave.
   d.tokens = coin(0.1) ? range(41, 300) : range(1, 40);
   d.cuNum = nvptx ? pick<int64_t>({1, 2, 132}) : pick<int64_t>({1, 2, 256});
-  if (nvptx)
-    d.l2Bytes = pick<int64_t>({0, 0, 1024, 65536});
   return d;
 }
 

@@ -32,10 +32,6 @@ struct SampledLayer {
   /// The launch's CU (SM) count: 1 or 2 make the persistent GEMM grids loop
   /// over several M tiles.
   int64_t cuNum = 256;
-  /// The L2 bytes the grids plan for (0: the target's): sm_90a draws
-  /// sometimes take a few KiB, so that stage 2's N loop runs in bands
-  /// (GemmPlan::outputBands).
-  int64_t l2Bytes = 0;
 };
 
 class LayerSampler {

@@ -47,24 +47,8 @@ int64_t GemmPlan::expectedMTiles(int64_t tokens, int64_t experts, int64_t topk) 
   return std::max<int64_t>(1, int64_t(std::ceil(hit * blocks - 1e-6)) * mTilesPerSortBlock);
 }
 
-int64_t GemmPlan::outputBands(int64_t gridN, int64_t tokens, int64_t l2Bytes) const {
-  int64_t nTiles = n / schedule.tileN;
-  if (!sm90.loopN || schedule.reduce != ReduceMode::Atomic || tokens <= 0 || l2Bytes <= 0 ||
-      gridN <= 0 || nTiles % gridN != 0)
-    return 1;
-  int64_t perColumn = nTiles / gridN;
-  // (tokens is bounded by the workspace the layer allocates; no overflow
-  // for a band of up to n bf16 columns.)
-  int64_t budget = l2Bytes / kOutputBandL2Share;
-  for (int64_t bands = 1; bands < perColumn; ++bands)
-    if (perColumn % bands == 0 && tokens * (n / bands) * 2 <= budget)
-      return bands;
-  return perColumn;
-}
-
 std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups,
-                                      int64_t expectedTiles, int64_t tokens,
-                                      int64_t l2Bytes) const {
+                                      int64_t expectedTiles) const {
   int64_t nTiles = n / schedule.tileN;
   // sm_90a workgroups of few warps: as many per SM as the kernel is planned
   // to keep resident (.minnctapersm), where that is more than the default.
@@ -93,9 +77,7 @@ std::array<int64_t, 3> GemmPlan::grid(int64_t sortBlocks, int64_t maxWorkgroups,
       }
     }
   }
-  // (loopN splits no K: grid.z is free for the bands.)
-  return {gridN, rowsFor(gridN),
-          sm90.loopN ? outputBands(gridN, tokens, l2Bytes) : schedule.kBatch};
+  return {gridN, rowsFor(gridN), schedule.kBatch};
 }
 
 int64_t occupancyCapLdsBytes(int64_t wavesPerEU, int64_t wavesPerWorkgroup,

@@ -98,25 +98,9 @@ struct GemmPlan {
   /// stays within `maxWorkgroups`, instead of up to experts x tiles
   /// workgroups that mostly find no rows at small token counts.
   /// With sm90.loopN, grid.x is a divisor of n / tile_n chosen for
-  /// `expectedTiles` M tiles in use (expectedMTiles; 0: n / tile_n), and
-  /// grid.z the output's column bands (outputBands) for `tokens` tokens and
-  /// a cache of `l2Bytes`.
-  std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups, int64_t expectedTiles = 0,
-                              int64_t tokens = 0, int64_t l2Bytes = 0) const;
-  /// sm90.loopN adding into the layer output (stage 2, reduce = atomic):
-  /// every token's top-k rows add into its output row, from M tiles of
-  /// different experts that run far apart, so that an output which outgrows
-  /// the L2 goes to memory and back once per row added. The N tiles are cut
-  /// into this many bands of columns, one per grid.z, which the hardware
-  /// places in order: all M tiles add into one band's columns before the
-  /// next band's start, and the band (tokens x its columns, bf16) stays in
-  /// the L2, at the cost of staging each M tile's rows once per band. The
-  /// fewest bands (a divisor of the N tiles per workgroup column,
-  /// n / tile_n / gridN) whose band takes at most 1/kOutputBandL2Share of
-  /// `l2Bytes`, or one per N tile where none does; 1 without tokens or a
-  /// cache size, or for other kernels.
-  int64_t outputBands(int64_t gridN, int64_t tokens, int64_t l2Bytes) const;
-  static constexpr int64_t kOutputBandL2Share = 2;
+  /// `expectedTiles` M tiles in use (expectedMTiles; 0: n / tile_n).
+  std::array<int64_t, 3> grid(int64_t sortBlocks, int64_t maxWorkgroups,
+                              int64_t expectedTiles = 0) const;
   /// The M tiles in use at `tokens` tokens routed uniformly to `topk` of
   /// `experts` experts (0 for no tokens).
   int64_t expectedMTiles(int64_t tokens, int64_t experts, int64_t topk) const;

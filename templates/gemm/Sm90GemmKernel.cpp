@@ -58,7 +58,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   Value lane, quadRow, quadCol, waveN, waveK, gtid, bidN, bidK, bidM, expert, shared;
   Value gridM; // the persistent grid's workgroups along M: the step to a workgroup's next tile
   Value gridN, firstN; // loopN: the step to a workgroup's next N tile, and its first
-  Value endN;          // the end of the workgroup's N tiles: n / tile_n, or its band's
   Value usedTiles;     // the M tiles with sorted rows in use (num_valid_ids)
   /// The current M tile's row tiles up to its last routed row (null: all);
   /// registerMainLoopLive's, for the epilogue.
@@ -639,7 +638,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                               a.cmp(CmpIPredicate::ult, nextExpert, a.idx(spec.problem.experts)));
     Value nextN = bidN;
     if (l.loopN) {
-      Value sameM = a.cmp(CmpIPredicate::ult, a.add(bidN, gridN), endN);
+      Value sameM = a.cmp(CmpIPredicate::ult, a.add(bidN, gridN), a.idx(N / s.tileN));
       known = arith::OrIOp::create(b, known, sameM);
       nextExpert = a.select(sameM, expert, nextExpert);
       nextN = a.select(sameM, a.add(bidN, gridN), firstN);
@@ -1344,7 +1343,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return l.wgmma ? body(rowTiles()) : byLiveRowTiles(TypeRange(carriedIn), body);
     };
     return versions([&](int64_t tiles) -> SmallVector<Value> {
-      auto loop = scf::ForOp::create(b, firstN, endN, gridN, init);
+      auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       bidN = loop.getInductionVar();
@@ -1972,16 +1971,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     bidN = firstN = gpu::BlockIdOp::create(b, gpu::Dimension::x);
     gridN = gpu::GridDimOp::create(b, gpu::Dimension::x);
     bidK = gpu::BlockIdOp::create(b, gpu::Dimension::z);
-    endN = a.idx(N / s.tileN);
-    if (l.loopN) {
-      // grid.z: the output's column bands (GemmPlan::outputBands); loopN
-      // splits no K. Band z's N tiles are its z-th n / tile_n / grid.z.
-      Value perBand = a.divu(endN, gpu::GridDimOp::create(b, gpu::Dimension::z));
-      Value bandStart = a.mul(bidK, perBand);
-      bidN = firstN = a.add(bandStart, firstN);
-      endN = a.add(bandStart, perBand);
-      bidK = a.idx(0);
-    }
 
     gridM = gpu::GridDimOp::create(b, gpu::Dimension::y);
     std::array<Value, 3> grid = {gridN, gridM, gpu::GridDimOp::create(b, gpu::Dimension::z)};
@@ -2002,7 +1991,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
     Value tilesPerM = a.idx(1);
     if (releases && l.loopN)
-      tilesPerM = a.divu(a.add(a.sub(endN, firstN), a.sub(gridN, a.idx(1))), gridN);
+      tilesPerM = a.divu(a.add(a.sub(a.idx(N / s.tileN), firstN), a.sub(gridN, a.idx(1))), gridN);
     auto releaseTile = [&](Value block) {
       ifThen(firstThread, [&] { emitStageReadyRelease(a, stageReady, block, tilesPerM); });
     };

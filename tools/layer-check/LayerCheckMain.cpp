@@ -119,10 +119,6 @@ static cl::opt<long long> cuNumArg("cu-num",
                                    cl::desc("the device's CU/SM count the layer launches for "
                                             "(default 256)"),
                                    cl::init(256));
-static cl::opt<long long> l2BytesArg("l2-bytes",
-                                     cl::desc("the L2 bytes the grids plan for (default 0: the "
-                                              "target's; GemmPlan::outputBands)"),
-                                     cl::init(0));
 static cl::opt<long long> checkTokensArg("check-tokens",
                                          cl::desc("compare this many tokens, evenly spaced "
                                                   "(default 0: all)"),
@@ -179,9 +175,6 @@ int main(int argc, char **argv) {
   options.weightScale = weightScaleArg;
   options.poison = poisonArg;
   options.cuNum = cuNumArg;
-  if (l2BytesArg < 0)
-    return fail("--l2-bytes: " + llvm::Twine(l2BytesArg) + " is negative");
-  options.l2Bytes = l2BytesArg;
   options.timedRuns = static_cast<int>(timeArg);
   if (timeStepsArg && timeArg == 0)
     return fail("--time-steps: needs --time N (the runs whose steps it times)");

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Checks every layer of a `moegen draw` directory with moegen-layer-check: each
-# spec of DIR/draws.txt at its token count, CU count and L2 bytes (a fourth
-# column, 0 or absent: the target's), kernels from DIR/cache
+# spec of DIR/draws.txt at its token count and CU count, kernels from DIR/cache
 # (filled by the same moegen build as the tool), every stage against the
 # reference, the output and workspace poisoned with NaN bytes first (--poison). Prints PASS or FAIL per layer (a failure with the tail of its
 # output), then a summary; exits 1 if any layer failed, 2 on bad usage.
@@ -32,12 +31,11 @@ read -r -a wrap <<< "${WRAP:-}"
 
 passed=0
 failed=0
-while read -r file tokens cus l2; do
+while read -r file tokens cus; do
   [ -z "$file" ] && continue
   tokens=${TOKENS:-$tokens}
   log=$logs/${file%.moe}.log
   if "${wrap[@]}" "$bin" "$dir/$file" --cache "$dir/cache" --tokens "$tokens" --cu-num "$cus" \
-      --l2-bytes "${l2:-0}" \
       --poison "$@" > "$log" 2>&1; then
     passed=$((passed + 1))
     echo "PASS $file ($tokens tokens, $cus CUs)"

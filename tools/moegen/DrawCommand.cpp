@@ -42,11 +42,6 @@ constexpr long long kMaxDraws = 10000;
 /// on gfx950, 1 in 33 on sm_90a).
 constexpr long long kDrawsPerLayer = 200;
 
-/// ", an L2 of N bytes" where the draw plans its grids for a small L2.
-std::string l2Words(const SampledLayer &layer) {
-  return layer.l2Bytes > 0 ? ", an L2 of " + std::to_string(layer.l2Bytes) + " bytes" : "";
-}
-
 int runDraw();
 cl::SubCommand command("draw", "write random layers that keep the schedule rules, and their "
                                "kernels, to check on a device");
@@ -133,14 +128,13 @@ int runDraw() {
   for (const Accepted &a : accepted) {
     std::string text = "# moegen draw --target " + target.chip + " --seed " + std::to_string(seed) +
                        ": check at " + std::to_string(a.layer.tokens) + " tokens on " +
-                       std::to_string(a.layer.cuNum) + " CUs" + l2Words(a.layer) + "\n" +
-                       a.layer.text;
+                       std::to_string(a.layer.cuNum) + " CUs\n" + a.layer.text;
     llvm::SmallString<256> path(out);
     llvm::sys::path::append(path, a.file);
     if (llvm::Error e = writeFileAtomically(path, text))
       return fail(llvm::toString(std::move(e)));
-    manifest += a.file + " " + std::to_string(a.layer.tokens) + " " +
-                std::to_string(a.layer.cuNum) + " " + std::to_string(a.layer.l2Bytes) + "\n";
+    manifest +=
+        a.file + " " + std::to_string(a.layer.tokens) + " " + std::to_string(a.layer.cuNum) + "\n";
   }
 
   // The kernels of every layer (its own schedules: no tables) into DIR/cache.
@@ -172,8 +166,7 @@ int runDraw() {
       fail(a.file + ": accepted by the rules, but does not compile: " + problems[i]);
       continue;
     }
-    llvm::outs() << a.file << ": " << a.layer.tokens << " tokens, " << a.layer.cuNum << " CUs"
-                 << l2Words(a.layer) << "\n";
+    llvm::outs() << a.file << ": " << a.layer.tokens << " tokens, " << a.layer.cuNum << " CUs\n";
   }
   // The manifest last: it names only layers whose kernels are in the cache.
   if (failures == 0)

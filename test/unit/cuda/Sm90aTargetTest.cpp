@@ -314,29 +314,6 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   EXPECT_EQ(g2.grid(100000, maxWorkgroups, 16), (std::array<int64_t, 3>{28, 18, 1}));
   // Unknown: every N tile a workgroup, as without loopN.
   EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{28, 18, 1}));
-
-  // Output bands (grid.z): at 16384 tokens the output (117 MB) outgrows the
-  // 50 MiB L2; 7 bands of 2 of each workgroup column's 14 N tiles take 16.8
-  // MB each, the first divisor within half the L2 (2: 58.7 MB).
-  const int64_t l2 = TargetInfo::forChip("sm_90a")->l2Bytes;
-  EXPECT_EQ(l2, 50 * 1024 * 1024);
-  EXPECT_EQ(g2.grid(100000, maxWorkgroups, 4543, 16384, l2), (std::array<int64_t, 3>{2, 264, 7}));
-  EXPECT_EQ(g2.outputBands(2, 16384, l2), 7);
-  // 2048 tokens: 14.7 MB, one band; no tokens or no cache size: one band.
-  EXPECT_EQ(g2.outputBands(2, 2048, l2), 1);
-  EXPECT_EQ(g2.outputBands(2, 0, l2), 1);
-  EXPECT_EQ(g2.outputBands(2, 16384, 0), 1);
-  // Where no band fits, one N tile a band; a grid.x that does not divide
-  // the N tiles, one band.
-  EXPECT_EQ(g2.outputBands(2, 16384, 1024), 14);
-  EXPECT_EQ(g2.outputBands(3, 16384, 1024), 1);
-  // Per-slot stores (reduce = reduce) add into nothing: one band.
-  MoeSpec perSlot = kimi;
-  perSlot.stage2.reduce = ReduceMode::Reduce;
-  EXPECT_EQ(plan(perSlot, StageId::Stage2).outputBands(2, 16384, l2), 1);
-  // Stage 1 has no N loop: grid.z stays its k_batch.
-  GemmPlan g1 = plan(kimi, StageId::Stage1);
-  EXPECT_EQ(g1.grid(100000, maxWorkgroups, 4543, 16384, 1024)[2], 1);
 }
 
 TEST(Sm90aTarget, TheNLoopGridIsNeverWorseThanOneNTileAWorkgroup) {
@@ -388,25 +365,6 @@ TEST(Sm90aTarget, TheNLoopGridIsNeverWorseThanOneNTileAWorkgroup) {
       return rounds * (nTiles / gr[0] + 1);
     };
     EXPECT_LE(cost(grid), cost(plain));
-    // The bands: a divisor of the workgroup column's N tiles, the fewest
-    // whose band of the output takes at most half the L2, else one N tile a
-    // band.
-    const int64_t l2 = pick(0, 2) == 0 ? 0 : pick(1, int64_t(64) << 20);
-    std::array<int64_t, 3> banded = g.grid(sortBlocks, maxWorkgroups, expected, tokens, l2);
-    EXPECT_EQ(banded[0], grid[0]);
-    EXPECT_EQ(banded[1], grid[1]);
-    const int64_t perColumn = nTiles / grid[0], bands = banded[2];
-    ASSERT_GE(bands, 1);
-    EXPECT_EQ(perColumn % bands, 0);
-    auto fits = [&](int64_t b) {
-      return tokens * (spec.problem.modelDim / b) * 2 <= l2 / GemmPlan::kOutputBandL2Share;
-    };
-    if (l2 == 0 || spec.stage2.reduce != ReduceMode::Atomic)
-      EXPECT_EQ(bands, 1);
-    else if (bands < perColumn)
-      EXPECT_TRUE(fits(bands));
-    for (int64_t b = 1; b < bands && l2 > 0; ++b)
-      EXPECT_FALSE(perColumn % b == 0 && fits(b)) << b << " bands fit, " << bands << " taken";
   }
   EXPECT_GT(checked, 100);
 }
