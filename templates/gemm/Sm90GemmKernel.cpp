@@ -383,9 +383,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// The main loop: `trips` trips carrying the accumulators (zero at first)
   /// and `carried` (values loaded ahead); `body(i, acc, carried)` appends to
-  /// the updated accumulators what the next trip carries. Not unrolled: a
-  /// trip already gives the scheduler enough independent loads, and
-  /// unrolling would multiply the live registers. With k_wave > 1 a barrier
+  /// the updated accumulators what the next trip carries. Not unrolled
+  /// (loopN aside): a trip already gives the scheduler enough independent
+  /// loads, and unrolling would multiply the live registers. With k_wave > 1 a barrier
   /// follows, as the reduction reuses the staging. Returns the accumulators;
   /// `after` gets what the last trip carried on.
   SmallVector<Value>
@@ -396,6 +396,23 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (!accIn.empty())
       init.assign(accIn.begin(), accIn.end());
     llvm::append_range(init, carried);
+    if (l.loopN && l.wgmma) {
+      // The wgmma N loop's few steps (kMaxCarrySteps at most) straight: a
+      // rolled loop hands each step's newest loads on to the next trip by
+      // register copies, which wait for the loads right after the step's
+      // wgmmas are issued, within the trip that issued them.
+      SmallVector<Value> state = init;
+      for (int64_t t = 0; t < trips; ++t) {
+        SmallVector<Value> acc(state.begin(), state.begin() + l.accRegs);
+        SmallVector<Value> rest(state.begin() + l.accRegs, state.end());
+        body(a.idx(t), acc, rest);
+        state = std::move(acc);
+      }
+      if (after)
+        after->assign(state.begin() + l.accRegs, state.end());
+      state.resize(l.accRegs);
+      return state;
+    }
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(trips), a.idx(1), init);
     disableUnroll(loop);
     {
@@ -1664,10 +1681,15 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   void epilogueOfLiveRows(ArrayRef<Value> acc) {
     if (!l.transposedEpilogue && (!l.swapAB || !liveRowTiles || !l.rowWiseEpilogue))
       return epilogue(l.swapAB ? unswapAccumulators(acc) : acc);
+    // Every 8-row block's rows loaded before any is written (BlockRows).
+    SmallVector<BlockRows> blocks;
+    if (l.transposedEpilogue)
+      for (int64_t tt = 0; tt < 2 * l.mTiles; ++tt)
+        blocks.push_back(blockRows(tt));
     for (int64_t mt = 0; mt < l.mTiles; ++mt) {
       auto tile = [&, mt] {
         if (l.transposedEpilogue)
-          epilogueTransposed(acc, mt);
+          epilogueTransposed(acc, mt, blocks);
         else
           epilogue(unswapAccumulators(acc, mt), mt, mt + 1);
       };
@@ -1693,17 +1715,34 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// movmatrix, after which the lane holds row g's columns 2q, 2q + 1 as the
   /// plain layout does. Unswapping the f32 accumulators first takes two
   /// shuffles and a select a value.
-  void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt) {
+  /// What the transposed epilogue of 8-row block `tt` reads: row g's place
+  /// (the lane writes it) and the routing weights of rows 2q and 2q + 1 (the
+  /// lane computes them; none where the stage applies no weight). Loaded
+  /// for all blocks before the first is written: a block's loads would
+  /// otherwise wait for the previous block's stores or reductions, which
+  /// the compiler cannot prove they do not alias, one memory latency per
+  /// block.
+  struct BlockRows {
+    GemmRowInfo row;
+    std::array<Value, 2> weight;
+  };
+  BlockRows blockRows(int64_t tt) {
+    BlockRows r;
+    r.row = rowInfo(a.add(a.idx(8 * tt), quadRow));
+    if (stage1 == spec.problem.doweightStage1) {
+      Value pos =
+          a.add(a.mul(bidM, a.idx(s.tileM)), a.add(a.idx(8 * tt), a.mul(quadCol, a.idx(2))));
+      r.weight = {load(sortedWeights, pos), load(sortedWeights, a.add(pos, a.idx(1)))};
+    }
+    return r;
+  }
+
+  void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt, ArrayRef<BlockRows> blocks) {
     Value colBase = warpColBase();
     bool applyWeight = stage1 == spec.problem.doweightStage1;
     for (int64_t hr = 0; hr < 2; ++hr) {
       int64_t tt = 2 * mt + hr;
-      std::array<Value, 2> weight;
-      if (applyWeight) {
-        Value pos =
-            a.add(a.mul(bidM, a.idx(s.tileM)), a.add(a.idx(8 * tt), a.mul(quadCol, a.idx(2))));
-        weight = {load(sortedWeights, pos), load(sortedWeights, a.add(pos, a.idx(1)))};
-      }
+      const std::array<Value, 2> &weight = blocks[tt].weight;
       SmallVector<Value> words;
       for (int64_t nt = 0; nt < l.nTiles; ++nt) {
         std::array<Value, 2> v;
@@ -1717,7 +1756,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         }
         words.push_back(transposeBlock(asI32(bf16Pair(v[0], v[1]))));
       }
-      GemmRowInfo row = rowInfo(a.add(a.idx(8 * tt), quadRow));
+      GemmRowInfo row = blocks[tt].row;
       Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
       if (!storesWholeTiles()) {
         for (int64_t nt = 0; nt < l.nTiles; ++nt)
