@@ -383,9 +383,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// The main loop: `trips` trips carrying the accumulators (zero at first)
   /// and `carried` (values loaded ahead); `body(i, acc, carried)` appends to
-  /// the updated accumulators what the next trip carries. Not unrolled
-  /// (loopN aside): a trip already gives the scheduler enough independent
-  /// loads, and unrolling would multiply the live registers. With k_wave > 1 a barrier
+  /// the updated accumulators what the next trip carries. Not unrolled: a
+  /// trip already gives the scheduler enough independent loads, and
+  /// unrolling would multiply the live registers. With k_wave > 1 a barrier
   /// follows, as the reduction reuses the staging. Returns the accumulators;
   /// `after` gets what the last trip carried on.
   SmallVector<Value>
@@ -396,23 +396,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (!accIn.empty())
       init.assign(accIn.begin(), accIn.end());
     llvm::append_range(init, carried);
-    if (l.loopN && l.wgmma) {
-      // The wgmma N loop's few steps (kMaxCarrySteps at most) straight: a
-      // rolled loop hands each step's newest loads on to the next trip by
-      // register copies, which wait for the loads right after the step's
-      // wgmmas are issued, within the trip that issued them.
-      SmallVector<Value> state = init;
-      for (int64_t t = 0; t < trips; ++t) {
-        SmallVector<Value> acc(state.begin(), state.begin() + l.accRegs);
-        SmallVector<Value> rest(state.begin() + l.accRegs, state.end());
-        body(a.idx(t), acc, rest);
-        state = std::move(acc);
-      }
-      if (after)
-        after->assign(state.begin() + l.accRegs, state.end());
-      state.resize(l.accRegs);
-      return state;
-    }
     auto loop = scf::ForOp::create(b, a.idx(0), a.idx(trips), a.idx(1), init);
     disableUnroll(loop);
     {
