@@ -1691,13 +1691,6 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         .getResult(0);
   }
 
-  /// The row-wise epilogue (swapAB) of 16-row tile `mt` from the swapped
-  /// accumulators: each block of 8 rows and 8 columns is computed where the
-  /// lane holds it (column g, rows 2q and 2q + 1: their routing weights
-  /// loaded for them), rounded to a bf16 pair and transposed by one
-  /// movmatrix, after which the lane holds row g's columns 2q, 2q + 1 as the
-  /// plain layout does. Unswapping the f32 accumulators first takes two
-  /// shuffles and a select a value.
   /// What the transposed epilogue of 8-row block `tt` reads: row g's place
   /// (the lane writes it) and the routing weights of rows 2q and 2q + 1 (the
   /// lane computes them; none where the stage applies no weight). Loaded
@@ -1720,6 +1713,13 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     return r;
   }
 
+  /// The row-wise epilogue (swapAB) of 16-row tile `mt` from the swapped
+  /// accumulators: each block of 8 rows and 8 columns is computed where the
+  /// lane holds it (column g, rows 2q and 2q + 1: their routing weights from
+  /// `blocks`), rounded to a bf16 pair and transposed by one
+  /// movmatrix, after which the lane holds row g's columns 2q, 2q + 1 as the
+  /// plain layout does. Unswapping the f32 accumulators first takes two
+  /// shuffles and a select a value.
   void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt, ArrayRef<BlockRows> blocks) {
     Value colBase = warpColBase();
     bool applyWeight = stage1 == spec.problem.doweightStage1;
