@@ -371,6 +371,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     }
   }
 
+  /// Whether this stage multiplies its rows by their routing weights.
+  bool appliesRoutingWeight() const { return stage1 == spec.problem.doweightStage1; }
+
   /// The first output column (weight row of a half) of this warp's columns.
   Value warpColBase() {
     return a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
@@ -1705,7 +1708,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   BlockRows blockRows(int64_t tt) {
     BlockRows r;
     r.row = rowInfo(a.add(a.idx(8 * tt), quadRow));
-    if (stage1 == spec.problem.doweightStage1) {
+    if (appliesRoutingWeight()) {
       Value pos =
           a.add(a.mul(bidM, a.idx(s.tileM)), a.add(a.idx(8 * tt), a.mul(quadCol, a.idx(2))));
       r.weight = {load(sortedWeights, pos), load(sortedWeights, a.add(pos, a.idx(1)))};
@@ -1722,7 +1725,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// shuffles and a select a value.
   void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt, ArrayRef<BlockRows> blocks) {
     Value colBase = warpColBase();
-    bool applyWeight = stage1 == spec.problem.doweightStage1;
+    bool applyWeight = appliesRoutingWeight();
     for (int64_t hr = 0; hr < 2; ++hr) {
       int64_t tt = 2 * mt + hr;
       const std::array<Value, 2> &weight = blocks[tt].weight;
@@ -1762,7 +1765,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     if (mtEnd < 0)
       mtEnd = l.mTiles;
     Value colBase = warpColBase();
-    bool applyWeight = stage1 == spec.problem.doweightStage1;
+    bool applyWeight = appliesRoutingWeight();
     bool quantize = stage1 && s.fusedQuant != FusedQuant::None;
     // A fused quantization first takes every row's block amaxes (quantPairs:
     // combined across the pair), then quantizes and stores.
