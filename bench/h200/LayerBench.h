@@ -28,7 +28,7 @@ namespace moegen::bench {
 
 struct BenchOptions {
   std::vector<int64_t> tokens;
-  int64_t cuNum = 132; // the H200's SMs: the persistent GEMM grids' cap
+  int64_t cuNum = 132;         // the H200's SMs: the persistent GEMM grids' cap
   std::string chip = "sm_90a"; // what the kernels were built for (the tables' gfx key)
   /// aiter-format tuned tables (rows keyed gfx = sm_90a, cu_num = cuNum):
   /// each token count runs the schedules MoeLayer chooses from them.

@@ -374,6 +374,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   /// Whether this stage multiplies its rows by their routing weights.
   bool appliesRoutingWeight() const { return stage1 == spec.problem.doweightStage1; }
 
+  /// The stage's N tiles: the end of a loopN workgroup's N loop.
+  Value nTilesN() { return a.idx(N / s.tileN); }
+
   /// The first output column (weight row of a half) of this warp's columns.
   Value warpColBase() {
     return a.add(a.mul(bidN, a.idx(s.tileN)), a.mul(waveN, a.idx(l.nPerWarp)));
@@ -641,7 +644,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                               a.cmp(CmpIPredicate::ult, nextExpert, a.idx(spec.problem.experts)));
     Value nextN = bidN;
     if (l.loopN) {
-      Value sameM = a.cmp(CmpIPredicate::ult, a.add(bidN, gridN), a.idx(N / s.tileN));
+      Value sameM = a.cmp(CmpIPredicate::ult, a.add(bidN, gridN), nTilesN());
       known = arith::OrIOp::create(b, known, sameM);
       nextExpert = a.select(sameM, expert, nextExpert);
       nextN = a.select(sameM, a.add(bidN, gridN), firstN);
@@ -1346,7 +1349,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
       return l.wgmma ? body(rowTiles()) : byLiveRowTiles(TypeRange(carriedIn), body);
     };
     return versions([&](int64_t tiles) -> SmallVector<Value> {
-      auto loop = scf::ForOp::create(b, firstN, a.idx(N / s.tileN), gridN, init);
+      auto loop = scf::ForOp::create(b, firstN, nTilesN(), gridN, init);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       bidN = loop.getInductionVar();
@@ -2016,7 +2019,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
     Value firstThread = a.cmp(CmpIPredicate::eq, tid, a.idx(0));
     Value tilesPerM = a.idx(1);
     if (releases && l.loopN)
-      tilesPerM = a.divu(a.add(a.sub(a.idx(N / s.tileN), firstN), a.sub(gridN, a.idx(1))), gridN);
+      tilesPerM = a.divu(a.add(a.sub(nTilesN(), firstN), a.sub(gridN, a.idx(1))), gridN);
     auto releaseTile = [&](Value block) {
       ifThen(firstThread, [&] { emitStageReadyRelease(a, stageReady, block, tilesPerM); });
     };
