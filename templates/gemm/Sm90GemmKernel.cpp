@@ -1729,6 +1729,7 @@ struct Sm90GemmBuilder : GemmKernelArgs {
   void epilogueTransposed(ArrayRef<Value> swapped, int64_t mt, ArrayRef<BlockRows> blocks) {
     Value colBase = warpColBase();
     bool applyWeight = appliesRoutingWeight();
+    SmallVector<SmallVector<Value>> blockWords; // pairsBlocks: both blocks' words
     for (int64_t hr = 0; hr < 2; ++hr) {
       int64_t tt = 2 * mt + hr;
       const std::array<Value, 2> &weight = blocks[tt].weight;
@@ -1745,6 +1746,10 @@ struct Sm90GemmBuilder : GemmKernelArgs {
         }
         words.push_back(transposeBlock(asI32(bf16Pair(v[0], v[1]))));
       }
+      if (pairsBlocks()) {
+        blockWords.push_back(words);
+        continue;
+      }
       GemmRowInfo row = blocks[tt].row;
       Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
       if (!storesWholeTiles()) {
@@ -1759,6 +1764,28 @@ struct Sm90GemmBuilder : GemmKernelArgs {
                                 words[4 * group + 3]}),
                  row, pair, a.add(colBase, a.add(a.idx(32 * group), a.mul(quadCol, a.idx(8)))));
     }
+    if (!pairsBlocks())
+      return;
+    // 16-column warps: lane q takes the 8 columns of tile q & 1 of block
+    // 2 mt + q / 2 (transposeQuad over the two blocks' two tiles), one
+    // 16-byte store or reduction a lane where it had four 4-byte ones.
+    Value upper = a.cmp(CmpIPredicate::ne, andI(quadCol, 2), a.idx(0));
+    const GemmRowInfo &r0 = blocks[2 * mt].row, &r1 = blocks[2 * mt + 1].row;
+    GemmRowInfo row{a.select(upper, r1.sortedPos, r0.sortedPos),
+                    a.select(upper, r1.token, r0.token), a.select(upper, r1.slot, r0.slot),
+                    a.select(upper, r1.valid, r0.valid)};
+    Value pair = a.add(a.mul(row.token, a.idx(topk)), row.slot);
+    writeRow(
+        transposeQuad({blockWords[0][0], blockWords[0][1], blockWords[1][0], blockWords[1][1]}),
+        row, pair, a.add(colBase, a.mul(andI(quadCol, 1), a.idx(8))));
+  }
+
+  /// Whether stage 2's transposed epilogue writes a row's 8 columns a lane
+  /// from two 8-row blocks together: 16-column warps (two 8-column tiles),
+  /// rows of the output 16-byte aligned. (Stage 1 keeps 4-byte pairs: the
+  /// two blocks' words held together spill its 80-row kernels.)
+  bool pairsBlocks() const {
+    return !stage1 && l.transposedEpilogue && l.nTiles == 2 && N % 8 == 0;
   }
 
   /// The epilogue of 16-row tiles [mtBegin, mtEnd) (all by default).
