@@ -1782,8 +1782,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// Whether stage 2's transposed epilogue writes a row's 8 columns a lane
   /// from two 8-row blocks together: 16-column warps (two 8-column tiles),
-  /// rows of the output 16-byte aligned. (Stage 1 keeps 4-byte pairs: the
-  /// two blocks' words held together spill its 80-row kernels.)
+  /// rows of the output 16-byte aligned. (Stage 1 keeps 4-byte pairs until
+  /// measured: paired, ptxas spills in two of the tables' a16w4 80-row
+  /// kernels, 4 bytes stored and 20 loaded.)
   bool pairsBlocks() const {
     return !stage1 && l.transposedEpilogue && l.nTiles == 2 && N % 8 == 0;
   }
