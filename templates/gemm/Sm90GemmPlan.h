@@ -101,8 +101,9 @@ struct Sm90GemmLayout {
   /// kTransposedEpilogueMinRows rows: each 8x8 block is rounded to bf16
   /// pairs where the lane holds it and transposed by one movmatrix, instead
   /// of the f32 accumulators unswapped by two shuffles a value; and where a
-  /// warp has 32 columns or more, a row's 8 columns a lane go out as one
-  /// 16-byte store or packed reduction (a quad transpose of 4 shuffles).
+  /// warp has 32 columns or more (stage 2: 16, two 8-row blocks together),
+  /// a row's 8 columns a lane go out as one 16-byte store or packed
+  /// reduction (a quad transpose of 4 shuffles).
   /// From 48 rows it measured 0.5-4.6% less time a layer at 2048-16384
   /// tokens; on the 32-row tiles of 16-1024 tokens -2.7% to +2% (ptxas
   /// spilling in some), so those keep the shuffles (docs/sm90a.md).
