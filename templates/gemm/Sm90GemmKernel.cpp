@@ -1782,9 +1782,9 @@ struct Sm90GemmBuilder : GemmKernelArgs {
 
   /// Whether stage 2's transposed epilogue writes a row's 8 columns a lane
   /// from two 8-row blocks together: 16-column warps (two 8-column tiles),
-  /// rows of the output 16-byte aligned. (Stage 1 keeps 4-byte pairs until
-  /// measured: paired, ptxas spills in two of the tables' a16w4 80-row
-  /// kernels, 4 bytes stored and 20 loaded.)
+  /// rows of the output 16-byte aligned. (Stage 1 keeps 4-byte pairs: paired
+  /// it was no faster on an H100, and ptxas spills in two of the tables'
+  /// a16w4 80-row kernels; docs/sm90a.md.)
   bool pairsBlocks() const {
     return !stage1 && l.transposedEpilogue && l.nTiles == 2 && N % 8 == 0;
   }
