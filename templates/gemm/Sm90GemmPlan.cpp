@@ -289,12 +289,21 @@ Sm90GemmLayout planSm90Gemm(const GemmPlan &p, const TargetInfo &target, Schedul
   int64_t warps = l.warpsN * s.kWave;
   l.reductionBytes = s.kWave > 1 ? warps * l.accRegs * 32 * 4 : 0;
   // Two staging buffers where they fit: a K block is staged while the warps
-  // still read the previous one, one barrier per block instead of two.
-  if (!l.wgmma && !l.loopN)
-    l.buffers = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes <= limit ? 2 : 1;
+  // still read the previous one, one barrier per block instead of two. With
+  // register weights and one K-group the pair may take dynamic shared memory
+  // beyond the static 48 KiB, as far as the SM's resident workgroups leave
+  // (tiles from 96 rows: 26112 bytes a buffer at 128 wide). (k_wave > 1
+  // keeps one buffer there, as its tuned rows were measured.)
+  bool dynamicPair = false;
+  if (!l.wgmma && !l.loopN) {
+    int64_t pair = 2 * s.kWave * l.stagingBytes + l.quantScratchBytes;
+    dynamicPair = l.registerWeights && s.kWave == 1 && pair > limit &&
+                  pair <= sharedPerBlock(l.minBlocksPerSM, target);
+    l.buffers = pair <= limit || dynamicPair ? 2 : 1;
+  }
   int64_t staging = l.buffers * s.kWave * l.stagingBytes;
   l.sharedBytes = std::max(staging, l.reductionBytes) + l.quantScratchBytes;
-  l.dynamicShared = (l.wgmma || l.loopN) && l.sharedBytes > limit;
+  l.dynamicShared = (l.wgmma || l.loopN || dynamicPair) && l.sharedBytes > limit;
   if (!l.dynamicShared && l.sharedBytes > limit)
     fail("lds", "needs " + str(l.sharedBytes) + " bytes of shared memory (bf16 staging of " +
                     str(s.kWave) + " K-group(s) x " + str(l.stagingBytes) + ", k_wave reduction " +

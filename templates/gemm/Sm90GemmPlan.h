@@ -173,8 +173,9 @@ struct Sm90GemmLayout {
   /// wgmma with three stages or more: the next MX block is decoded while the
   /// wgmmas of one run (two blocks' fragments live).
   bool decodeAhead = false;
-  /// wgmma stages beyond the static 48 KiB: dynamic shared memory, which
-  /// each launch provides (KernelSignature::dynamicSharedBytes).
+  /// Staging beyond the static 48 KiB (wgmma stages, loopN's steps, the
+  /// buffer pair of register weights): dynamic shared memory, which each
+  /// launch provides (KernelSignature::dynamicSharedBytes).
   bool dynamicShared = false;
   int64_t reductionBytes = 0; // k_wave > 1: every warp's accumulators
   int64_t sharedBytes = 0;    // the allocation: max of k_wave stagings and the reduction

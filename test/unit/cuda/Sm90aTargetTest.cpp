@@ -316,6 +316,49 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   EXPECT_EQ(g2.grid(100000, maxWorkgroups), (std::array<int64_t, 3>{28, 18, 1}));
 }
 
+TEST(Sm90aTarget, RegisterWeightsTakeTheirBufferPairInDynamicSharedMemory) {
+  auto plan = planSm90;
+  // Stage 1 on 96-row mma.sync tiles (K = 3584, 128-wide steps): a buffer is
+  // 96 rows of 17 16-byte groups, 26112 bytes; two exceed the static 48 KiB
+  // and fit the one workgroup an SM holds, so the pair is dynamic.
+  MoeSpec spec = smallSpec();
+  spec.formats.activation = DType::BF16;
+  spec.stage1.fusedQuant = FusedQuant::None;
+  spec.problem.modelDim = 3584;
+  spec.problem.interDim = 384;
+  spec.problem.experts = 896;
+  spec.problem.topk = 16;
+  spec.stage1.tileM = spec.stage2.tileM = 96;
+  spec.stage1.tileN = 128;
+  spec.stage1.kWave = 1;
+  GemmPlan g1 = plan(spec, StageId::Stage1);
+  EXPECT_TRUE(g1.sm90.registerWeights);
+  EXPECT_FALSE(g1.sm90.wgmma);
+  EXPECT_EQ(g1.sm90.stagingBytes, 96 * 272);
+  EXPECT_EQ(g1.sm90.buffers, 2);
+  EXPECT_EQ(g1.sm90.sharedBytes, 2 * 96 * 272);
+  EXPECT_TRUE(g1.sm90.dynamicShared);
+  EXPECT_EQ(g1.sm90.minBlocksPerSM, 1);
+  // 80 rows: the pair fits the static 48 KiB, as before.
+  MoeSpec rows80 = spec;
+  rows80.stage1.tileM = rows80.stage2.tileM = 80;
+  GemmPlan g80 = plan(rows80, StageId::Stage1);
+  EXPECT_EQ(g80.sm90.buffers, 2);
+  EXPECT_FALSE(g80.sm90.dynamicShared);
+  // Four K-groups (DeepSeek-V3's shape, 32x32x256, K-groups of 1792): two
+  // buffers each would be 69632 bytes; they keep one static buffer each.
+  MoeSpec groups = smallSpec();
+  groups.problem.modelDim = 7168;
+  groups.problem.interDim = 256;
+  groups.problem.experts = 256;
+  groups.problem.topk = 8;
+  groups.stage1.kWave = 4;
+  GemmPlan g4 = plan(groups, StageId::Stage1);
+  EXPECT_EQ(g4.sm90.stagingBytes, 32 * 272);
+  EXPECT_EQ(g4.sm90.buffers, 1);
+  EXPECT_FALSE(g4.sm90.dynamicShared);
+}
+
 TEST(Sm90aTarget, TheNLoopGridIsNeverWorseThanOneNTileAWorkgroup) {
   // Random layers, token counts and device sizes: the expected M tiles stay
   // within the sorting's worst case, grid.x divides the N tiles, grid.y is
