@@ -26,6 +26,18 @@ GemmPlan planSm90(const MoeSpec &spec, StageId stage) {
   return p;
 }
 
+/// `small` with Kimi-K3's shape, bf16 activations and no fused quantization.
+MoeSpec kimiBf16Spec() {
+  MoeSpec spec = smallSpec();
+  spec.formats.activation = DType::BF16;
+  spec.stage1.fusedQuant = FusedQuant::None;
+  spec.problem.modelDim = 3584;
+  spec.problem.interDim = 384;
+  spec.problem.experts = 896;
+  spec.problem.topk = 16;
+  return spec;
+}
+
 TEST(Sm90aTarget, HasHopperLimits) {
   std::optional<TargetInfo> t = TargetInfo::forChip("sm_90a");
   ASSERT_TRUE(t.has_value());
@@ -261,13 +273,7 @@ TEST(Sm90aTarget, ShortStage2LoopsOverNTilesWithItsARowsStaged) {
   // A rows in a buffer of their own, 64 rows of 17 16-byte groups each: 52224
   // bytes, beyond the 48 KiB of static shared memory; the SM's two
   // workgroups of 8 warps fit.
-  MoeSpec kimi = smallSpec();
-  kimi.formats.activation = DType::BF16;
-  kimi.stage1.fusedQuant = FusedQuant::None;
-  kimi.problem.modelDim = 3584;
-  kimi.problem.interDim = 384;
-  kimi.problem.experts = 896;
-  kimi.problem.topk = 16;
+  MoeSpec kimi = kimiBf16Spec();
   kimi.stage1.tileM = kimi.stage2.tileM = 64;
   kimi.stage2.tileN = 128;
   // (The arithmetic decoding keeps 64-row tiles on mma.sync.)
@@ -321,13 +327,7 @@ TEST(Sm90aTarget, RegisterWeightsTakeTheirBufferPairInDynamicSharedMemory) {
   // Stage 1 on 96-row mma.sync tiles (K = 3584, 128-wide steps): a buffer is
   // 96 rows of 17 16-byte groups, 26112 bytes; two exceed the static 48 KiB
   // and fit the one workgroup an SM holds, so the pair is dynamic.
-  MoeSpec spec = smallSpec();
-  spec.formats.activation = DType::BF16;
-  spec.stage1.fusedQuant = FusedQuant::None;
-  spec.problem.modelDim = 3584;
-  spec.problem.interDim = 384;
-  spec.problem.experts = 896;
-  spec.problem.topk = 16;
+  MoeSpec spec = kimiBf16Spec();
   spec.stage1.tileM = spec.stage2.tileM = 96;
   spec.stage1.tileN = 128;
   spec.stage1.kWave = 1;
