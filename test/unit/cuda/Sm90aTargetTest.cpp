@@ -26,11 +26,17 @@ GemmPlan planSm90(const MoeSpec &spec, StageId stage) {
   return p;
 }
 
-/// `small` with Kimi-K3's shape, bf16 activations and no fused quantization.
-MoeSpec kimiBf16Spec() {
+/// `small` with bf16 activations and no fused quantization.
+MoeSpec bf16Spec() {
   MoeSpec spec = smallSpec();
   spec.formats.activation = DType::BF16;
   spec.stage1.fusedQuant = FusedQuant::None;
+  return spec;
+}
+
+/// bf16Spec() with Kimi-K3's shape.
+MoeSpec kimiBf16Spec() {
+  MoeSpec spec = bf16Spec();
   spec.problem.modelDim = 3584;
   spec.problem.interDim = 384;
   spec.problem.experts = 896;
@@ -176,9 +182,7 @@ TEST(Sm90aTarget, GemmPlansRegisterWeightsAndTheirPrefetch) {
   EXPECT_EQ(t2.minBlocksPerSM, 2);
   // A K-group range that is not a multiple of 128 steps 64 (320) or 32 (96)
   // wide: bf16 activations allow tile_k = 64 and 32.
-  MoeSpec odd = smallSpec();
-  odd.formats.activation = DType::BF16;
-  odd.stage1.fusedQuant = FusedQuant::None;
+  MoeSpec odd = bf16Spec();
   odd.problem.modelDim = 320;
   odd.problem.interDim = 192;
   odd.stage1.tileK = 64;
