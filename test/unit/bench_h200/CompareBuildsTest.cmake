@@ -54,11 +54,7 @@ if(NOT err MATCHES "build '[^']*broken' has no cache" OR EXISTS ${WORK_DIR}/out/
 endif()
 
 run_compare(1 run-builds ${WORK_DIR}/base ${WORK_DIR}/next.tar.xz -- ${spec} --target-ms 1)
-string(REGEX MATCHALL "round [12], (base|next)" order "${out}")
-list(TRANSFORM order REPLACE "round ([12]), (base|next)" "\\1\\2")
-if(NOT order STREQUAL "1base;1next;2next;2base")
-  message(FATAL_ERROR "the rounds ran in the order '${order}':\n${out}")
-endif()
+expect_round_order("${out}" "(base|next)" "1base;1next;2next;2base")
 expect_each_set_ran_its_rows(${WORK_DIR}/out)
 expect_report(${WORK_DIR}/out "\\| layer \\| M \\| base \\| next \\|" "\\| small \\| 4 \\| FAIL"
               "faster than base")

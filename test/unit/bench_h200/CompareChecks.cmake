@@ -19,6 +19,17 @@ function(expect_each_set_ran_its_rows out_dir)
   endforeach()
 endfunction()
 
+# The two sets ran in alternating rounds: set 1 then set 2, then set 2 then set 1. `name` matches
+# a set's name in compare.sh's "round R, NAME" lines, with one group capturing the short name that
+# `expected` uses (e.g. "1a;1b;2b;2a").
+function(expect_round_order output name expected)
+  string(REGEX MATCHALL "round [12], ${name}" order "${output}")
+  list(TRANSFORM order REPLACE "round ([12]), ${name}" "\\1\\2")
+  if(NOT order STREQUAL "${expected}")
+    message(FATAL_ERROR "the rounds ran in the order '${order}', expected ${expected}:\n${output}")
+  endif()
+endfunction()
+
 # compare.md under out_dir matches every regular expression given after it.
 function(expect_report out_dir)
   file(READ ${out_dir}/compare.md report)

@@ -30,11 +30,7 @@ execute_process(
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "compare.sh run exited ${rc}, expected 1 (the checks fail):\n${out}\n${err}")
 endif()
-string(REGEX MATCHALL "round [12], [^\n]*tables/[ab]" order "${out}")
-list(TRANSFORM order REPLACE ".*round ([12]), .*tables/([ab])" "\\1\\2")
-if(NOT order STREQUAL "1a;1b;2b;2a")
-  message(FATAL_ERROR "the rounds ran in the order '${order}', expected 1a;1b;2b;2a:\n${out}")
-endif()
+expect_round_order("${out}" "[^\n]*tables/([ab])" "1a;1b;2b;2a")
 expect_each_set_ran_its_rows(${WORK_DIR}/out)
 expect_report(${WORK_DIR}/out "\\| layer \\| M \\| [^|]*tables/a \\| [^|]*tables/b \\|"
               "\\| small \\| 4 \\| FAIL" "0 cell\\(s\\) faster than")
